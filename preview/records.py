@@ -1,0 +1,75 @@
+"""What the offline preview records about each resource registration.
+
+The recorded form is deliberately the *wire* form the Pulumi engine itself sees: property maps
+are the protobuf ``Struct`` a ``RegisterResource`` call carries, turned into plain JSON-like
+Python values.  Unknown values therefore stay the engine's sentinel strings and secrets stay
+wrapped in the engine's secret signature.  Keeping that form means the same records can be
+replayed, unchanged, to a policy pack over the analyzer protocol (exactly what
+``pulumi preview --policy-pack`` sends) and only the human-facing outputs (plan.json, the
+rendered manifests, the console tree) decide how to display unknowns and secrets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi.runtime import rpc
+
+# The engine's sentinel for "a value not known until the resource is created".  The SDK uses
+# this one string for every unknown it serialises; the analyzer protocol has typed variants
+# (number, bool, ...) but accepts this one for all of them.
+UNKNOWN_SENTINEL: str = rpc.UNKNOWN
+# The key and value that mark a secret in a wire property map: {SIG_KEY: SECRET_SIG, "value": v}.
+SIG_KEY: str = rpc._special_sig_key
+SECRET_SIG: str = rpc._special_secret_sig
+
+UNKNOWN_DISPLAY = "(unknown)"
+SECRET_DISPLAY = "[secret]"
+
+
+@dataclass(frozen=True)
+class RecordedResource:
+    """One ``RegisterResource`` call as the engine would have received it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    # Provider reference "<provider urn>::<id>", or "" for the default provider.
+    provider: str
+    custom: bool
+    inputs: dict[str, Any]
+    # The state the mocks returned: the planned outputs AnalyzeStack sees.
+    outputs: dict[str, Any]
+    dependencies: list[str] = field(default_factory=list)
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+
+
+def is_secret(value: Any) -> bool:
+    """Whether ``value`` is a wire-form secret wrapper."""
+    return isinstance(value, Mapping) and value.get(SIG_KEY) == SECRET_SIG
+
+
+def is_unknown(value: Any) -> bool:
+    """Whether ``value`` is the engine's unknown sentinel."""
+    return isinstance(value, str) and value == UNKNOWN_SENTINEL
+
+
+def for_display(value: Any) -> Any:
+    """Turn a wire value into what humans read: unknowns and secrets as fixed markers.
+
+    Integral floats (protobuf has only doubles) are shown as ints so ``10`` stays ``10``.
+    """
+    if is_unknown(value):
+        return UNKNOWN_DISPLAY
+    if is_secret(value):
+        return SECRET_DISPLAY
+    if isinstance(value, Mapping):
+        return {str(k): for_display(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [for_display(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
