@@ -1,0 +1,7 @@
+"""gpu-batch CrossGuard policy pack: rules that reject stacks whose quotas or gangs can never work.
+
+Layout: ``tokens``/``values``/``model_*``/``model`` read any program's resources into typed views;
+``report`` gives every rule the same message shape and preview-safe "cannot check yet";
+``rules_*`` (and sibling rule modules) define the policies; ``registry.ALL_POLICIES`` lists them
+for ``policies/__main__.py``.
+"""

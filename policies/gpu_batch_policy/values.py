@@ -1,0 +1,242 @@
+"""Plain values out of the policy SDK's property proxies, with unknowns kept as markers.
+
+Why this module exists: ``args.props`` is an ``unknown_checking_proxy`` (a ``Mapping`` /
+``Sequence`` wrapper, not a ``dict``/``list``) and *reading* an unknown raises
+``UnknownValueError`` — even ``"k" in props`` and ``props.get("k")`` do (pulumi.md §2.5).  If a
+rule let that escape, the servicer would drop the whole rule for the resource.  So the model first
+copies the props into plain Python values, iterating keys (safe) and reading each item under
+``try``: an unknown becomes an :class:`Unknown` marker that remembers its path, and rules decide
+per piece whether they can still judge.
+
+The same conversion accepts raw wire form (as recorded by the offline preview or written in tests):
+the engine's unknown sentinel strings become :class:`Unknown` and secret wrappers
+``{SIG: SECRET_SIG, "value": v}`` are unwrapped, as the servicer itself does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from kubernetes.utils import quantity as _k8s_quantity
+from pulumi_policy.proxy import UnknownValueError
+
+# The engine's typed unknown sentinels (pulumi_policy/proxy.py; rpc.UNKNOWN is the string one).
+UNKNOWN_SENTINELS: frozenset[str] = frozenset(
+    {
+        "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",  # boolean
+        "3eeb2bf0-c639-47a8-9e75-3b44932eb421",  # number
+        "04da6b54-80e4-46f7-96ec-b56ff0331ba9",  # string
+        "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",  # array
+        "030794c1-ac77-496b-92df-f27374a8bd58",  # asset
+        "e48ece36-62e2-4504-bad9-02848725956a",  # archive
+        "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",  # object
+    }
+)
+SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+
+# kubernetes.utils.quantity.parse_quantity is untyped; this is its contract (raises ValueError).
+parse_k8s_quantity: Callable[[str | int | float], Decimal] = _k8s_quantity.parse_quantity
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value the engine cannot know until apply (preview). ``path`` is where it sat."""
+
+    path: str
+
+    def __str__(self) -> str:
+        return f"(unknown until apply: {self.path or '.'})"
+
+
+def is_unknown(value: object) -> bool:
+    return isinstance(value, Unknown)
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+
+
+def plain(value: Any, path: str = "") -> Any:
+    """Deep-copy ``value`` (proxy, dict, list or scalar) into plain dict/list/scalars.
+
+    Unknowns (raised by the proxy or written as sentinels) become :class:`Unknown`; wire secrets
+    are unwrapped.  Never raises ``UnknownValueError``.
+    """
+    if isinstance(value, str):
+        return Unknown(path) if value in UNKNOWN_SENTINELS else value
+    if isinstance(value, Mapping):
+        keys = list(value.keys())  # iterating keys is safe on the proxy
+        if SECRET_SIG_KEY in keys:
+            try:
+                sig = value[SECRET_SIG_KEY]
+            except UnknownValueError:
+                sig = None
+            if sig == SECRET_SIG:
+                try:
+                    return plain(value["value"], path)
+                except UnknownValueError:
+                    return Unknown(path)
+        out: dict[str, Any] = {}
+        for key in keys:
+            sub = _join(path, key)
+            try:
+                item = value[key]
+            except UnknownValueError:
+                out[str(key)] = Unknown(sub)
+                continue
+            out[str(key)] = plain(item, sub)
+        return out
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        items: list[Any] = []
+        for i in range(len(value)):
+            sub = _join(path, i)
+            try:
+                item = value[i]
+            except UnknownValueError:
+                items.append(Unknown(sub))
+                continue
+            items.append(plain(item, sub))
+        return items
+    # pulumi_policy.secret.Secret (only in Remediate) carries .value
+    if type(value).__name__ == "Secret" and hasattr(value, "value"):
+        return plain(value.value, path)
+    return value
+
+
+def dig(value: Any, *keys: str | int) -> Any:
+    """Follow ``keys`` through nested dicts/lists of plain values.
+
+    Returns ``None`` when a step is missing or of the wrong shape, and the :class:`Unknown` marker
+    when a step is unknown (an unknown parent makes every child unknown).
+    """
+    cur = value
+    for key in keys:
+        if isinstance(cur, Unknown):
+            return Unknown(_join(cur.path, key))
+        if isinstance(key, int):
+            if not isinstance(cur, list) or not -len(cur) <= key < len(cur):
+                return None
+            cur = cur[key]
+        else:
+            if not isinstance(cur, dict):
+                return None
+            cur = cur.get(key)
+    return cur
+
+
+def as_str(value: Any) -> str | Unknown | None:
+    """A string, or None when absent/not a string; Unknown stays Unknown."""
+    if isinstance(value, Unknown):
+        return value
+    return value if isinstance(value, str) else None
+
+
+def as_bool(value: Any) -> bool | Unknown | None:
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return None
+
+
+def as_int(value: Any) -> int | Unknown | None:
+    """Numbers arrive as floats over protobuf (pulumi.md §2.5): 10.0 → 10. Non-integral → None."""
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def as_dict(value: Any) -> dict[str, Any] | Unknown | None:
+    if isinstance(value, Unknown):
+        return value
+    return value if isinstance(value, dict) else None
+
+
+def as_list(value: Any) -> list[Any] | Unknown | None:
+    if isinstance(value, Unknown):
+        return value
+    return value if isinstance(value, list) else None
+
+
+def str_map(value: Any) -> dict[str, str | Unknown]:
+    """A label/annotation map: string values only (unknown values kept as markers)."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(v, (str, Unknown))}
+
+
+def unknowns_in(value: Any) -> list[Unknown]:
+    """Every :class:`Unknown` marker inside ``value`` (depth-first)."""
+    if isinstance(value, Unknown):
+        return [value]
+    if isinstance(value, dict):
+        return [u for v in value.values() for u in unknowns_in(v)]
+    if isinstance(value, list):
+        return [u for v in value for u in unknowns_in(v)]
+    return []
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A Kubernetes int-or-string quantity, parsed with ``kubernetes.utils.quantity``.
+
+    Exactly one state holds: ``unknown`` (preview), ``error`` (not a quantity: the API server
+    would reject it), or ``value`` (a finite ``Decimal``).  ``raw`` keeps what was written.
+    """
+
+    raw: Any
+    value: Decimal | None = None
+    unknown: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+    def __str__(self) -> str:
+        if self.unknown:
+            return "(unknown)"
+        if isinstance(self.raw, float) and self.raw.is_integer():
+            return str(int(self.raw))
+        return str(self.raw)
+
+
+def quantity(raw: Any) -> Quantity:
+    if isinstance(raw, Unknown):
+        return Quantity(raw=raw, unknown=True)
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        return Quantity(raw=raw, error=f"{raw!r} is not a quantity")
+    try:
+        parsed = parse_k8s_quantity(raw)
+    except (ValueError, ArithmeticError) as exc:
+        return Quantity(raw=raw, error=f"{raw!r} is not a quantity ({exc})")
+    if not parsed.is_finite():
+        return Quantity(raw=raw, error=f"{raw!r} is not a finite quantity")
+    return Quantity(raw=raw, value=parsed)
+
+
+def fmt_num(value: Decimal | float | int) -> str:
+    """Human number: 10.0 → '10', Decimal('0.500') → '0.5'."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, Decimal):
+        normal = value.normalize()
+        return format(normal, "f") if normal == normal.to_integral_value() else str(normal)
+    return str(value)
