@@ -1,0 +1,41 @@
+# gpu-batch: two commands on a fresh machine.
+#   make preview [STACK=dev]   offline preview of a stack with the policy pack -> build/<stack>/
+#   make test                  lint, type-check and the whole test suite
+STACK ?= dev
+PYTHON ?= python3
+VENV := venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: preview preview-all test lint typecheck unit bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt -r policies/requirements.txt
+	touch $(STAMP)
+
+preview: $(STAMP)
+	$(PY) -m preview --stack $(STACK)
+
+preview-all: $(STAMP)
+	@for s in $$(ls Pulumi.*.yaml | sed -e 's/Pulumi\.//' -e 's/\.yaml//'); do \
+		$(PY) -m preview --stack $$s --quiet || exit 1; done
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+unit: $(STAMP)
+	$(PY) -m pytest -q
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.scale
+
+clean:
+	rm -rf build $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,137 @@
+"""The GKE cluster and the CPU system pool the operators run on.
+
+What it deliberately does: removes GKE's default node pool (its settings cannot be changed
+later without recreating the cluster) and replaces it with a managed, autoscaled CPU
+*system pool*.  Kueue, KAI, KubeRay and SkyPilot run there, so no GPU node is ever kept up
+just to host an operator, and GKE adds the ``nvidia.com/gpu=present:NoSchedule`` taint to
+GPU pools automatically only when such a non-GPU pool exists (reference/kueue.md §8).
+
+What it deliberately does not do: create networks (pass ``network``/``subnetwork``), or pick
+a Kubernetes version for you beyond the release channel; a minimum version is only set when
+asked, or when queued provisioning needs one (that decision lives in the caller, which knows
+the pools).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+# Scopes the nodes need for logging, monitoring and pulling images; access beyond that goes
+# through Workload Identity, never through node scopes.
+NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+# The node label on the system pool; operators select it so they never land on GPU nodes.
+SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
+
+
+@dataclass(frozen=True)
+class SystemPoolArgs:
+    """The CPU pool for operators and system pods."""
+
+    name: str = "system"
+    machine_type: str = "e2-standard-4"
+    min_nodes: int = 1
+    max_nodes: int = 3
+    disk_size_gb: int = 100
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    """Inputs of :class:`GkeCluster`.  Defaults are the dev-friendly ones; prod hardens them."""
+
+    project: str
+    name: str
+    # A zone (``us-west1-b``: zonal cluster) or a region (``us-west1``: regional cluster).
+    location: str
+    node_locations: tuple[str, ...] = ()
+    release_channel: str = "REGULAR"
+    min_master_version: str | None = None
+    deletion_protection: bool = False
+    private_nodes: bool = False
+    master_ipv4_cidr_block: str = "172.16.0.32/28"
+    network: str | None = None
+    subnetwork: str | None = None
+    system_pool: SystemPoolArgs = SystemPoolArgs()
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """A VPC-native GKE Standard cluster with Workload Identity and shielded nodes."""
+
+    cluster: gcp.container.Cluster
+    system_pool: gcp.container.NodePool
+
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-batch:gke:Cluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        private = (
+            gcp.container.ClusterPrivateClusterConfigArgs(
+                enable_private_nodes=True,
+                # Keep the public endpoint so CI and `pulumi up` can reach the API server;
+                # lock it down with master authorised networks where needed.
+                enable_private_endpoint=False,
+                master_ipv4_cidr_block=args.master_ipv4_cidr_block,
+            )
+            if args.private_nodes
+            else None
+        )
+        self.cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            name=args.name,
+            project=args.project,
+            location=args.location,
+            node_locations=list(args.node_locations) or None,
+            network=args.network,
+            subnetwork=args.subnetwork,
+            # The default pool is created (GKE requires one) and removed at once in favour of
+            # the managed system pool below.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
+            min_master_version=args.min_master_version,
+            deletion_protection=args.deletion_protection,
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=f"{args.project}.svc.id.goog"
+            ),
+            enable_shielded_nodes=True,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
+            private_cluster_config=private,
+            opts=child,
+        )
+        pool = args.system_pool
+        self.system_pool = gcp.container.NodePool(
+            f"{name}-{pool.name}",
+            name=pool.name,
+            project=args.project,
+            cluster=self.cluster.name,
+            location=args.location,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                total_min_node_count=pool.min_nodes,
+                total_max_node_count=pool.max_nodes,
+                location_policy="BALANCED",
+            ),
+            initial_node_count=pool.min_nodes,
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=pool.machine_type,
+                disk_size_gb=pool.disk_size_gb,
+                oauth_scopes=NODE_OAUTH_SCOPES,
+                labels=dict(SYSTEM_POOL_SELECTOR),
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+                shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                    enable_secure_boot=True, enable_integrity_monitoring=True
+                ),
+            ),
+            opts=child,
+        )
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "system_pool": self.system_pool.name,
+            }
+        )

@@ -1,0 +1,151 @@
+"""A GPU node pool, in one of the provisioning modes GKE offers.
+
+The mode decides everything GKE is strict about, so callers choose a mode rather than a bag
+of flags:
+
+- ``queued``: Dynamic Workload Scheduler queued provisioning.  Nodes only ever come from
+  ProvisioningRequests (Kueue's provisioning admission check), all at once, in one zone.
+  GKE requires autoscaling with total min 0, 0 initial nodes, location policy ANY, no
+  reservation, no spot, no compact placement and auto-repair off (reference/kueue.md §8).
+- ``flex-start``: DWS flex-start without queueing: same no-reservation / no-spot /
+  no-auto-repair rules, nodes scale from 0.
+- ``on-demand``, ``spot``, ``reservation``: ordinary autoscaled pools; ``reservation``
+  consumes one named specific reservation.
+
+Every GPU pool carries the ``nvidia.com/gpu=present:NoSchedule`` taint explicitly (GKE only
+adds it itself when a non-GPU pool already exists, and never retroactively), so nothing that
+does not ask for a GPU lands on a GPU node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.gke import NODE_OAUTH_SCOPES
+
+ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
+
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TAINT_VALUE = "present"
+# Node labels GKE sets on every node; Kueue ResourceFlavors select pools with them.
+NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    """Inputs of :class:`GpuNodePool`; validated by the stack config before they get here."""
+
+    project: str
+    cluster_name: pulumi.Input[str]
+    location: str
+    name: str
+    machine_type: str
+    accelerator_type: str
+    gpus_per_node: int
+    max_nodes: int
+    provisioning: ProvisioningMode = "queued"
+    min_nodes: int = 0
+    driver_version: str = "LATEST"
+    reservation: str | None = None
+    node_locations: tuple[str, ...] = ()
+    disk_size_gb: int = 200
+    # Only for flex-start / queued pools: how long a node may live, e.g. "86400s".
+    max_run_duration: str | None = None
+    compact_placement: bool = False
+    # None: the mode's default (off for DWS pools, where GKE refuses it; on otherwise).
+    auto_repair: bool | None = None
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    """One GPU node pool; exports its GPU capacity (max nodes x GPUs per node)."""
+
+    node_pool: gcp.container.NodePool
+    gpu_capacity: int
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-batch:gke:GpuNodePool", name, None, opts)
+        dws = args.provisioning in ("queued", "flex-start")
+        self.gpu_capacity = args.max_nodes * args.gpus_per_node
+        self.node_pool = gcp.container.NodePool(
+            f"{name}-pool",
+            name=args.name,
+            project=args.project,
+            cluster=args.cluster_name,
+            location=args.location,
+            node_locations=list(args.node_locations) or None,
+            # DWS pools start empty: capacity arrives only through ProvisioningRequests.
+            initial_node_count=0 if dws else args.min_nodes,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                total_min_node_count=0 if dws else args.min_nodes,
+                total_max_node_count=args.max_nodes,
+                # ANY is required for DWS (BALANCED is unsupported) and helps spot find capacity.
+                location_policy="ANY" if dws or args.provisioning == "spot" else "BALANCED",
+            ),
+            queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
+            if args.provisioning == "queued"
+            else None,
+            management=gcp.container.NodePoolManagementArgs(
+                # GKE: "repairs could disrupt workloads" on DWS nodes, so it refuses auto-repair.
+                auto_repair=(not dws) if args.auto_repair is None else args.auto_repair,
+                auto_upgrade=True,
+            ),
+            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT")
+            if args.compact_placement
+            else None,
+            node_config=self._node_config(args),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"name": self.node_pool.name, "gpu_capacity": self.gpu_capacity})
+
+    @staticmethod
+    def _node_config(args: GpuNodePoolArgs) -> gcp.container.NodePoolNodeConfigArgs:
+        return gcp.container.NodePoolNodeConfigArgs(
+            machine_type=args.machine_type,
+            disk_size_gb=args.disk_size_gb,
+            oauth_scopes=NODE_OAUTH_SCOPES,
+            guest_accelerators=[
+                gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+                    type=args.accelerator_type,
+                    count=args.gpus_per_node,
+                    gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                        gpu_driver_version=args.driver_version
+                    ),
+                )
+            ],
+            reservation_affinity=_reservation_affinity(args),
+            spot=True if args.provisioning == "spot" else None,
+            flex_start=True if args.provisioning == "flex-start" else None,
+            max_run_duration=args.max_run_duration,
+            taints=[
+                gcp.container.NodePoolNodeConfigTaintArgs(
+                    key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect="NO_SCHEDULE"
+                )
+            ],
+            labels={"gpu-batch/pool-role": "gpu"},
+            workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                mode="GKE_METADATA"
+            ),
+            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+            gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
+        )
+
+
+def _reservation_affinity(
+    args: GpuNodePoolArgs,
+) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
+    if args.provisioning == "reservation":
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type="SPECIFIC_RESERVATION",
+            key="compute.googleapis.com/reservation-name",
+            values=[args.reservation or ""],
+        )
+    # Everything else must not silently eat a reservation meant for another pool; DWS pools
+    # are refused by GKE unless this is NO_RESERVATION.
+    return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")

@@ -1,0 +1,65 @@
+"""A Kubernetes provider for the new cluster, authenticated the way GKE wants today.
+
+The kubeconfig uses the ``gke-gcloud-auth-plugin`` exec credential plugin: no static token or
+client certificate ever lands in state, and the obsolete ``auth-provider: gcp`` form (still in
+old Pulumi examples) is not used.  The kubeconfig is a secret output all the same: it names the
+endpoint and CA of a private control plane.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: {name}
+  cluster:
+    server: https://{endpoint}
+    certificate-authority-data: {ca}
+contexts:
+- name: {name}
+  context:
+    cluster: {name}
+    user: {name}
+current-context: {name}
+users:
+- name: {name}
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: gke-gcloud-auth-plugin
+      installHint: Install gke-gcloud-auth-plugin, see https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl
+      provideClusterInfo: true
+"""
+
+
+def kubeconfig_for(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
+    """The cluster's exec-plugin kubeconfig, marked secret."""
+    text = pulumi.Output.all(
+        cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate
+    ).apply(lambda a: _KUBECONFIG.format(name=a[0], endpoint=a[1], ca=a[2]))
+    return pulumi.Output.secret(text)
+
+
+def cluster_provider(
+    name: str,
+    cluster: gcp.container.Cluster,
+    kubeconfig: pulumi.Output[str],
+    depends_on: list[pulumi.Resource],
+    parent: pulumi.Resource | None = None,
+) -> k8s.Provider:
+    """A provider that only talks to the cluster once ``depends_on`` (the system pool) exists.
+
+    Operators are scheduled on the system pool, so applying anything before that pool is up
+    would leave Helm waiting on pods that cannot be placed.
+    """
+    return k8s.Provider(
+        name,
+        kubeconfig=kubeconfig,
+        # Server-side apply keeps Kueue's large CRDs within annotation limits.
+        enable_server_side_apply=True,
+        opts=pulumi.ResourceOptions(depends_on=[cluster, *depends_on], parent=parent),
+    )

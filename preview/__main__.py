@@ -1,0 +1,5 @@
+import sys
+
+from preview.cli import main
+
+sys.exit(main())

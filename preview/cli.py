@@ -1,0 +1,54 @@
+"""``python -m preview --stack dev``: the offline ``pulumi preview --policy-pack policies``.
+
+Exit codes: 0 clean, 1 a mandatory policy violation or an invalid rendered object, 2 a stack
+config or stack file error (printed as one line each, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from preview.harness import run_program
+from preview.plan import plan_document, write_plan
+from preview.stack_files import StackFileError, load_stack_files
+from preview.tree import render_tree
+from stacks.errors import ConfigError
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m preview", description=__doc__)
+    parser.add_argument("--stack", default="dev", help="stack name (Pulumi.<stack>.yaml); default dev")
+    parser.add_argument("--out", type=Path, default=PROJECT_DIR / "build", help="output folder")
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help=argparse.SUPPRESS)
+    parser.add_argument("--quiet", action="store_true", help="do not print the resource tree")
+    args = parser.parse_args(argv)
+
+    try:
+        files = load_stack_files(args.project_dir, args.stack)
+        result = run_program(args.project_dir, files)
+    except StackFileError as error:
+        print(f"stack file error: {error}", file=sys.stderr)
+        return 2
+    except ConfigError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+
+    out_dir = args.out / args.stack
+    plan_path = out_dir / "plan.json"
+    write_plan(plan_path, plan_document(files.project, files.stack, result.resources, result.outputs))
+    if not args.quiet:
+        for line in render_tree(result.resources):
+            print(line)
+    print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
+    return 0
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

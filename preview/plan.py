@@ -1,0 +1,41 @@
+"""``build/<stack>/plan.json``: what the stack would create, for reviewers and for diffing.
+
+Inputs are in wire (camelCase) form as the engine receives them; unknown values read
+``"(unknown)"`` and secrets ``"[secret]"`` so the file can be committed to a PR comment
+without leaking anything.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from preview.records import RecordedResource, for_display
+
+
+def plan_document(
+    project: str, stack: str, resources: list[RecordedResource], outputs: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "project": project,
+        "stack": stack,
+        "resources": [
+            {
+                "urn": r.urn,
+                "type": r.type,
+                "name": r.name,
+                "parent": r.parent,
+                "provider": r.provider,
+                "custom": r.custom,
+                "inputs": for_display(r.inputs),
+            }
+            for r in resources
+        ],
+        "outputs": for_display(outputs),
+    }
+
+
+def write_plan(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n")

@@ -1,0 +1,102 @@
+"""Config of the GKE cluster and its GPU node pools (keys ``gpu-batch:cluster``, ``gpu-batch:gpuPools``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt, PositiveInt
+
+# The first GKE version whose cluster autoscaler serves queued-provisioning ProvisioningRequests
+# on Standard clusters (GKE docs, concepts/cluster-autoscaler; reference/kueue.md §7).
+QUEUED_PROVISIONING_MIN_VERSION = "1.28.3-gke.1098000"
+
+
+class SystemPoolConfig(ConfigModel):
+    """The CPU pool the operators run on."""
+
+    name: DnsLabel = Field("system", description="Node pool name.")
+    machine_type: NonEmptyStr = Field("e2-standard-4", description="Machine type of the CPU nodes.")
+    min_nodes: NonNegativeInt = Field(1, description="Autoscaling minimum (whole cluster).")
+    max_nodes: PositiveInt = Field(3, description="Autoscaling maximum (whole cluster).")
+    disk_size_gb: PositiveInt = Field(100, description="Boot disk size in GB.")
+
+
+class ClusterConfig(ConfigModel):
+    """The GKE cluster."""
+
+    name: DnsLabel = Field(description="GKE cluster name.")
+    location: NonEmptyStr = Field(
+        pattern=r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$",
+        description="A zone (us-west1-b: zonal cluster) or a region (us-west1: regional cluster).",
+    )
+    node_locations: list[NonEmptyStr] = Field(
+        default_factory=list, description="Zones for the nodes; default: the cluster's location."
+    )
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = Field(
+        "REGULAR", description="GKE release channel."
+    )
+    min_master_version: NonEmptyStr | None = Field(
+        None,
+        description=f"Minimum control-plane version, e.g. 1.33; at least {QUEUED_PROVISIONING_MIN_VERSION} with queued pools.",
+    )
+    deletion_protection: bool = Field(
+        False, description="Refuse `pulumi destroy` of the cluster (on in prod)."
+    )
+    private_nodes: bool = Field(
+        False, description="Nodes get no public IP (private cluster, public endpoint)."
+    )
+    master_ipv4_cidr_block: NonEmptyStr = Field(
+        "172.16.0.32/28", description="/28 range of the control plane when privateNodes is on."
+    )
+    network: NonEmptyStr | None = Field(
+        None, description="VPC network; default: the project's default network."
+    )
+    subnetwork: NonEmptyStr | None = Field(
+        None, description="Subnetwork; default: the network's subnet in the region."
+    )
+    system_pool: SystemPoolConfig = Field(
+        default_factory=lambda: SystemPoolConfig.model_validate({}),
+        description="The CPU system pool (see systemPool.* keys).",
+    )
+
+
+ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
+
+
+class GpuPoolConfig(ConfigModel):
+    """One GPU node pool."""
+
+    name: DnsLabel = Field(description="Node pool name; Kueue flavors select the pool by it.")
+    machine_type: NonEmptyStr = Field(description="A GPU machine type, e.g. g2-standard-4, a3-highgpu-8g.")
+    accelerator_type: NonEmptyStr | None = Field(
+        None, description="Accelerator type; default and only allowed value: the machine type's."
+    )
+    accelerator_count: PositiveInt | None = Field(
+        None, description="GPUs per node; default and only allowed value: the machine type's."
+    )
+    driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = Field(
+        "LATEST", description="GPU driver GKE installs."
+    )
+    provisioning: ProvisioningMode = Field(
+        "queued", description="queued (DWS queued provisioning), flex-start, on-demand, spot or reservation."
+    )
+    min_nodes: NonNegativeInt = Field(
+        0, description="Autoscaling minimum; must be 0 for queued and flex-start."
+    )
+    max_nodes: PositiveInt = Field(description="Autoscaling maximum (whole pool).")
+    reservation: NonEmptyStr | None = Field(
+        None, description="Reservation name; only with provisioning: reservation."
+    )
+    auto_repair: bool | None = Field(
+        None, description="Node auto-repair; default on, and GKE requires it off for queued/flex-start."
+    )
+    compact_placement: bool = Field(
+        False, description="COMPACT placement policy; GKE refuses it for queued pools."
+    )
+    max_run_duration: NonEmptyStr | None = Field(
+        None, pattern=r"^[0-9]+s$", description="flex-start only: node lifetime, e.g. 86400s."
+    )
+    node_locations: list[NonEmptyStr] = Field(default_factory=list, description="Zones for this pool.")
+    disk_size_gb: PositiveInt = Field(200, description="Boot disk size in GB.")

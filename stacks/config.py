@@ -1,0 +1,31 @@
+"""The whole stack config: every key the program reads, declared once.
+
+Each top-level field is one Pulumi config key in the project namespace (``gpu-batch:<key>``);
+its description is what the README lists (``python -m stacks.docs`` prints the table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import Field
+
+from stacks.base import ConfigModel
+from stacks.cluster_checks import check_cluster, check_pools
+from stacks.cluster_config import ClusterConfig, GpuPoolConfig
+from stacks.errors import ConfigIssue
+
+
+class StackConfig(ConfigModel):
+    """Everything under the ``gpu-batch:`` namespace of a stack file."""
+
+    cluster: ClusterConfig = Field(description="The GKE cluster (see cluster.* keys).")
+    gpu_pools: list[GpuPoolConfig] = Field(
+        default_factory=list, description="GPU node pools (see gpuPools[].* keys)."
+    )
+
+
+def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
+    """Rules across keys, after every key has the right shape."""
+    yield from check_cluster(config.cluster, config.gpu_pools)
+    yield from check_pools(config.gpu_pools)
