@@ -12,10 +12,20 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
+from stacks.errors import pattern
+
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 # Kubernetes object names (RFC 1123 label): what namespaces, queues and pools are called.
 DnsLabel = Annotated[
-    str, StringConstraints(min_length=1, max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    str,
+    StringConstraints(
+        min_length=1,
+        max_length=63,
+        pattern=pattern(
+            r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            "a lowercase DNS label (a-z, 0-9 and '-', starting and ending alphanumeric)",
+        ),
+    ),
 ]
 PositiveInt = Annotated[int, Field(ge=1)]
 NonNegativeInt = Annotated[int, Field(ge=0)]

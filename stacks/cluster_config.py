@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt, PositiveInt
+from stacks.errors import pattern
 
 # The first GKE version whose cluster autoscaler serves queued-provisioning ProvisioningRequests
 # on Standard clusters (GKE docs, concepts/cluster-autoscaler; reference/kueue.md §7).
@@ -28,7 +29,9 @@ class ClusterConfig(ConfigModel):
 
     name: DnsLabel = Field(description="GKE cluster name.")
     location: NonEmptyStr = Field(
-        pattern=r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$",
+        pattern=pattern(
+            r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$", "a GCP zone such as us-west1-b or region such as us-west1"
+        ),
         description="A zone (us-west1-b: zonal cluster) or a region (us-west1: regional cluster).",
     )
     node_locations: list[NonEmptyStr] = Field(
@@ -96,7 +99,9 @@ class GpuPoolConfig(ConfigModel):
         False, description="COMPACT placement policy; GKE refuses it for queued pools."
     )
     max_run_duration: NonEmptyStr | None = Field(
-        None, pattern=r"^[0-9]+s$", description="flex-start only: node lifetime, e.g. 86400s."
+        None,
+        pattern=pattern(r"^[0-9]+s$", "a duration in seconds such as 86400s"),
+        description="flex-start only: node lifetime, e.g. 86400s.",
     )
     node_locations: list[NonEmptyStr] = Field(default_factory=list, description="Zones for this pool.")
     disk_size_gb: PositiveInt = Field(200, description="Boot disk size in GB.")

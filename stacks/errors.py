@@ -21,6 +21,15 @@ PROJECT_NAMESPACE = "gpu-batch"
 
 _MISSING = object()
 
+# What a regular expression in the config models means, in words users recognise.
+PATTERN_MEANINGS: dict[str, str] = {}
+
+
+def pattern(regex: str, meaning: str) -> str:
+    """Register ``meaning`` as the human reading of ``regex`` and return the regex."""
+    PATTERN_MEANINGS[regex] = meaning
+    return regex
+
 
 @dataclass(frozen=True)
 class ConfigIssue:
@@ -137,7 +146,8 @@ def _expected(kind: str, ctx: dict[str, Any], msg: str) -> str:
     if kind == "literal_error":
         return f"one of {ctx.get('expected')}"
     if kind == "string_pattern_mismatch":
-        return f"a string matching {ctx.get('pattern')}"
+        pattern = str(ctx.get("pattern"))
+        return PATTERN_MEANINGS.get(pattern, f"a string matching {pattern}")
     if kind == "value_error":
         return msg.removeprefix("Value error, ").removeprefix("expected ")
     return msg[0].lower() + msg[1:] if msg else kind

@@ -61,7 +61,7 @@ def load_stack_config(secret_keys: frozenset[str] = frozenset()) -> StackConfig:
                 ConfigIssue(
                     f"{PROJECT_NAMESPACE}:{key}",
                     f"a known key{hint}; known keys: {', '.join(sorted([*fields, *secret_keys]))}",
-                    "an unknown key",
+                    key,
                 )
             )
             continue

@@ -1,0 +1,86 @@
+"""The offline preview as users run it: every stack file previews, errors are one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from preview.cli import main
+from preview.stack_files import stack_names
+from tests.stack_runner import ROOT
+
+
+@pytest.mark.parametrize("stack", stack_names(ROOT))
+def test_every_stack_file_previews_and_writes_its_plan(stack: str, tmp_path: Path) -> None:
+    assert main(["--stack", stack, "--out", str(tmp_path), "--quiet"]) == 0
+    plan = json.loads((tmp_path / stack / "plan.json").read_text())
+    assert plan["project"] == "gpu-batch"
+    assert plan["stack"] == stack
+    assert {"urn", "type", "name", "parent", "provider", "custom", "inputs"} <= set(plan["resources"][0])
+    pools = [r for r in plan["resources"] if r["type"] == "gcp:container/nodePool:NodePool"]
+    assert pools, "every stack declares its node pools"
+
+
+def test_plan_marks_secrets_and_never_holds_the_kubeconfig(tmp_path: Path) -> None:
+    assert main(["--stack", "dev", "--out", str(tmp_path), "--quiet"]) == 0
+    text = (tmp_path / "dev" / "plan.json").read_text()
+    plan = json.loads(text)
+    assert plan["outputs"]["kubeconfig"] == "[secret]"
+    assert "gke-gcloud-auth-plugin" not in text
+
+
+def _run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "preview",
+            *args,
+            "--project-dir",
+            str(project),
+            "--out",
+            str(project / "build"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _copy_project(tmp_path: Path, stack_edit: dict[str, object]) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (project / name).write_text((ROOT / name).read_text())
+    for package in ("stacks", "components"):
+        (project / package).symlink_to(ROOT / package)
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    doc["config"].update(stack_edit)
+    (project / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
+    return project
+
+
+def test_config_error_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+    pools = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]["gpu-batch:gpuPools"]
+    pools[0]["maxNodes"] = -3
+    result = _run_cli(_copy_project(tmp_path, {"gpu-batch:gpuPools": pools}), "--stack", "dev")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "config error: gpu-batch:gpuPools[0].maxNodes: got -3, expected a number >= 1"
+    ]
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_unknown_stack_is_one_line(tmp_path: Path) -> None:
+    result = _run_cli(_copy_project(tmp_path, {}), "--stack", "staging")
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "stack file error: Pulumi.staging.yaml: no such stack file, expected one of: dev"
+    )
+    assert "Traceback" not in result.stderr
