@@ -149,14 +149,22 @@ class ClusterQueue:
 
 
 def cluster_queue(obj: KubeObject) -> ClusterQueue:
+    """Read the fields *the object's apiVersion defines*, as the API server would keep them.
+
+    A v1beta2 object's ``cohort``/``admissionChecks`` (v1beta1 names) and a v1beta1 object's
+    ``cohortName`` are not in that version's schema: the API server rejects or prunes them, so
+    they neither join a cohort nor attach a check.  The api-version rule reports them; every
+    other rule sees what Kueue would see.  Unrecognised versions accept either spelling.
+    """
     spec = obj.spec
-    # v1beta2 cohortName; v1beta1 cohort.  Both are read so a wrong-version field still counts
-    # for references (the api-version rule reports the misplacement itself).
-    cohort = as_str(dig(spec, "cohortName"))
-    if cohort is None:
+    version = obj.version
+    cohort: str | Unknown | None = None
+    if version != "v1beta1":
+        cohort = as_str(dig(spec, "cohortName"))
+    if cohort is None and version != "v1beta2":
         cohort = as_str(dig(spec, "cohort"))
     checks: list[AdmissionCheckRef] = []
-    legacy = dig(spec, "admissionChecks")
+    legacy = dig(spec, "admissionChecks") if version != "v1beta2" else None
     for i, name in enumerate(legacy if isinstance(legacy, list) else []):
         checks.append(
             AdmissionCheckRef(

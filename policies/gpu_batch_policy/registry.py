@@ -1,10 +1,23 @@
 """Every policy of the pack, in one flat list (``policies/__main__.py`` hands it to PolicyPack).
 
-Keep it a simple list with one line per rule module so parallel additions merge trivially.
+Keep it a simple list with one import line and one list line per rule module so parallel
+additions merge trivially.
 """
 
 from __future__ import annotations
 
 from pulumi_policy import Policy
 
-ALL_POLICIES: list[Policy] = []
+from .rules_gke import POLICIES as RULES_GKE
+from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
+from .rules_kueue_api import POLICIES as RULES_KUEUE_API
+from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
+from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
+
+ALL_POLICIES: list[Policy] = [
+    *RULES_GKE,
+    *RULES_KUEUE_REFS,
+    *RULES_KUEUE_API,
+    *RULES_KUEUE_CONFIG,
+    *RULES_KUEUE_ADVISORY,
+]
