@@ -498,7 +498,9 @@ class _Node:
             for i, item in enumerate(value):
                 items.check(item, (*path, i), out)
 
-    def _check_object(self, value: Mapping[str, Any], path: _Path, out: _Collector) -> None:
+    def _check_object(
+        self, value: Mapping[str, Any], path: _Path, out: _Collector, skip: str | None = None
+    ) -> None:
         raw = self.raw
         if self.has_value_checks:
             for field_name in raw.get("required") or ():
@@ -511,6 +513,8 @@ class _Node:
             if "maxProperties" in raw and len(value) > raw["maxProperties"]:
                 out.error(path, f"must have at most {raw['maxProperties']} entries (has {len(value)})")
         for key, item in value.items():
+            if key == skip:
+                continue
             node = self.child(key)
             if node is not None:
                 node.check(item, (*path, key), out)
@@ -768,8 +772,7 @@ class _ObjectValidator:
         root = self.root
         out.cel += root.cel
         # The root walk minus ``metadata``, which gets the ObjectMeta treatment instead.
-        body = {k: v for k, v in obj.items() if k != "metadata"}
-        root._check_object(body, (), out)
+        root._check_object(obj, (), out, skip="metadata")
         _check_object_meta(obj.get("metadata"), ("metadata",), out, namespaced=self.crd.namespaced)
 
 
@@ -802,6 +805,9 @@ class CrdCatalog:
         )
         self._loaded: set[Path] = set()
         self._crds: dict[tuple[str, str], Crd] = {}
+        # Lookups that found nothing (core kinds, typos), so they stay cheap when repeated.
+        self._absent: set[tuple[str, str]] = set()
+        self._group_kinds: dict[str, list[str]] = {}
         self._validators: dict[tuple[str, str, str], _ObjectValidator] = {}
 
     # Loading ----------------------------------------------------------------------------------
@@ -847,6 +853,8 @@ class CrdCatalog:
         key = (group, kind)
         if key in self._crds:
             return self._crds[key]
+        if key in self._absent:
+            return None
         files = self._group_files(group)
         guesses = {f"{group}_{plural}.yaml" for plural in _plural_guesses(kind)}
         for path in sorted(files, key=lambda p: p.name not in guesses):
@@ -855,13 +863,17 @@ class CrdCatalog:
                 return self._crds[key]
         for path in self._unconventional_files():
             self._load(path)
+        if key not in self._crds:
+            self._absent.add(key)
         return self._crds.get(key)
 
     def kinds_in_group(self, group: str) -> list[str]:
         """Every kind the directory defines for ``group`` (parses that group's files)."""
-        for path in self._group_files(group) + self._unconventional_files():
-            self._load(path)
-        return sorted(kind for g, kind in self._crds if g == group)
+        if group not in self._group_kinds:
+            for path in self._group_files(group) + self._unconventional_files():
+                self._load(path)
+            self._group_kinds[group] = sorted(kind for g, kind in self._crds if g == group)
+        return self._group_kinds[group]
 
     def crds(self) -> list[Crd]:
         """Every CRD in the directory (parses everything; for listings and tests)."""
