@@ -697,3 +697,121 @@ def test_seed_cluster_queues_lose_fields_when_relabelled_v1beta2() -> None:
         queue["apiVersion"] = f"{KUEUE}/v1beta2"
     results = validate_objects(queues)
     assert [sorted(paths(r)) for r in results] == [["spec.admissionChecks", "spec.cohort"]] * 2
+
+
+# --------------------------------------------------------------------------------------------
+# Schema keywords the upstream CRDs do not use (yet), on a synthetic CRD
+
+WIDGET_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            x-kubernetes-validations: [{rule: "true"}]
+            properties:
+              free:
+                type: object
+                x-kubernetes-preserve-unknown-fields: true
+                properties: {size: {type: integer}}
+              template: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-preserve-unknown-fields: true}
+              tags: {type: array, items: {type: string}, x-kubernetes-list-type: set}
+              when: {type: string, format: date-time, nullable: true}
+              ratio: {type: number, minimum: 0, maximum: 1, exclusiveMaximum: true}
+              mode: {type: string, allOf: [{minLength: 2}], oneOf: [{enum: [aa]}, {enum: [bb]}]}
+              scale: {type: integer, multipleOf: 5}
+              options: {type: object, additionalProperties: {type: integer}, maxProperties: 2}
+              name: {type: string, pattern: "^(?i)[a-z]+$"}
+  - name: v2
+    served: false
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object}
+"""
+
+
+@pytest.fixture
+def widget_catalog(tmp_path: Path) -> CrdCatalog:
+    (tmp_path / "example.com_widgets.yaml").write_text(WIDGET_CRD, encoding="utf-8")
+    return CrdCatalog(tmp_path)
+
+
+def widget(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec}
+
+
+def test_generic_schema_keywords_pass_when_satisfied(widget_catalog: CrdCatalog) -> None:
+    result = widget_catalog.validate(
+        widget(
+            free={"size": 3, "anything": {"goes": True}},
+            template={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": 1}},
+            tags=["a", "b"],
+            when=None,
+            ratio=0.5,
+            mode="aa",
+            scale=10,
+            options={"a": 1, "b": 2},
+            name="ABC",
+        )
+    )
+    assert result.outcome is Outcome.VALID, result.messages()
+    assert result.cel_rules_skipped == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "path", "expected"),
+    [
+        ({"free": {"size": "3"}}, "spec.free.size", 'expected integer, got string "3"'),
+        ({"template": {"metadata": {"name": "Bad_"}}}, "spec.template.metadata.name", "is not a DNS-1123"),
+        ({"tags": ["a", "a"]}, "spec.tags[1]", 'duplicate value "a" (x-kubernetes-list-type: set)'),
+        ({"when": "yesterday"}, "spec.when", '"yesterday" is not an RFC 3339 date-time'),
+        ({"ratio": 1}, "spec.ratio", "must be < 1, got 1"),
+        ({"ratio": -0.1}, "spec.ratio", "must be >= 0, got -0.1"),
+        ({"mode": "cc"}, "spec.mode", "must match exactly one oneOf alternative (matches 0)"),
+        ({"scale": 7}, "spec.scale", "must be a multiple of 5"),
+        ({"options": {"a": 1, "b": "x"}}, "spec.options.b", 'expected integer, got string "x"'),
+        ({"options": {"a": 1, "b": 2, "c": 3}}, "spec.options", "must have at most 2 entries (has 3)"),
+        ({"name": "a1"}, "spec.name", '"a1" does not match pattern'),
+        ({"colour": "red"}, "spec.colour", "field not declared in schema example.com/v1"),
+    ],
+)
+def test_generic_schema_keywords_catch_violations(
+    widget_catalog: CrdCatalog, spec: dict[str, Any], path: str, expected: str
+) -> None:
+    result = widget_catalog.validate(widget(**spec))
+    assert paths(result) == [path], result.messages()
+    assert expected in message_at(result, path)
+
+
+def test_all_of_branches_report_their_own_errors(widget_catalog: CrdCatalog) -> None:
+    result = widget_catalog.validate(widget(mode="a"))
+    assert [v.message for v in result.violations] == [
+        "must be at least 2 characters long",
+        "must match exactly one oneOf alternative (matches 0)",
+    ]
+
+
+def test_a_version_that_exists_but_is_not_served_is_invalid(widget_catalog: CrdCatalog) -> None:
+    result = widget_catalog.validate(
+        {"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "w"}}
+    )
+    assert result.outcome is Outcome.INVALID
+    assert (
+        "version v2 of Widget (widgets.example.com) is not served; served versions: v1"
+        in result.messages()[0]
+    )
