@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from preview.harness import run_program
+from preview.analyzer import AnalysisResult, format_diagnostic, run_policy_pack
+from preview.harness import RunResult, run_program
 from preview.plan import plan_document, write_plan
 from preview.stack_files import StackFileError, load_stack_files
 from preview.tree import render_tree
@@ -25,6 +26,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=PROJECT_DIR / "build", help="output folder")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help=argparse.SUPPRESS)
     parser.add_argument("--quiet", action="store_true", help="do not print the resource tree")
+    parser.add_argument("--no-policy", action="store_true", help="skip the policy pack")
+    parser.add_argument(
+        "--policy-pack", type=Path, default=PROJECT_DIR / "policies", help="policy pack folder"
+    )
+    parser.add_argument(
+        "--policy-config",
+        type=Path,
+        default=None,
+        help="--policy-pack-config file; default policies/config.<stack>.json when it exists",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -44,7 +55,39 @@ def main(argv: list[str] | None = None) -> int:
         for line in render_tree(result.resources):
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
-    return 0
+    if args.no_policy:
+        return 0
+    analysis = _run_policies(args, files.project, files.stack, files.config, result)
+    _print_policy_results(analysis, result)
+    return 0 if analysis.passed else 1
+
+
+def _run_policies(
+    args: argparse.Namespace, project: str, stack: str, config: dict[str, str], result: RunResult
+) -> AnalysisResult:
+    """The pack as ``pulumi preview --policy-pack policies --policy-pack-config <file>`` runs it."""
+    pack_dir = args.policy_pack
+    config_file = args.policy_config or pack_dir / f"config.{stack}.json"
+    return run_policy_pack(
+        result.resources,
+        pack_dir=pack_dir,
+        config_file=config_file if config_file.exists() else None,
+        stack=stack,
+        project=project,
+        stack_config=config,
+    )
+
+
+def _print_policy_results(analysis: AnalysisResult, result: RunResult) -> None:
+    for diagnostic in analysis.diagnostics:
+        print(format_diagnostic(diagnostic, result.resources))
+    mandatory = len(analysis.mandatory)
+    others = len(analysis.diagnostics) - mandatory
+    verdict = "FAILED" if mandatory else "passed"
+    print(
+        f"policy pack {analysis.pack_name}: {verdict} "
+        f"({len(analysis.policies)} policies, {mandatory} mandatory, {others} advisory findings)"
+    )
 
 
 def _rel(path: Path) -> str:

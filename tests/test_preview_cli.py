@@ -84,3 +84,26 @@ def test_unknown_stack_is_one_line(tmp_path: Path) -> None:
         "stack file error: Pulumi.staging.yaml: no such stack file, expected one of: dev"
     )
     assert "Traceback" not in result.stderr
+
+
+FOREIGN = ROOT / "tests" / "fixtures" / "foreign_program"
+
+
+def test_a_broken_program_fails_the_preview_with_its_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pack judges a program that uses none of our components (DESIGN.md wire facts)."""
+    code = main(["--project-dir", str(FOREIGN), "--stack", "broken", "--out", str(tmp_path), "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert "[mandatory] gke-queued-provisioning-pool — gcp:container/nodePool:NodePool 'dws'" in printed
+    assert "queued provisioning cannot be combined with nodeConfig.spot" in printed
+    assert "[mandatory] kueue-localqueue-target-exists" in printed
+    assert "rename `spec.cohort` to `spec.cohortName`" in printed
+    assert "policy pack gpu-batch: FAILED" in printed
+
+
+def test_the_same_program_done_right_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--project-dir", str(FOREIGN), "--stack", "fixed", "--out", str(tmp_path), "--quiet"])
+    assert code == 0, capsys.readouterr().out
+    assert "[mandatory]" not in capsys.readouterr().out
