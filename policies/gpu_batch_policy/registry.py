@@ -9,6 +9,7 @@ from __future__ import annotations
 from pulumi_policy import Policy
 
 from .rules_gke import POLICIES as RULES_GKE
+from .rules_kai import POLICIES as RULES_KAI
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
@@ -20,4 +21,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_API,
     *RULES_KUEUE_CONFIG,
     *RULES_KUEUE_ADVISORY,
+    *RULES_KAI,
 ]
