@@ -7,7 +7,11 @@ config or stack file error (printed as one line each, never a traceback).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from preview.analyzer import AnalysisResult, format_diagnostic, run_policy_pack
@@ -36,11 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="--policy-pack-config file; default policies/config.<stack>.json when it exists",
     )
+    parser.add_argument("--timings", action="store_true", help="print seconds per stage as JSON")
     args = parser.parse_args(argv)
+    clock = StageClock()
 
     try:
         files = load_stack_files(args.project_dir, args.stack)
-        result = run_program(args.project_dir, files)
+        with clock.stage("program"):
+            result = run_program(args.project_dir, files)
     except StackFileError as error:
         print(f"stack file error: {error}", file=sys.stderr)
         return 2
@@ -50,16 +57,36 @@ def main(argv: list[str] | None = None) -> int:
 
     out_dir = args.out / args.stack
     plan_path = out_dir / "plan.json"
-    write_plan(plan_path, plan_document(files.project, files.stack, result.resources, result.outputs))
+    with clock.stage("plan"):
+        write_plan(plan_path, plan_document(files.project, files.stack, result.resources, result.outputs))
     if not args.quiet:
         for line in render_tree(result.resources):
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
-    if args.no_policy:
-        return 0
-    analysis = _run_policies(args, files.project, files.stack, files.config, result)
-    _print_policy_results(analysis, result)
-    return 0 if analysis.passed else 1
+    code = 0
+    if not args.no_policy:
+        with clock.stage("policy"):
+            analysis = _run_policies(args, files.project, files.stack, files.config, result)
+        _print_policy_results(analysis, result)
+        code = 0 if analysis.passed else 1
+    if args.timings:
+        print(f"timings: {json.dumps(clock.seconds)}")
+    return code
+
+
+class StageClock:
+    """Wall seconds per stage, so a slow preview says where its time goes."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
 
 
 def _run_policies(
