@@ -14,6 +14,7 @@ from components.gke import GkeCluster, GkeClusterArgs, SystemPoolArgs
 from components.gpu_catalog import gpu_machine
 from components.gpu_pool import GpuNodePool, GpuNodePoolArgs
 from components.k8s_provider import cluster_provider, kubeconfig_for
+from stacks.compose_schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
 
 
@@ -24,6 +25,7 @@ class Platform:
     cluster: GkeCluster
     gpu_pools: dict[str, GpuNodePool]
     provider: pulumi.ProviderResource
+    schedulers: Schedulers
 
 
 def build(config: StackConfig, project: str) -> Platform:
@@ -83,6 +85,7 @@ def build(config: StackConfig, project: str) -> Platform:
     provider = cluster_provider(
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool]
     )
+    schedulers = install_schedulers(config, provider)
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export("kubeconfig", kubeconfig)
     pulumi.export(
@@ -93,4 +96,4 @@ def build(config: StackConfig, project: str) -> Platform:
         },
     )
     pulumi.export("gpuCapacity", sum(p.gpu_capacity for p in pools.values()))
-    return Platform(cluster=cluster, gpu_pools=pools, provider=provider)
+    return Platform(cluster=cluster, gpu_pools=pools, provider=provider, schedulers=schedulers)

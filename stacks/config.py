@@ -14,6 +14,15 @@ from stacks.base import ConfigModel
 from stacks.cluster_checks import check_cluster, check_pools
 from stacks.cluster_config import ClusterConfig, GpuPoolConfig
 from stacks.errors import ConfigIssue
+from stacks.scheduler_checks import check_schedulers
+from stacks.scheduler_config import (
+    KaiConfig,
+    KubeRayConfig,
+    KueueConfig,
+    default_kai,
+    default_kuberay,
+    default_kueue,
+)
 
 
 class StackConfig(ConfigModel):
@@ -23,9 +32,15 @@ class StackConfig(ConfigModel):
     gpu_pools: list[GpuPoolConfig] = Field(
         default_factory=list, description="GPU node pools (see gpuPools[].* keys)."
     )
+    kueue: KueueConfig = Field(default_factory=default_kueue, description="Kueue (see kueue.* keys).")
+    kai: KaiConfig = Field(default_factory=default_kai, description="KAI Scheduler (see kai.* keys).")
+    kuberay: KubeRayConfig = Field(
+        default_factory=default_kuberay, description="KubeRay operator (see kuberay.* keys)."
+    )
 
 
 def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     """Rules across keys, after every key has the right shape."""
     yield from check_cluster(config.cluster, config.gpu_pools)
     yield from check_pools(config.gpu_pools)
+    yield from check_schedulers(config.kueue, config.kai, config.kuberay)

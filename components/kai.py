@@ -1,0 +1,105 @@
+"""NVIDIA KAI Scheduler, installed from its OCI Helm chart.
+
+Public API: :class:`KaiSchedulerArgs`, :class:`KaiSchedulerInstall` (``release`` is what KAI
+Queue objects and a KAI-wired KubeRay operator depend on); :data:`KAI_SCHEDULER_NAME` is the
+``schedulerName`` pods must carry, :data:`KAI_QUEUE_LABEL` the queue label.
+
+Chart facts (NVIDIA/KAI-Scheduler v0.13.0, reference/kai-kuberay-skypilot.md §1.2): published at
+``oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler`` with the git tag as version, *with* ``v``
+(``v0.13.0``); install namespace ``kai-scheduler`` (workloads must not run there).
+
+Values this component sets, and why:
+
+- ``global.gpuSharing``: fractional GPUs (``gpu-fraction`` annotations) are refused by KAI's
+  admission webhook unless it is on.
+- ``global.clusterAutoscaling``: fractional requests live in annotations the cluster autoscaler
+  cannot see; this starts KAI's node-scale-adjuster, which launches whole-GPU placeholder pods so
+  an autoscaled GPU pool grows for them (KAI docs/gpu-sharing/autoscaling).
+- ``global.nodeSelector`` *and* ``global.affinity`` to the system pool: the chart applies
+  ``nodeSelector`` only to the ``kai-operator`` Deployment; the scheduler, binder, podgrouper,
+  admission and queue controllers are created by that operator from the ``kai-config`` Config,
+  which carries ``global.affinity`` (templates ``services/operator.yaml``, ``kai-config.yaml``).
+- ``defaultQueue.createDefaultQueue``: the chart's default queues (``default-parent-queue`` /
+  ``default-queue``, ``limit: -1``) are created only on first install and annotated
+  ``helm.sh/resource-policy: keep`` -- invisible to Pulumi, surviving uninstall, and a place where
+  any pod without a queue label runs with no quota.  Stacks that declare their queues as code
+  leave it off; pods without ``kai.scheduler/queue`` then stay pending (with a PodGroup condition
+  since v0.13.0) instead of escaping quota.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.gke import SYSTEM_POOL_SELECTOR
+from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
+
+KAI_CHART: Final = "oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler"
+KAI_VERSION: Final = "v0.13.0"
+KAI_NAMESPACE: Final = "kai-scheduler"
+KAI_SCHEDULER_NAME: Final = "kai-scheduler"
+KAI_QUEUE_LABEL: Final = "kai.scheduler/queue"
+
+
+@dataclass(frozen=True)
+class KaiSchedulerArgs:
+    """Inputs of :class:`KaiSchedulerInstall`; defaults are the chart's except the default queue."""
+
+    gpu_sharing: bool = False
+    cluster_autoscaling: bool = False
+    create_default_queue: bool = False
+    version: str = KAI_VERSION
+    node_selector: Mapping[str, str] = field(default_factory=lambda: MappingProxyType(SYSTEM_POOL_SELECTOR))
+
+
+def node_affinity(selector: Mapping[str, str]) -> dict[str, Any]:
+    """A required node affinity equivalent to ``nodeSelector: selector``."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": key, "operator": "In", "values": [value]}
+                            for key, value in sorted(selector.items())
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+
+
+class KaiSchedulerInstall(pulumi.ComponentResource):
+    """Namespace ``kai-scheduler`` and the ``kai-scheduler`` Helm release."""
+
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+
+    def __init__(self, name: str, args: KaiSchedulerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-batch:kai:Install", name, None, opts)
+        self.namespace = operator_namespace(f"{name}-namespace", KAI_NAMESPACE, parent=self)
+        self.release = operator_release(
+            f"{name}-release",
+            release_name="kai-scheduler",
+            chart=ChartRef(KAI_CHART, args.version),
+            namespace=self.namespace,
+            values={
+                "global": {
+                    "gpuSharing": args.gpu_sharing,
+                    "clusterAutoscaling": args.cluster_autoscaling,
+                    "nodeSelector": dict(args.node_selector),
+                    "affinity": node_affinity(args.node_selector),
+                },
+                "defaultQueue": {"createDefaultQueue": args.create_default_queue},
+            },
+            parent=self,
+            depends_on=depends_on_of(opts),
+        )
+        self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

@@ -1,0 +1,73 @@
+"""The KubeRay operator, installed from the KubeRay Helm repository.
+
+Public API: :class:`KubeRayOperatorArgs`, :class:`KubeRayOperator` (``release`` is what RayJob /
+RayCluster objects depend on: the chart installs the ``ray.io`` CRDs).
+
+Chart facts (ray-project/kuberay v1.7.0, reference/kai-kuberay-skypilot.md §2.2-2.3): chart
+``kuberay-operator`` from ``https://ray-project.github.io/kuberay-helm/``, version ``1.7.0`` (no
+``v``); the Deployment takes top-level ``nodeSelector`` / ``tolerations``.
+
+``batchScheduler``: only ``batchScheduler.name`` is ever set, and only to ``kai-scheduler`` when
+KAI schedules Ray pods.  ``batchScheduler.enabled`` is the deprecated Volcano switch, and the
+operator refuses to start when both are set.  The KAI plugin exists from KubeRay 1.5.0 (RayCluster
+only); RayJob/RayService with KAI need 1.6.0 and a ``submissionMode`` other than the default
+``K8sJobMode``.  Kueue needs no batch scheduler: it integrates through ``spec.suspend`` and the
+queue-name label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.gke import SYSTEM_POOL_SELECTOR
+from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
+
+KUBERAY_REPOSITORY: Final = "https://ray-project.github.io/kuberay-helm/"
+KUBERAY_CHART: Final = "kuberay-operator"
+KUBERAY_VERSION: Final = "1.7.0"
+KUBERAY_NAMESPACE: Final = "kuberay-system"
+# First releases with the KAI plugin, and with KAI support for RayJob (kuberay #3886, #4418).
+KUBERAY_MIN_FOR_KAI: Final = "1.5.0"
+KUBERAY_MIN_FOR_KAI_RAYJOB: Final = "1.6.0"
+
+
+@dataclass(frozen=True)
+class KubeRayOperatorArgs:
+    """Inputs of :class:`KubeRayOperator`."""
+
+    # None: Ray pods go to the default scheduler (and to Kueue, if it manages Ray kinds).
+    batch_scheduler: Literal["kai-scheduler"] | None = None
+    version: str = KUBERAY_VERSION
+    node_selector: Mapping[str, str] = field(default_factory=lambda: MappingProxyType(SYSTEM_POOL_SELECTOR))
+
+
+class KubeRayOperator(pulumi.ComponentResource):
+    """Namespace ``kuberay-system`` and the ``kuberay-operator`` Helm release."""
+
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+
+    def __init__(
+        self, name: str, args: KubeRayOperatorArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpu-batch:kuberay:Operator", name, None, opts)
+        values: dict[str, Any] = {"nodeSelector": dict(args.node_selector)}
+        if args.batch_scheduler is not None:
+            values["batchScheduler"] = {"name": args.batch_scheduler}
+        self.namespace = operator_namespace(f"{name}-namespace", KUBERAY_NAMESPACE, parent=self)
+        self.release = operator_release(
+            f"{name}-release",
+            release_name="kuberay-operator",
+            chart=ChartRef(KUBERAY_CHART, args.version, repository=KUBERAY_REPOSITORY),
+            namespace=self.namespace,
+            values=values,
+            parent=self,
+            depends_on=depends_on_of(opts),
+        )
+        self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

@@ -1,0 +1,78 @@
+"""Kueue, installed from its OCI Helm chart with a fully generated controller Configuration.
+
+Public API (used by the queue/tenancy layer):
+
+- :class:`KueueInstallArgs` -- ``configuration`` (:class:`~components.kueue_config.KueueConfiguration`:
+  integrations such as ``pod``, strict tenancy, ``waitForPodsReady``, fair sharing),
+  ``feature_gates`` and ``version``;
+- :class:`KueueInstall` -- ``release`` is the Helm release every Kueue object (ResourceFlavor,
+  ClusterQueue, LocalQueue, ...) should ``depends_on``: the CRDs and the conversion/validation
+  webhooks exist only once it is up; ``namespace`` is ``kueue-system``.
+
+Chart facts (kubernetes-sigs/kueue v0.19.2, reference/kueue.md §5): published at
+``oci://registry.k8s.io/kueue/charts/kueue`` with a version *without* ``v``; the released chart
+already points at ``registry.k8s.io/kueue/kueue:v0.19.2`` (the git ``values.yaml`` points at a
+staging image, so never install from a checkout); the controller Deployment takes
+``controllerManager.nodeSelector`` / ``controllerManager.tolerations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.gke import SYSTEM_POOL_SELECTOR
+from components.kueue_config import KueueConfiguration, feature_gate_values, gate_problems
+from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
+
+KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_VERSION: Final = "0.19.2"
+
+
+@dataclass(frozen=True)
+class KueueInstallArgs:
+    """Inputs of :class:`KueueInstall`."""
+
+    configuration: KueueConfiguration = field(default_factory=KueueConfiguration)
+    # controllerManager.featureGates; each must exist in 0.19.2 (see kueue_config.FEATURE_GATES).
+    feature_gates: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))
+    version: str = KUEUE_VERSION
+    # Where the controller runs: the CPU system pool, never a GPU node.
+    node_selector: Mapping[str, str] = field(default_factory=lambda: MappingProxyType(SYSTEM_POOL_SELECTOR))
+
+
+class KueueInstall(pulumi.ComponentResource):
+    """Namespace ``kueue-system`` and the ``kueue`` Helm release."""
+
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+
+    def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        # Refuse what would crash-loop the manager, before anything is registered.
+        problems = [*args.configuration.problems(), *gate_problems(args.feature_gates)]
+        if problems:
+            raise ValueError(f"KueueInstall {name}: " + "; ".join(problems))
+        super().__init__("gpu-batch:kueue:Install", name, None, opts)
+        config = args.configuration
+        self.namespace = operator_namespace(f"{name}-namespace", config.namespace, parent=self)
+        self.release = operator_release(
+            f"{name}-release",
+            release_name=config.release_name,
+            chart=ChartRef(KUEUE_CHART, args.version),
+            namespace=self.namespace,
+            values={
+                "controllerManager": {
+                    "nodeSelector": dict(args.node_selector),
+                    "featureGates": feature_gate_values(args.feature_gates),
+                },
+                "managerConfig": {"controllerManagerConfigYaml": config.to_yaml()},
+            },
+            parent=self,
+            depends_on=depends_on_of(opts),
+        )
+        self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})
