@@ -51,6 +51,8 @@ class FlavorQuotas:
     name: str | Unknown
     resources: tuple[ResourceQuota, ...]
     path: str
+    # False when the resources list (or the whole flavor entry) is unknown until apply.
+    resources_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ class ResourceGroup:
     covered_resources: tuple[str | Unknown, ...]
     flavors: tuple[FlavorQuotas, ...]
     path: str
+    # False when coveredResources / the flavors list is unknown until apply.
+    covered_known: bool = True
+    flavors_known: bool = True
 
 
 def _opt_quantity(raw: Any) -> Quantity | None:
@@ -65,22 +70,26 @@ def _opt_quantity(raw: Any) -> Quantity | None:
 
 
 def parse_resource_groups(spec: Any) -> tuple[ResourceGroup, ...]:
-    """``spec.resourceGroups`` of a ClusterQueue or Cohort (same type in both, kueue.md §3)."""
+    """``spec.resourceGroups`` of a ClusterQueue or Cohort (same type in both, kueue.md §3).
+
+    An unknown list leaves an empty tuple with its ``*_known`` flag False, so shape rules can say
+    "cannot check yet" instead of seeing an empty list.
+    """
     groups: list[ResourceGroup] = []
     raw_groups = dig(spec, "resourceGroups")
     for gi, group in enumerate(raw_groups if isinstance(raw_groups, list) else []):
         gpath = f"spec.resourceGroups[{gi}]"
-        covered_raw = as_list(dig(group, "coveredResources"))
+        covered_raw = dig(group, "coveredResources")
         covered = tuple(
             c if isinstance(c, (str, Unknown)) else str(c)
             for c in (covered_raw if isinstance(covered_raw, list) else [])
         )
         flavors: list[FlavorQuotas] = []
-        flavors_raw = as_list(dig(group, "flavors"))
+        flavors_raw = dig(group, "flavors")
         for fi, flavor in enumerate(flavors_raw if isinstance(flavors_raw, list) else []):
             fpath = f"{gpath}.flavors[{fi}]"
             resources: list[ResourceQuota] = []
-            res_raw = as_list(dig(flavor, "resources"))
+            res_raw = dig(flavor, "resources")
             for ri, res in enumerate(res_raw if isinstance(res_raw, list) else []):
                 name = as_str(dig(res, "name"))
                 resources.append(
@@ -98,9 +107,18 @@ def parse_resource_groups(spec: Any) -> tuple[ResourceGroup, ...]:
                     name=fname if fname is not None else "",
                     resources=tuple(resources),
                     path=fpath,
+                    resources_known=not isinstance(res_raw, Unknown),
                 )
             )
-        groups.append(ResourceGroup(covered, tuple(flavors), gpath))
+        groups.append(
+            ResourceGroup(
+                covered,
+                tuple(flavors),
+                gpath,
+                covered_known=not isinstance(covered_raw, Unknown),
+                flavors_known=not isinstance(flavors_raw, Unknown),
+            )
+        )
     return tuple(groups)
 
 

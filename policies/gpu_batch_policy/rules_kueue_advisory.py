@@ -23,7 +23,7 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 from .builders import stack_policy
 from .model import ClusterQueue, StackModel
 from .report import Reporter, config_value
-from .values import Unknown, fmt_num
+from .values import Unknown, dig, fmt_num
 
 DEFAULT_INFINITE_GPU_QUOTA = 1_000_000
 DEFAULT_GPU_RESOURCES = ["nvidia.com/gpu"]
@@ -67,6 +67,8 @@ def check_infinite_quota(model: StackModel, reporter: Reporter, config: Mapping[
 
 
 def _preempts(cq: ClusterQueue) -> bool | None:
+    if isinstance(dig(cq.obj.spec, "preemption"), Unknown):
+        return None
     pre = cq.preemption
     borrow = pre.get("borrowWithinCohort")
     values = [

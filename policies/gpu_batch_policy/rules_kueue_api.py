@@ -132,12 +132,12 @@ def check_quantities(owner: QuotaOwner, reporter: Reporter, _config: Mapping[str
 def check_flavor_resources_match(owner: QuotaOwner, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for group in _groups(owner):
         covered = list(group.covered_resources)
-        if any(isinstance(c, Unknown) for c in covered):
+        if not group.covered_known or any(isinstance(c, Unknown) for c in covered):
             reporter.cannot_check(owner, f"{group.path}.coveredResources is unknown until apply")
             continue
         for flavor in group.flavors:
             names = [r.name for r in flavor.resources]
-            if any(isinstance(n, Unknown) for n in names):
+            if not flavor.resources_known or any(isinstance(n, Unknown) for n in names):
                 reporter.cannot_check(owner, f"{flavor.path} resource names are unknown until apply")
                 continue
             if names == covered:

@@ -226,6 +226,9 @@ def check_namespace_selectors(model: StackModel, reporter: Reporter, _config: Ma
     for lq in model.local_queues():
         if not isinstance(lq.cluster_queue, str) or not lq.cluster_queue:
             continue
+        if not lq.obj.identity_known:
+            reporter.cannot_check(lq, "metadata.namespace is unknown until apply")
+            continue
         _, cq = model.find_cluster_queue(lq.cluster_queue)
         if cq is None:
             continue
