@@ -1,0 +1,140 @@
+"""Direct calls into the pack's policies, as the analyzer servicer makes them (pulumi.md §2.6 a).
+
+Props are wrapped in ``unknown_checking_proxy`` so tests see the SDK's real proxy semantics
+(reading an unknown raises).  A rule's "cannot check yet" is the ``UnknownValueError`` subclass it
+raises after reporting; :class:`Run` records both.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_batch_policy.registry import ALL_POLICIES
+from gpu_batch_policy.report import CannotCheckYetError
+from pulumi_policy import (
+    Policy,
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's string unknown sentinel
+UNKNOWN_NUMBER = "3eeb2bf0-c639-47a8-9e75-3b44932eb421"
+SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+
+
+def secret(value: Any) -> dict[str, Any]:
+    return {SECRET_SIG_KEY: SECRET_SIG, "value": value}
+
+
+@dataclass
+class Res:
+    """One resource registration for a test: wire type token, Pulumi name, props."""
+
+    type: str
+    name: str
+    props: dict[str, Any]
+    urn: str = ""
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.urn:
+            self.urn = f"urn:pulumi:test::gpu-batch::{self.type}::{self.name}"
+
+
+@dataclass
+class Run:
+    violations: list[tuple[str, str | None]]
+    cannot_check: str | None = None
+
+    @property
+    def messages(self) -> list[str]:
+        return [m for m, _ in self.violations]
+
+    @property
+    def clean(self) -> bool:
+        return not self.violations
+
+    def text(self) -> str:
+        return "\n".join(self.messages)
+
+
+def policy(name: str) -> Policy:
+    for p in ALL_POLICIES:
+        if p.name == name:
+            return p
+    raise KeyError(name)
+
+
+def _opts() -> PolicyResourceOptions:
+    return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], parent=None)
+
+
+def run(pol: Policy, resources: list[Res], config: dict[str, Any] | None = None) -> Run:
+    """Run ``pol`` on ``resources``: each one for a resource policy, all at once for a stack one.
+
+    Any exception other than the rule's own "cannot check yet" propagates (a crash is a bug).
+    """
+    found: list[tuple[str, str | None]] = []
+
+    def report(message: str, urn: str | None = None) -> None:
+        found.append((message, urn))
+
+    cannot: list[str] = []
+    if isinstance(pol, StackValidationPolicy):
+        by_urn: dict[str, PolicyResource] = {}
+        items = []
+        for r in resources:
+            pr = PolicyResource(
+                r.type,
+                unknown_checking_proxy(copy.deepcopy(r.props)),
+                r.urn,
+                r.name,
+                _opts(),
+                None,
+                None,
+                [],
+                {},
+            )
+            by_urn[r.urn] = pr
+            items.append((pr, r))
+        for pr, r in items:
+            pr.property_dependencies = {
+                k: [by_urn[u] for u in v if u in by_urn] for k, v in r.property_dependencies.items()
+            }
+        try:
+            pol.validate(StackValidationArgs([pr for pr, _ in items], config), report)
+        except CannotCheckYetError as exc:
+            cannot.append(exc.message)
+    else:
+        assert isinstance(pol, ResourceValidationPolicy)
+        for r in resources:
+            args = ResourceValidationArgs(
+                r.type, unknown_checking_proxy(copy.deepcopy(r.props)), r.urn, r.name, _opts(), None, config
+            )
+            try:
+                pol.validate(args, report)
+            except CannotCheckYetError as exc:
+                cannot.append(exc.message)
+    return Run(found, "; ".join(cannot) if cannot else None)
+
+
+def run_all(resources: list[Res], names: list[str] | None = None) -> dict[str, Run]:
+    """Every pack policy (or the named ones) on ``resources``; a raw UnknownValueError is a bug."""
+    results: dict[str, Run] = {}
+    for pol in ALL_POLICIES:
+        if names is not None and pol.name not in names:
+            continue
+        try:
+            results[pol.name] = run(pol, resources)
+        except UnknownValueError as exc:  # not our subclass: the rule read an unknown unguarded
+            raise AssertionError(f"{pol.name} leaked UnknownValueError: {exc.message}") from exc
+    return results
