@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
+from .rules_capacity import POLICIES as RULES_CAPACITY
 from .rules_gke import POLICIES as RULES_GKE
 from .rules_kai import POLICIES as RULES_KAI
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -22,4 +23,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_CONFIG,
     *RULES_KUEUE_ADVISORY,
     *RULES_KAI,
+    *RULES_CAPACITY,
 ]
