@@ -219,6 +219,8 @@ class WaitForPodsReady:
     """``waitForPodsReady``: evict (and requeue) an admitted workload whose pods are not all
     Ready within ``timeout`` -- the guard against a half-started gang holding quota forever."""
 
+    # Half of Kueue's 30m default: a gang that cannot start frees its quota sooner, while
+    # multi-GB training images still have time to land on freshly provisioned GPU nodes.
     timeout: str = "15m"
     # None: same as ``timeout`` (Kueue's default), written out so the plan shows it.
     recovery_timeout: str | None = None

@@ -15,7 +15,9 @@ What is derived here rather than configured:
   (DWS) pool -- there capacity arrives all at once per ProvisioningRequest, so admitting one gang
   at a time only serialises the queue.
 - KubeRay's ``batchScheduler.name: kai-scheduler`` when KAI is installed: KAI then schedules every
-  Ray pod, and a RayCluster needs the ``kai.scheduler/queue`` label.
+  Ray pod, and a RayCluster needs the ``kai.scheduler/queue`` label.  With Kueue installed too,
+  Kueue still manages the Ray kinds, so a Ray job labelled with a Kueue queue is admitted by Kueue
+  and then placed by KAI (both quotas apply).
 
 Ordering between the operators: when Kueue is installed, KAI and KubeRay wait for it.  Kueue's
 admission webhooks fail closed, so a Job created while Kueue is half-installed (KAI's chart runs
