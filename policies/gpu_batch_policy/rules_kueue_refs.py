@@ -144,8 +144,8 @@ def check_admissioncheck_parameters(
         if params is None:
             reporter.violation(
                 ac,
-                "the provisioning-request check has no spec.parameters, so it has no "
-                "ProvisioningRequestConfig (no provisioning class) to create requests with",
+                "the provisioning-request check has no spec.parameters ('missing parameters "
+                "reference': the check goes inactive, BadParametersRef)",
                 fix,
             )
             continue
@@ -162,6 +162,11 @@ def check_admissioncheck_parameters(
                 ac,
                 "spec.parameters " + " and ".join(wrong) + " (the check goes inactive: BadParametersRef)",
                 fix,
+            )
+            continue
+        if params.name is None or params.name == "":
+            reporter.violation(
+                ac, "spec.parameters.name is empty (the check goes inactive: BadParametersRef)", fix
             )
             continue
         found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name)

@@ -124,7 +124,9 @@ def test_admission_check_parameters() -> None:
     bad_group = patch(admission_check(), "spec.parameters.apiGroup", "autoscaling.x-k8s.io")
     assert "BadParametersRef" in run(AC_PARAMS, [bad_group, provisioning_request_config()]).text()
     no_params = patch(admission_check(), "spec.parameters", DELETE)
-    assert "no spec.parameters" in run(AC_PARAMS, [no_params]).text()
+    assert "missing parameters reference" in run(AC_PARAMS, [no_params]).text()
+    no_name = patch(admission_check(), "spec.parameters.name", "")
+    assert "spec.parameters.name is empty" in run(AC_PARAMS, [no_name, provisioning_request_config()]).text()
 
 
 def test_other_controllers_need_no_provisioning_config() -> None:
