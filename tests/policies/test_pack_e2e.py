@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -215,11 +216,18 @@ def test_stack_name_reaches_the_pack() -> None:
     assert diag.level == "advisory" and diag.urn == open_cq.urn
 
 
-def _seed_records(path: Path) -> list[RecordedResource]:
+# Seed scenario 2 builds on scenario 1: kueue-priority.yaml's own header says the queues it names
+# (user-queue) are in kueue-provisioning.yaml, so it is judged together with it.
+SEED_BASES = {"kueue-priority.yaml": ["kueue-provisioning.yaml"]}
+
+
+def _seed_records(seed: Path) -> list[RecordedResource]:
     from preview.manifest_resources import records_from_manifests
     from preview.manifest_resources import stack_record as seed_stack
 
-    docs = list(yaml.safe_load_all(path.read_text()))
+    docs: list[Any] = []
+    for name in [*SEED_BASES.get(seed.name, []), seed.name]:
+        docs.extend(yaml.safe_load_all((seed.parent / name).read_text()))
     return [
         seed_stack(stack="dev", project="gpu-batch"),
         *records_from_manifests(docs, stack="dev", project="gpu-batch"),
@@ -231,3 +239,12 @@ def test_seed_manifests_pass_without_mandatory_findings(pack: PolicyPackProcess,
     recs = _seed_records(seed)
     result = pack.run(recs)
     assert result.passed, "\n".join(format_diagnostic(d, recs) for d in result.mandatory)
+
+
+def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackProcess) -> None:
+    """Proves the seed run judges what it is given: without scenario 1, user-queue is missing."""
+    docs = list(yaml.safe_load_all((SEEDS / "kueue-priority.yaml").read_text()))
+    from preview.manifest_resources import records_from_manifests
+
+    result = pack.run(records_from_manifests(docs, stack="dev", project="gpu-batch"))
+    assert any("user-queue" in d.message for d in result.mandatory)
