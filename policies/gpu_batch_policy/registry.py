@@ -15,6 +15,8 @@ from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
 from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules_skypilot import POLICIES as RULES_SKYPILOT
+from .rules_wiring import POLICIES as RULES_WIRING
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GKE,
@@ -24,4 +26,6 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_ADVISORY,
     *RULES_KAI,
     *RULES_CAPACITY,
+    *RULES_WIRING,
+    *RULES_SKYPILOT,
 ]

@@ -51,7 +51,7 @@ def k8s(
     *,
     namespace: str | None = None,
     spec: Any = None,
-    labels: Mapping[str, Any] | None = None,
+    labels: Mapping[str, Any] | str | None = None,
     annotations: Mapping[str, Any] | None = None,
     **top: Any,
 ) -> Registration:
@@ -59,7 +59,7 @@ def k8s(
     if namespace is not None:
         metadata["namespace"] = namespace
     if labels is not None:
-        metadata["labels"] = dict(labels)
+        metadata["labels"] = dict(labels) if isinstance(labels, Mapping) else labels  # str: unknown
     if annotations is not None:
         metadata["annotations"] = dict(annotations)
     props: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": metadata, **top}
@@ -127,7 +127,7 @@ def ray_cluster(
     *,
     head: dict[str, Any] | None = None,
     groups: Iterable[dict[str, Any]] = (),
-    labels: Mapping[str, Any] | None = None,
+    labels: Mapping[str, Any] | str | None = None,
     namespace: str | None = None,
 ) -> Registration:
     spec = cluster_spec(head or pod(), groups)
@@ -139,7 +139,7 @@ def ray_job(
     *,
     head: dict[str, Any] | None = None,
     groups: Iterable[dict[str, Any]] = (),
-    labels: Mapping[str, Any] | None = None,
+    labels: Mapping[str, Any] | str | None = None,
     namespace: str | None = None,
     submission_mode: str | None = None,
 ) -> Registration:
