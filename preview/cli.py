@@ -17,6 +17,7 @@ from pathlib import Path
 from preview.analyzer import AnalysisResult, format_diagnostic, run_policy_pack
 from preview.harness import RunResult, run_program
 from preview.plan import plan_document, write_plan
+from preview.report import render_report
 from preview.stack_files import StackFileError, load_stack_files
 from preview.tree import render_tree
 from stacks.errors import ConfigError
@@ -64,11 +65,16 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
     code = 0
+    analysis: AnalysisResult | None = None
     if not args.no_policy:
         with clock.stage("policy"):
             analysis = _run_policies(args, files.project, files.stack, files.config, result)
         _print_policy_results(analysis, result)
         code = 0 if analysis.passed else 1
+    with clock.stage("report"):
+        report_path = out_dir / "report.md"
+        report_path.write_text(render_report(files.stack, result.resources, analysis) + "\n")
+    print(f"capacity report: {_rel(report_path)}")
     if args.timings:
         print(f"timings: {json.dumps(clock.seconds)}")
     return code

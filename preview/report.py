@@ -1,0 +1,272 @@
+"""``build/<stack>/report.md``: the capacity report a reviewer reads in the pull request.
+
+Per queue it answers the questions reviewers otherwise work out by hand from YAML: how much
+GPU quota the queue owns, how much more it can borrow, the largest gang it can ever admit, and
+which node pools stand behind its flavors with what GPU capacity; then the queue hierarchy as a
+Mermaid diagram and the policy results.
+
+The arithmetic is the policy pack's own (``gpu_batch_policy``: the stack model, ``can_get``,
+pool selection and capacity), so the report and the rules can never disagree about a number.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from decimal import Decimal
+from pathlib import Path
+
+from preview.analyzer import AnalysisResult, Diagnostic
+from preview.records import RecordedResource
+
+POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
+if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the analyzer host has it
+    sys.path.insert(0, str(POLICIES_DIR))
+
+from gpu_batch_policy import kueue_capacity, pools  # noqa: E402
+from gpu_batch_policy.demand import CannotTellError  # noqa: E402
+from gpu_batch_policy.kueue_capacity import InvalidQuotaError  # noqa: E402
+from gpu_batch_policy.model import ClusterQueue, StackModel  # noqa: E402
+from gpu_batch_policy.values import Unknown  # noqa: E402
+
+GPU = "nvidia.com/gpu"
+UNKNOWN = "unknown until apply"
+
+
+def stack_model(resources: Iterable[RecordedResource]) -> StackModel:
+    """The pack's model of the recorded resources (wire form: unknowns and secrets understood)."""
+    return StackModel.from_plain((r.type, r.inputs, r.urn, r.name) for r in resources)
+
+
+def _fmt(value: Decimal | int | None) -> str:
+    if value is None:
+        return UNKNOWN
+    number = Decimal(value)
+    return f"{number.normalize():f}" if number == number.to_integral() else f"{number:f}"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    return lines
+
+
+def _pool_rows(model: StackModel) -> Iterator[list[object]]:
+    for pool in model.node_pools():
+        cap = pools.pool_capacity(model, pool)
+        if not cap.gpus_per_node:
+            continue
+        mode = (
+            "queued provisioning"
+            if pool.res.get("queuedProvisioning", "enabled") is True
+            else (
+                "flex-start"
+                if pool.res.get("nodeConfig", "flexStart") is True
+                else ("spot" if pool.res.get("nodeConfig", "spot") is True else "on-demand / reservation")
+            )
+        )
+        yield [
+            pool.name,
+            pool.res.get("nodeConfig", "machineType"),
+            cap.gpus_per_node,
+            _fmt(cap.max_nodes),
+            _fmt(cap.max_gpus),
+            mode,
+        ]
+
+
+def _flavor_pools(model: StackModel, flavor_name: str) -> list[pools.PoolCapacity]:
+    found = model.find_resource_flavor(flavor_name)[1]
+    if found is None:
+        return []
+    selection = pools.select(model.node_pools(), found.node_labels)
+    return [
+        pools.pool_capacity(model, p)
+        for p in selection.possible
+        if pools.pool_capacity(model, p).gpus_per_node
+    ]
+
+
+def _largest_gang(
+    model: StackModel, cq: ClusterQueue, flavor: str, obtainable: Decimal | None
+) -> Decimal | None:
+    """GPUs one workload can get in ``flavor``: quota-bound, then capacity-bound.
+
+    With a queued-provisioning check GKE scales one pool per request, so the bound is the biggest
+    single pool; otherwise it is every pool the flavor selects together.
+    """
+    if obtainable is None:
+        return None
+    behind = _flavor_pools(model, flavor)
+    capacities = [c.max_gpus for c in behind]
+    if not behind or any(c is None for c in capacities):
+        return obtainable
+    known = [Decimal(c) for c in capacities if c is not None]
+    try:
+        queued = any(check.queued for check in kueue_capacity.provisioning_checks(model, cq, flavor))
+    except CannotTellError:
+        return None
+    bound = max(known) if queued else sum(known, Decimal(0))
+    return min(obtainable, bound)
+
+
+def _quota_figures(
+    model: StackModel, cq: ClusterQueue, flavor: str
+) -> tuple[Decimal | None, Decimal | None, Decimal | None]:
+    """Nominal GPUs, borrowable GPUs and their sum for ``cq`` in ``flavor``; None = cannot tell."""
+    entry = next((r for f, r in cq.quotas(GPU) if f.name == flavor), None)
+    try:
+        nominal = Decimal(0) if entry is None else kueue_capacity.value_of(entry.nominal_quota, "nominal")
+        borrow = kueue_capacity.borrowable(model, cq, flavor, GPU) if cq.cohort else Decimal(0)
+    except (CannotTellError, InvalidQuotaError):
+        return None, None, None
+    return nominal, borrow, nominal + borrow
+
+
+def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
+    local: dict[str | None, list[str]] = {}
+    for lq in model.local_queues():
+        target = lq.cluster_queue if isinstance(lq.cluster_queue, str) else None
+        local.setdefault(target, []).append(f"{lq.namespace}/{lq.name}")
+    for cq in model.cluster_queues():
+        cohort = cq.cohort if isinstance(cq.cohort, str) else ("-" if cq.cohort is None else UNKNOWN)
+        for flavor in kueue_capacity.gpu_flavors(cq, GPU):
+            if isinstance(flavor, Unknown):
+                continue
+            nominal, borrow, obtainable = _quota_figures(model, cq, flavor)
+            behind = ", ".join(
+                f"{c.pool.name} ({_fmt(c.max_gpus)} GPUs)" for c in _flavor_pools(model, flavor)
+            )
+            yield [
+                cq.name,
+                cohort,
+                flavor,
+                _fmt(nominal),
+                _fmt(borrow),
+                _fmt(_largest_gang(model, cq, flavor, obtainable)),
+                behind or "-",
+                ", ".join(sorted(local.get(cq.name, []))) or "-",
+            ]
+
+
+def _kai_rows(model: StackModel) -> Iterator[list[object]]:
+    for queue in model.kai_queues():
+        resources = queue.resources if isinstance(queue.resources, dict) else {}
+        gpu = resources.get("gpu")
+        parent = queue.parent_queue if isinstance(queue.parent_queue, str) else "-"
+        quota = (
+            "-"
+            if gpu is None
+            else _fmt(
+                None if isinstance(gpu.quota, Unknown) or gpu.quota is None else Decimal(str(gpu.quota))
+            )
+        )
+        limit = (
+            "-"
+            if gpu is None
+            else _fmt(
+                None if isinstance(gpu.limit, Unknown) or gpu.limit is None else Decimal(str(gpu.limit))
+            )
+        )
+        weight = "-" if gpu is None or gpu.over_quota_weight is None else gpu.over_quota_weight
+        yield [queue.name, parent, quota.replace("-1", "unlimited"), limit.replace("-1", "unlimited"), weight]
+
+
+def _node_id(kind: str, name: str) -> str:
+    return f"{kind}_{''.join(ch if ch.isalnum() else '_' for ch in name)}"
+
+
+def mermaid(model: StackModel) -> list[str]:
+    """The queue hierarchy: cohorts -> ClusterQueues -> LocalQueues, and KAI parents -> children."""
+    lines = ["```mermaid", "flowchart TD"]
+    for cohort in model.cohorts():
+        lines.append(f'  {_node_id("co", cohort.name)}["Cohort {cohort.name}"]')
+        if isinstance(cohort.parent, str) and cohort.parent:
+            lines.append(f"  {_node_id('co', cohort.parent)} --> {_node_id('co', cohort.name)}")
+    declared = {c.name for c in model.cohorts()}
+    for cq in model.cluster_queues():
+        lines.append(f'  {_node_id("cq", cq.name)}["ClusterQueue {cq.name}"]')
+        if isinstance(cq.cohort, str) and cq.cohort:
+            if cq.cohort not in declared:
+                declared.add(cq.cohort)
+                lines.append(f'  {_node_id("co", cq.cohort)}["Cohort {cq.cohort}"]')
+            lines.append(f"  {_node_id('co', cq.cohort)} --> {_node_id('cq', cq.name)}")
+    for lq in model.local_queues():
+        node = _node_id("lq", f"{lq.namespace}/{lq.name}")
+        lines.append(f'  {node}["LocalQueue {lq.namespace}/{lq.name}"]')
+        if isinstance(lq.cluster_queue, str):
+            lines.append(f"  {_node_id('cq', lq.cluster_queue)} --> {node}")
+    for queue in model.kai_queues():
+        lines.append(f'  {_node_id("kai", queue.name)}["KAI queue {queue.name}"]')
+        if isinstance(queue.parent_queue, str) and queue.parent_queue:
+            lines.append(f"  {_node_id('kai', queue.parent_queue)} --> {_node_id('kai', queue.name)}")
+    lines.append("```")
+    return lines if len(lines) > 3 else []
+
+
+def _finding_rows(diagnostics: Sequence[Diagnostic]) -> Iterator[list[object]]:
+    for d in diagnostics:
+        level = "cannot check yet" if d.cannot_check else d.level
+        where = f"{d.resource_type} '{d.resource_name}'" if d.resource_type else "(stack)"
+        yield [level, d.policy_name, where, d.message.splitlines()[0] if d.message else ""]
+
+
+def render_report(stack: str, resources: Sequence[RecordedResource], analysis: AnalysisResult | None) -> str:
+    model = stack_model(resources)
+    out = [f"## gpu-batch capacity report: `{stack}`", ""]
+    pool_rows = list(_pool_rows(model))
+    if pool_rows:
+        out += ["### GPU node pools", ""]
+        out += _table(
+            ["pool", "machine", "GPUs/node", "max nodes", "GPU capacity", "provisioning"], pool_rows
+        )
+        out.append("")
+    cq_rows = list(_cluster_queue_rows(model))
+    if cq_rows:
+        out += ["### Kueue ClusterQueues (GPUs)", ""]
+        out += _table(
+            [
+                "ClusterQueue",
+                "cohort",
+                "flavor",
+                "nominal",
+                "can borrow",
+                "largest gang",
+                "pools behind the flavor",
+                "LocalQueues",
+            ],
+            cq_rows,
+        )
+        out += [
+            "",
+            "*largest gang*: the most GPUs one workload can be admitted with in that flavor -- "
+            "nominal + borrowable, bounded by the pools behind the flavor (one pool when a "
+            "queued-provisioning check applies: GKE scales one pool per request).",
+            "",
+        ]
+    kai_rows = list(_kai_rows(model))
+    if kai_rows:
+        out += ["### KAI queues (GPUs)", ""]
+        out += _table(["queue", "parent", "quota", "limit", "over-quota weight"], kai_rows)
+        out.append("")
+    diagram = mermaid(model)
+    if diagram:
+        out += ["### Queue hierarchy", "", *diagram, ""]
+    out += ["### Policy results", ""]
+    if analysis is None:
+        out += ["The policy pack was not run (`--no-policy`).", ""]
+    else:
+        verdict = "**failed**" if analysis.mandatory else "passed"
+        out.append(
+            f"Policy pack `{analysis.pack_name}` {verdict}: {len(analysis.policies)} policies, "
+            f"{len(analysis.mandatory)} mandatory and {len(analysis.diagnostics) - len(analysis.mandatory)} other findings."
+        )
+        out.append("")
+        if analysis.diagnostics:
+            out += _table(["level", "rule", "resource", "message"], _finding_rows(analysis.diagnostics))
+            out.append("")
+    return "\n".join(out)
