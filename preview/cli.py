@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from collections.abc import Iterator
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         report_path.write_text(render_report(files.stack, result.resources, analysis) + "\n")
     print(f"capacity report: {_rel(report_path)}")
     if args.timings:
-        print(f"timings: {json.dumps(clock.seconds)}")
+        print(f"timings: {json.dumps({**clock.seconds, **_peak_memory()})}")
     return code
 
 
@@ -93,6 +94,15 @@ class StageClock:
             yield
         finally:
             self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
+
+
+def _peak_memory() -> dict[str, float]:
+    """Peak resident MiB of this process and of the largest child it waited for (the pack)."""
+    to_mib = 1 / 1024  # ru_maxrss is in KiB on Linux
+    return {
+        "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * to_mib, 1),
+        "pack_peak_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * to_mib, 1),
+    }
 
 
 def _run_policies(
