@@ -14,6 +14,9 @@ from stacks.base import ConfigModel
 from stacks.cluster_checks import check_cluster, check_pools
 from stacks.cluster_config import ClusterConfig, GpuPoolConfig
 from stacks.errors import ConfigIssue
+from stacks.kai_queue_config import KaiQueueConfig
+from stacks.queue_config import KueueQueuesConfig
+from stacks.queue_layer_checks import check_queue_layer
 from stacks.scheduler_checks import check_schedulers
 from stacks.scheduler_config import (
     KaiConfig,
@@ -23,6 +26,8 @@ from stacks.scheduler_config import (
     default_kuberay,
     default_kueue,
 )
+from stacks.tenancy_config import TeamConfig
+from stacks.workload_config import WorkloadConfig
 
 
 class StackConfig(ConfigModel):
@@ -37,6 +42,19 @@ class StackConfig(ConfigModel):
     kuberay: KubeRayConfig = Field(
         default_factory=default_kuberay, description="KubeRay operator (see kuberay.* keys)."
     )
+    kueue_queues: KueueQueuesConfig = Field(
+        default_factory=lambda: KueueQueuesConfig.model_validate({}),
+        description="Kueue flavors, admission checks, cohorts, ClusterQueues, priority classes (see kueueQueues.*).",
+    )
+    kai_queues: list[KaiQueueConfig] = Field(
+        default_factory=list, description="KAI queue tree: departments with children (see kaiQueues[].*)."
+    )
+    teams: list[TeamConfig] = Field(
+        default_factory=list, description="Teams: namespace, members, queues, SkyPilot servers (teams[].*)."
+    )
+    workloads: list[WorkloadConfig] = Field(
+        default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."
+    )
 
 
 def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
@@ -44,3 +62,4 @@ def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     yield from check_cluster(config.cluster, config.gpu_pools)
     yield from check_pools(config.gpu_pools)
     yield from check_schedulers(config.kueue, config.kai, config.kuberay)
+    yield from check_queue_layer(config)

@@ -1,0 +1,61 @@
+"""Kubernetes resource quantities in stack config, parsed by the Kubernetes client's own parser.
+
+Why not plain strings: a quota such as ``10000Gi`` is compared (lendingLimit <= nominalQuota)
+and summed, and a typo (``64GB``, ``1.5.3``) must be a config error before deploy, not a
+ClusterQueue the API server rejects after the operators are installed.  ``parse_quantity``
+from the ``kubernetes`` package implements the Kubernetes quantity grammar (binary and decimal
+suffixes, exponents, milli-units) and returns an exact ``Decimal``.
+
+Accepted in YAML: a string only (``"16"``, ``"500m"``, ``64Gi``), the way Kubernetes itself
+prints quantities.  A bare YAML number is refused rather than converted: ``0.5`` is a float that
+the Kueue CRDs' ``x-kubernetes-int-or-string`` fields do not accept (the Kubernetes spelling of
+half a CPU is ``500m``), and one quoting rule for every quantity is easier to review than
+"integers may be bare".  The string is kept exactly as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Annotated, Any, cast
+
+from kubernetes.utils import quantity
+from pydantic import PlainValidator, WithJsonSchema
+
+# The kubernetes client ships no type hints; this is its signature.
+parse_quantity = cast("Callable[[int | str], Decimal]", quantity.parse_quantity)
+
+
+def _parse(value: Any) -> str:
+    """The value as written if it is a valid, non-negative quantity string; else a ``ValueError``."""
+    if not isinstance(value, str):
+        shown = f"'{value}'" if isinstance(value, int) and not isinstance(value, bool) else "'500m'"
+        raise ValueError(
+            f"expected a Kubernetes quantity as a quoted string, e.g. {shown}, '500m', '64Gi' "
+            "(half a CPU is '500m', not 0.5)"
+        )
+    if value != value.strip():
+        raise ValueError("expected a Kubernetes quantity without surrounding spaces")
+    try:
+        amount = parse_quantity(value)
+    except ValueError:
+        raise ValueError(
+            "expected a Kubernetes quantity such as '16', '500m', '64Gi' or '1e3' "
+            "(suffixes: m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei)"
+        ) from None
+    if amount < 0:
+        raise ValueError("expected a non-negative quantity")
+    return value
+
+
+Quantity = Annotated[
+    str,
+    PlainValidator(_parse),
+    WithJsonSchema({"type": "string", "description": "a Kubernetes quantity"}),
+]
+"""A non-negative Kubernetes quantity string, kept exactly as written (``"10000"``, ``"64Gi"``)."""
+
+
+def amount(value: str) -> Decimal:
+    """The exact amount of a validated quantity (``"500m"`` -> ``Decimal("0.5")``)."""
+    return Decimal(parse_quantity(value))

@@ -1,0 +1,244 @@
+"""Config of the Kueue objects (key ``gpu-batch:kueueQueues``), rendered as Kueue v1beta2.
+
+Field names follow the Kueue v1beta2 API where one exists (``cohortName`` is spelled
+``cohort`` here because it must name a Cohort this key declares), so a reader who knows Kueue
+recognises them; reference/kueue.md §2-3 lists the upstream fields, limits and defaults.
+Cross-key rules (references, quota arithmetic) live in :mod:`stacks.queue_checks`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt
+from stacks.quantity import Quantity
+
+# Cluster-scoped Kueue object names are DNS-1123 subdomains of at most 253 characters.
+DnsSubdomain = Annotated[
+    str,
+    StringConstraints(
+        min_length=1,
+        max_length=253,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    ),
+]
+# Resource names are qualified names (``cpu``, ``nvidia.com/gpu``), kueue.md §4 rule 7.
+ResourceName = Annotated[
+    str,
+    StringConstraints(
+        min_length=1,
+        max_length=316,
+        pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+        r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
+    ),
+]
+
+QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
+CHECK_CAPACITY_CLASS = "check-capacity.autoscaling.x-k8s.io"
+BEST_EFFORT_ATOMIC_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+ProvisioningClass = Literal[
+    "queued-provisioning.gke.io",
+    "check-capacity.autoscaling.x-k8s.io",
+    "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+]
+DEFAULT_COVERED_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
+
+
+class ResourceFlavorConfig(ConfigModel):
+    """A ResourceFlavor: which nodes an admitted workload's pods are steered to."""
+
+    name: DnsSubdomain = Field(description="ResourceFlavor name; ClusterQueues list it under flavors.")
+    pool: DnsLabel | None = Field(
+        None,
+        description="A GPU pool (or the system pool) whose nodes the flavor selects, with tolerations "
+        "for its taints; omitted: any node (the seeds' default-flavor).",
+    )
+    node_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra node labels to select on, besides the pool's (at most 8 labels in all).",
+    )
+
+
+class RetryStrategyConfig(ConfigModel):
+    """How Kueue retries a failed ProvisioningRequest (CRD defaults: 3, 60 s, 1800 s)."""
+
+    backoff_limit_count: NonNegativeInt = Field(3, description="Retries; 0 turns retries off.")
+    backoff_base_seconds: NonNegativeInt = Field(60, description="First back-off, doubled per retry.")
+    backoff_max_seconds: NonNegativeInt = Field(1800, description="Longest back-off.")
+
+
+class AdmissionCheckConfig(ConfigModel):
+    """An AdmissionCheck driven by Kueue's ProvisioningRequest controller, with its config object."""
+
+    name: DnsSubdomain = Field(
+        description="AdmissionCheck name; its ProvisioningRequestConfig is <name>-config."
+    )
+    provisioning_class_name: ProvisioningClass = Field(
+        description="queued-provisioning.gke.io (DWS, queued pools only), check-capacity.autoscaling.x-k8s.io "
+        "(capacity already in the cluster) or best-effort-atomic-scale-up.autoscaling.x-k8s.io."
+    )
+    managed_resources: list[ResourceName] = Field(
+        default_factory=list,
+        description="Only pod sets requesting one of these get capacity requested (e.g. [nvidia.com/gpu], "
+        "which keeps a CPU-only Ray head out); empty: every pod set.",
+    )
+    pod_set_merge_policy: (
+        Literal["IdenticalPodTemplates", "IdenticalWorkloadSchedulingRequirements"] | None
+    ) = Field(
+        None,
+        description="Merge pod sets into one request (GKE serves one pod set per ProvisioningRequest); "
+        "omitted: never merge.",
+    )
+    parameters: dict[str, str] = Field(
+        default_factory=dict,
+        description="ProvisioningRequest parameters, e.g. maxRunDurationSeconds: '86400'.",
+    )
+    retry_strategy: RetryStrategyConfig | None = Field(
+        None, description="Retry back-off; omitted: Kueue's defaults."
+    )
+
+
+class ResourceQuotaConfig(ConfigModel):
+    """Quota of one resource in one flavor."""
+
+    nominal_quota: Quantity = Field(
+        description="Guaranteed amount (a quantity string: '16', '500m', '64Gi')."
+    )
+    borrowing_limit: Quantity | None = Field(
+        None, description="Most it may borrow from its cohort; needs a cohort. Omitted: no limit."
+    )
+    lending_limit: Quantity | None = Field(
+        None,
+        description="Most of nominalQuota it lends to its cohort (<= nominalQuota); needs a cohort. "
+        "Omitted: all of it.",
+    )
+
+
+class FlavorQuotaConfig(ConfigModel):
+    """One flavor of a resource group with a quota for every covered resource."""
+
+    name: DnsSubdomain = Field(description="A flavor declared under resourceFlavors.")
+    resources: dict[ResourceName, ResourceQuotaConfig] = Field(
+        description="Quota per covered resource, keyed by resource name (exactly the coveredResources)."
+    )
+
+
+class ResourceGroupConfig(ConfigModel):
+    """Resources that are assigned one flavor together, and the flavors tried in order."""
+
+    covered_resources: list[ResourceName] = Field(
+        default_factory=lambda: list(DEFAULT_COVERED_RESOURCES),
+        min_length=1,
+        max_length=64,
+        description="Resources this group governs; default cpu, memory, nvidia.com/gpu.",
+    )
+    flavors: list[FlavorQuotaConfig] = Field(
+        min_length=1, max_length=64, description="Flavors in the order Kueue tries them."
+    )
+
+
+class PreemptionConfig(ConfigModel):
+    """When an incoming workload may evict admitted ones (Kueue defaults: never)."""
+
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = Field(
+        "Never", description="Preempt lower-priority workloads of the same ClusterQueue."
+    )
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = Field(
+        "Never", description="Reclaim lent quota from other ClusterQueues of the cohort."
+    )
+    borrow_within_cohort: Literal["Never", "LowerPriority"] = Field(
+        "Never", description="Preempt in the cohort while borrowing; needs reclaimWithinCohort != Never."
+    )
+    max_priority_threshold: int | None = Field(
+        None,
+        ge=-(2**31),
+        le=2**31 - 1,
+        description="With borrowWithinCohort LowerPriority: only preempt workloads at or below this priority.",
+    )
+
+
+class AdmissionCheckUseConfig(ConfigModel):
+    """An admission check a ClusterQueue applies."""
+
+    name: DnsSubdomain = Field(description="An admission check declared under admissionChecks.")
+    on_flavors: list[DnsSubdomain] = Field(
+        default_factory=list, description="Flavors of this queue it applies to; empty: all of them."
+    )
+
+
+class ClusterQueueConfig(ConfigModel):
+    """A ClusterQueue: a pool of quota, shared (one for all teams) or per team."""
+
+    name: DnsSubdomain = Field(description="ClusterQueue name; teams point their LocalQueue at it.")
+    cohort: DnsSubdomain | None = Field(
+        None, description="A Cohort declared under cohorts, to borrow and lend quota (Kueue cohortName)."
+    )
+    admit_namespaces: Literal["teams", "all"] = Field(
+        "teams",
+        description="teams: namespaceSelector admits only the namespaces of teams whose LocalQueue points "
+        "here; all: {} admits every namespace, as the seeds do.",
+    )
+    queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = Field(
+        "BestEffortFIFO", description="StrictFIFO blocks the queue behind a workload that does not fit."
+    )
+    preemption: PreemptionConfig = Field(
+        default_factory=lambda: PreemptionConfig.model_validate({}),
+        description="Preemption policy (see preemption.* keys).",
+    )
+    fair_sharing_weight: Quantity | None = Field(
+        None, description="Share of the cohort's unused quota under fair sharing; omitted: 1."
+    )
+    admission_checks: list[AdmissionCheckUseConfig] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Checks a workload must pass before admission (v1beta2 admissionChecksStrategy).",
+    )
+    resource_groups: list[ResourceGroupConfig] = Field(
+        min_length=1, max_length=16, description="Quotas by resource group and flavor."
+    )
+
+
+class CohortConfig(ConfigModel):
+    """A Cohort: ClusterQueues (and child Cohorts) that borrow from one another."""
+
+    name: DnsSubdomain = Field(description="Cohort name; ClusterQueues join it with cohort: <name>.")
+    parent: DnsSubdomain | None = Field(
+        None, description="Parent Cohort (declared here) for a hierarchy; omitted: a root cohort."
+    )
+    fair_sharing_weight: Quantity | None = Field(
+        None, description="Weight of this cohort within its parent under fair sharing; omitted: 1."
+    )
+    resource_groups: list[ResourceGroupConfig] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Extra quota owned by the cohort itself, on top of its members'; borrowing and "
+        "lending limits need a parent.",
+    )
+
+
+class PriorityClassConfig(ConfigModel):
+    """A WorkloadPriorityClass; jobs name it with the kueue.x-k8s.io/priority-class label."""
+
+    name: DnsSubdomain = Field(description="Class name, e.g. prod-priority.")
+    value: int = Field(ge=-(2**31), le=2**31 - 1, description="Priority; higher wins and may preempt.")
+    description: NonEmptyStr | None = Field(None, max_length=2048, description="What the class is for.")
+
+
+class KueueQueuesConfig(ConfigModel):
+    """All Kueue queue objects of the stack."""
+
+    resource_flavors: list[ResourceFlavorConfig] = Field(
+        default_factory=list, description="ResourceFlavors (see resourceFlavors[].* keys)."
+    )
+    admission_checks: list[AdmissionCheckConfig] = Field(
+        default_factory=list, description="ProvisioningRequest admission checks (see admissionChecks[].*)."
+    )
+    cohorts: list[CohortConfig] = Field(default_factory=list, description="Cohorts (see cohorts[].* keys).")
+    cluster_queues: list[ClusterQueueConfig] = Field(
+        default_factory=list, description="ClusterQueues (see clusterQueues[].* keys)."
+    )
+    priority_classes: list[PriorityClassConfig] = Field(
+        default_factory=list, description="WorkloadPriorityClasses (see priorityClasses[].* keys)."
+    )

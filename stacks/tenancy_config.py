@@ -1,0 +1,174 @@
+"""Config of the teams sharing the cluster (key ``gpu-batch:teams``) and their checks.
+
+A team is a namespace, the people who may submit jobs there, the queue its jobs go to
+(a Kueue LocalQueue pointing at a ClusterQueue, and/or a leaf KAI queue), and optionally its
+own SkyPilot API server.  The ClusterQueues' namespace selectors are derived from these
+entries, so a team can only ever reach the ClusterQueues it is listed against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from stacks.base import ConfigModel, DnsLabel, NonEmptyStr
+from stacks.errors import ConfigIssue
+from stacks.kai_queue_config import KaiQueueConfig, leaf_queues
+from stacks.queue_config import KueueQueuesConfig
+from stacks.references import unknown_reference
+
+TEAMS_KEY = "gpu-batch:teams"
+SKYPILOT_PASSWORDS_KEY = "skypilotPasswords"
+"""Secret config key: a mapping team name -> SkyPilot basic-auth password."""
+# Helm chart https://helm.skypilot.co, chart `skypilot`, version 0.13.0: the stable release
+# listed in that repository's index.yaml (appVersion 0.13.0, digest 71f83d43...; stored copy of
+# skypilot-org/skypilot-helm), matching the PyPI release skypilot 0.13.0.
+SKYPILOT_CHART_VERSION = "0.13.0"
+# Namespaces Kubernetes, GKE or the operators create themselves: a team may live in one
+# (the seeds use `default`) but the stack must not create, and so on destroy delete, it.
+SYSTEM_NAMESPACES = frozenset(
+    {"default", "kube-system", "kube-public", "kube-node-lease", "gke-managed-system", "gmp-system"}
+)
+# LocalQueueDefaulting (GA since Kueue 0.17): a managed job without a queue label in a namespace
+# with a LocalQueue named `default` is put into it (reference/kueue.md §6).
+DEFAULTING_LOCAL_QUEUE = "default"
+
+SemVer = Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")]
+
+
+class MembersConfig(ConfigModel):
+    """Who may submit jobs in the team's namespace (Kubernetes RBAC subjects)."""
+
+    groups: list[NonEmptyStr] = Field(
+        default_factory=list, description="Groups, e.g. Google Groups for RBAC: ml-team@example.com."
+    )
+    users: list[NonEmptyStr] = Field(default_factory=list, description="Users, e.g. alice@example.com.")
+
+
+class SkypilotServerConfig(ConfigModel):
+    """The team's own SkyPilot API server (Helm chart `skypilot` from https://helm.skypilot.co)."""
+
+    username: NonEmptyStr | None = Field(
+        None, description="Basic-auth user of the server's ingress; default <team>-user."
+    )
+    chart_version: SemVer = Field(SKYPILOT_CHART_VERSION, description="Pinned `skypilot` chart version.")
+    ingress_host: NonEmptyStr | None = Field(
+        None, description="Host the shared ingress answers for; omitted: any host."
+    )
+    priority_class: str | None = Field(
+        None, description="WorkloadPriorityClass label put on every pod the server launches."
+    )
+
+
+class TeamConfig(ConfigModel):
+    """One team: its namespace, members, queues and optional SkyPilot server."""
+
+    name: DnsLabel = Field(description="Team name; also the SkyPilot ingress path /<name>.")
+    namespace: DnsLabel | None = Field(None, description="The team's namespace; default: the team name.")
+    create_namespace: bool = Field(
+        True, description="Create (and on destroy delete) the namespace; false for one that exists (default)."
+    )
+    members: MembersConfig = Field(
+        default_factory=lambda: MembersConfig.model_validate({}),
+        description="Who may submit jobs (see members.* keys); none: no RoleBinding.",
+    )
+    local_queue: DnsLabel | None = Field(
+        None, description="Name of the team's Kueue LocalQueue (needs clusterQueue)."
+    )
+    cluster_queue: str | None = Field(None, description="ClusterQueue the LocalQueue points at.")
+    kai_queue: DnsLabel | None = Field(None, description="Leaf KAI queue the team's KAI workloads use.")
+    skypilot: SkypilotServerConfig | None = Field(
+        None, description="The team's SkyPilot API server (see skypilot.* keys); omitted: none."
+    )
+
+    @property
+    def namespace_name(self) -> str:
+        return self.namespace or self.name
+
+
+def team_namespaces(teams: list[TeamConfig], cluster_queue: str) -> list[str]:
+    """Namespaces whose LocalQueue points at ``cluster_queue``: what its selector admits."""
+    return sorted({t.namespace_name for t in teams if t.local_queue and t.cluster_queue == cluster_queue})
+
+
+def skypilot_teams(teams: list[TeamConfig]) -> list[TeamConfig]:
+    """Teams with a SkyPilot API server, in stack-file order (the first owns the ingress)."""
+    return [t for t in teams if t.skypilot is not None]
+
+
+def check_teams(
+    teams: list[TeamConfig],
+    kueue_queues: KueueQueuesConfig,
+    kai_queues: list[KaiQueueConfig],
+) -> Iterator[ConfigIssue]:
+    cluster_queues = [q.name for q in kueue_queues.cluster_queues]
+    priority_classes = [p.name for p in kueue_queues.priority_classes]
+    leaves = sorted(leaf_queues(kai_queues))
+    names: set[str] = set()
+    namespaces: set[str] = set()
+    for index, team in enumerate(teams):
+        at = f"{TEAMS_KEY}[{index}]"
+        if team.name in names:
+            yield ConfigIssue(f"{at}.name", "a team name used once", team.name)
+        names.add(team.name)
+        ns = team.namespace_name
+        if ns in namespaces:
+            yield ConfigIssue(f"{at}.namespace", "a namespace no other team uses (RBAC is per namespace)", ns)
+        namespaces.add(ns)
+        if team.create_namespace and ns in SYSTEM_NAMESPACES:
+            yield ConfigIssue(
+                f"{at}.createNamespace",
+                f"false: namespace {ns} exists already and must not be deleted with the stack",
+                True,
+            )
+        yield from _check_queues(at, team, cluster_queues, leaves)
+        yield from _check_skypilot(at, team, priority_classes)
+
+
+def _check_queues(
+    at: str, team: TeamConfig, cluster_queues: list[str], leaves: list[str]
+) -> Iterator[ConfigIssue]:
+    if team.local_queue is not None and team.cluster_queue is None:
+        yield ConfigIssue(f"{at}.clusterQueue", "the ClusterQueue the team's LocalQueue points at")
+    if team.cluster_queue is not None:
+        if team.local_queue is None:
+            yield ConfigIssue(f"{at}.localQueue", "the name of the team's LocalQueue (clusterQueue is set)")
+        if team.cluster_queue not in cluster_queues:
+            yield unknown_reference(
+                f"{at}.clusterQueue",
+                team.cluster_queue,
+                "a ClusterQueue declared under gpu-batch:kueueQueues.clusterQueues",
+                cluster_queues,
+            )
+    if team.kai_queue is not None and team.kai_queue not in leaves:
+        yield unknown_reference(
+            f"{at}.kaiQueue",
+            team.kai_queue,
+            "a leaf queue of gpu-batch:kaiQueues",
+            leaves,
+            "KAI silently drops jobs of a missing or non-leaf queue",
+        )
+
+
+def _check_skypilot(at: str, team: TeamConfig, priority_classes: list[str]) -> Iterator[ConfigIssue]:
+    server = team.skypilot
+    if server is None:
+        return
+    if team.local_queue is None:
+        yield ConfigIssue(f"{at}.localQueue", "a LocalQueue for the team's SkyPilot pods (skypilot is set)")
+    elif team.local_queue == DEFAULTING_LOCAL_QUEUE:
+        yield ConfigIssue(
+            f"{at}.localQueue",
+            "another name than 'default' next to a SkyPilot server: Kueue's pod integration would "
+            "default the server's own pods (and ingress-nginx) into the queue",
+            team.local_queue,
+        )
+    if server.priority_class is not None and server.priority_class not in priority_classes:
+        yield unknown_reference(
+            f"{at}.skypilot.priorityClass",
+            server.priority_class,
+            "a WorkloadPriorityClass under gpu-batch:kueueQueues.priorityClasses",
+            priority_classes,
+        )
