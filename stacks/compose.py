@@ -14,6 +14,7 @@ from components.gke import GkeCluster, GkeClusterArgs, SystemPoolArgs
 from components.gpu_catalog import gpu_machine
 from components.gpu_pool import GpuNodePool, GpuNodePoolArgs
 from components.k8s_provider import cluster_provider, kubeconfig_for
+from stacks.compose_queues import QueueLayer, build_queues, workload_needs
 from stacks.compose_schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
 
@@ -26,6 +27,7 @@ class Platform:
     gpu_pools: dict[str, GpuNodePool]
     provider: pulumi.ProviderResource
     schedulers: Schedulers
+    queues: QueueLayer
 
 
 def build(config: StackConfig, project: str) -> Platform:
@@ -85,7 +87,8 @@ def build(config: StackConfig, project: str) -> Platform:
     provider = cluster_provider(
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool]
     )
-    schedulers = install_schedulers(config, provider)
+    schedulers = install_schedulers(config, provider, workload_needs(config))
+    queues = build_queues(config, provider, schedulers)
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export("kubeconfig", kubeconfig)
     pulumi.export(
@@ -96,4 +99,4 @@ def build(config: StackConfig, project: str) -> Platform:
         },
     )
     pulumi.export("gpuCapacity", sum(p.gpu_capacity for p in pools.values()))
-    return Platform(cluster=cluster, gpu_pools=pools, provider=provider, schedulers=schedulers)
+    return Platform(cluster=cluster, gpu_pools=pools, provider=provider, schedulers=schedulers, queues=queues)

@@ -27,6 +27,7 @@ from stacks.errors import (
     issues_from_validation,
     suggest,
 )
+from stacks.tenancy_config import SKYPILOT_PASSWORDS_KEY
 
 
 def raw_project_config() -> dict[str, str]:
@@ -43,7 +44,11 @@ def secret_project_keys() -> set[str]:
     return {key[len(prefix) :] for key in keys if key.startswith(prefix)}
 
 
-def load_stack_config(secret_keys: frozenset[str] = frozenset()) -> StackConfig:
+# Keys the program reads as secrets (never parsed here): the SkyPilot servers' passwords.
+SECRET_KEYS = frozenset({SKYPILOT_PASSWORDS_KEY})
+
+
+def load_stack_config(secret_keys: frozenset[str] = SECRET_KEYS) -> StackConfig:
     """Parse and validate the stack config, or raise :class:`ConfigError` (one line per issue).
 
     ``secret_keys`` are keys read elsewhere as secrets; they are accepted here but not parsed.

@@ -1,0 +1,66 @@
+"""A Kubernetes custom resource whose top-level fields are not all under ``spec``.
+
+``pulumi_kubernetes.apiextensions.CustomResource`` (Python SDK 4.34.2) sends only
+``apiVersion``, ``kind``, ``metadata`` and ``spec``: anything else is dropped before it reaches
+the provider (see its ``_internal_init``).  Kueue's WorkloadPriorityClass keeps ``value`` and
+``description`` at the top level (reference/kueue.md §3), so written that way it would reach
+the cluster without its priority.  The provider itself takes the whole object -- the Node SDK
+types its args as ``{apiVersion, kind, metadata, [othersFields: string]: any}`` -- so this
+subclass registers the same ``kubernetes:<apiVersion>:<Kind>`` type with every field.
+
+It is still a ``CustomResource`` (same type token, same outputs), so nothing downstream can
+tell the difference; every custom resource of the stack goes through it for one code path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+def compact(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``fields`` without the ones that are None or empty: what the object leaves to the API's defaults.
+
+    ``False`` and ``0`` are values, and are kept.
+    """
+    return {key: value for key, value in fields.items() if value is not None and value not in ({}, [])}
+
+
+def _sdk_version() -> str:
+    """The provider plugin version matching the installed SDK (untyped helper of the SDK)."""
+    return cast("Callable[[], str]", k8s._utilities.get_version)()
+
+
+class KubeObject(k8s.apiextensions.CustomResource):
+    """``kubernetes:<api_version>:<kind>`` with ``metadata``, optional ``spec`` and extra fields."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        *,
+        api_version: str,
+        kind: str,
+        metadata: Mapping[str, Any],
+        spec: Mapping[str, Any] | None = None,
+        fields: Mapping[str, Any] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": dict(metadata)}
+        if spec is not None:
+            props["spec"] = dict(spec)
+        for key, value in (fields or {}).items():
+            if key in props:
+                raise ValueError(f"{kind}: field {key!r} is set twice")
+            props[key] = value
+        # The SDK pins the provider plugin version this way too (CustomResource.__init__).
+        version = pulumi.ResourceOptions(version=_sdk_version())
+        pulumi.CustomResource.__init__(
+            self,
+            f"kubernetes:{api_version}:{kind}",
+            resource_name,
+            props,
+            pulumi.ResourceOptions.merge(version, opts),
+        )

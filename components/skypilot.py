@@ -1,0 +1,117 @@
+"""A team's SkyPilot API server: the ``skypilot`` Helm chart in the team's namespace.
+
+What the release is configured to do (reference/kai-kuberay-skypilot.md §3, seed 004):
+
+* ``apiService.config`` (the server's ``~/.sky/config.yaml``) puts every pod the server launches
+  into the team's Kueue LocalQueue with ``kubernetes.pod_config.metadata.labels``
+  (``kueue.x-k8s.io/queue-name``, and a ``kueue.x-k8s.io/priority-class`` when set) -- the
+  mechanism of the seed and of SkyPilot's examples/kueue, valid in every SkyPilot release -- and
+  sets ``kubernetes.provision_timeout: -1`` so a launch waits while Kueue holds its pods back
+  instead of failing over (examples/kueue/README.md).  Kueue must run its ``pod`` integration,
+  because SkyPilot creates bare pods.
+* Basic auth at the ingress: ``ingress.authCredentials`` is an htpasswd line hashed here from the
+  team's password, a Pulumi secret that stays a secret Output end to end (the plan and the state
+  show it as secret; the plain password never leaves the Output).  ``apiService.
+  enableUserManagement`` is pinned false, because with it on the chart ignores these credentials.
+* One ingress controller for all teams: the first release installs the ``ingress-nginx``
+  subchart (a LoadBalancer); every later one sets ``ingress-nginx.enabled: false`` and serves
+  under its own ``ingress.path`` (``/<team>``) on the same controller, and waits for the first.
+
+Caveat from the chart's values.yaml: ``apiService.config`` is ignored on ``helm upgrade`` once a
+config exists on the server's volume, so a changed queue reaches a running server only after its
+config is reset (or the release is replaced).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.htpasswd import htpasswd_line
+from components.k8s_object import compact
+from components.workloads import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
+
+SKYPILOT_REPO = "https://helm.skypilot.co"
+SKYPILOT_CHART = "skypilot"
+
+
+@dataclass(frozen=True)
+class SkypilotServerArgs:
+    team: str
+    namespace: str
+    chart_version: str
+    username: str
+    # A secret Output; hashed inside an apply so the result stays secret.
+    password: pulumi.Output[str]
+    # Salt scope for the htpasswd hash: something stable that identifies the deployment.
+    auth_scope: str
+    local_queue: str
+    ingress_path: str
+    owns_ingress_controller: bool
+    priority_class: str | None = None
+    ingress_host: str | None = None
+
+    @property
+    def release_name(self) -> str:
+        return f"skypilot-{self.team}"
+
+
+def sky_config(local_queue: str, priority_class: str | None) -> str:
+    """The server's ``~/.sky/config.yaml``: pods labelled into the team's queue."""
+    labels = compact({KUEUE_QUEUE_LABEL: local_queue, KUEUE_PRIORITY_LABEL: priority_class})
+    document = {"kubernetes": {"provision_timeout": -1, "pod_config": {"metadata": {"labels": labels}}}}
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+class SkypilotServer(pulumi.ComponentResource):
+    """One team's SkyPilot API server release."""
+
+    release: k8s.helm.v3.Release
+
+    def __init__(
+        self,
+        name: str,
+        args: SkypilotServerArgs,
+        depends_on: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-batch:skypilot:Server", name, None, opts)
+        # Secret whatever the caller passed: the hash must never reach the plan in plain text.
+        password: pulumi.Output[str] = pulumi.Output.secret(args.password)
+        credentials = password.apply(lambda pw: htpasswd_line(args.username, pw, args.auth_scope))
+        ingress = compact(
+            {
+                "enabled": True,
+                "authCredentials": credentials,
+                "path": args.ingress_path,
+                "host": args.ingress_host,
+            }
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=args.release_name,
+            chart=SKYPILOT_CHART,
+            version=args.chart_version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=SKYPILOT_REPO),
+            namespace=args.namespace,
+            create_namespace=False,
+            values={
+                "apiService": {
+                    "config": sky_config(args.local_queue, args.priority_class),
+                    "enableUserManagement": False,
+                },
+                "ingress": ingress,
+                "ingress-nginx": {"enabled": args.owns_ingress_controller},
+            },
+            atomic=True,
+            cleanup_on_fail=True,
+            max_history=10,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+        )
+        self.register_outputs(
+            {"release": args.release_name, "namespace": args.namespace, "path": args.ingress_path}
+        )
