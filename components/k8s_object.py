@@ -29,6 +29,23 @@ def compact(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None and value not in ({}, [])}
 
 
+def inherited_depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    """A component's own ``depends_on``, for its children to repeat.
+
+    Pulumi passes a component's provider and ``protect`` on to its children but not its
+    ``depends_on`` (the children of a component that depends on the Kueue release would
+    otherwise be created before Kueue's webhooks serve), so components hand it down explicitly.
+    """
+    depends = opts.depends_on if opts is not None else None
+    if depends is None:
+        return []
+    if isinstance(depends, pulumi.Resource):
+        return [depends]
+    if isinstance(depends, list):
+        return [d for d in depends if isinstance(d, pulumi.Resource)]
+    raise TypeError("depends_on must be given as resources, not an Output, to be handed to children")
+
+
 def _sdk_version() -> str:
     """The provider plugin version matching the installed SDK (untyped helper of the SDK)."""
     return cast("Callable[[], str]", k8s._utilities.get_version)()

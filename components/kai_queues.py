@@ -14,7 +14,7 @@ from typing import Any
 
 import pulumi
 
-from components.k8s_object import KubeObject, compact
+from components.k8s_object import KubeObject, compact, inherited_depends_on
 
 API_VERSION = "scheduling.run.ai/v2"
 
@@ -70,6 +70,7 @@ class KaiQueues(pulumi.ComponentResource):
         self, name: str, queues: tuple[KaiQueueArgs, ...], opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gpu-batch:kai:Queues", name, None, opts)
+        after = inherited_depends_on(opts)
         self.queues = {}
         for queue in queues:
             parent = self.queues.get(queue.parent) if queue.parent is not None else None
@@ -81,7 +82,7 @@ class KaiQueues(pulumi.ComponentResource):
                 kind="Queue",
                 metadata={"name": queue.name, "labels": {"app.kubernetes.io/managed-by": "pulumi"}},
                 spec=queue_spec(queue),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[parent] if parent is not None else []),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, *([parent] if parent else [])]),
             )
         self.register_outputs({"queues": list(self.queues)})
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pulumi
 
-from components.k8s_object import KubeObject, compact
+from components.k8s_object import KubeObject, compact, inherited_depends_on
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
@@ -275,9 +275,10 @@ class KueueQueues(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-batch:kueue:Queues", name, None, opts)
+        after = inherited_depends_on(opts)
 
         def child(depends_on: Sequence[pulumi.Resource] = ()) -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))
+            return pulumi.ResourceOptions(parent=self, depends_on=[*after, *depends_on])
 
         def obj(
             kind: str,

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import pulumi
 
 from components.gpu_pool import GPU_TAINT_KEY
-from components.k8s_object import KubeObject, compact
+from components.k8s_object import KubeObject, compact, inherited_depends_on
 
 API_VERSION = "ray.io/v1"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -179,6 +179,6 @@ class RayWorkload(pulumi.ComponentResource):
                 "labels": {"app.kubernetes.io/managed-by": "pulumi", **args.labels},
             },
             spec=spec,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts)),
         )
         self.register_outputs({"kind": args.kind, "name": args.name, "namespace": args.namespace})
