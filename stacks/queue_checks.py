@@ -43,7 +43,7 @@ def check_queues(
         yield from _check_groups(
             at, cq.resource_groups, flavor_pools, has_cohort=cq.cohort is not None, owner="cohort"
         )
-        yield from _check_cluster_queue(at, cq, queues, pool_modes)
+        yield from _check_cluster_queue(at, cq, queues, {**pool_modes, system_pool: "system"})
 
 
 def _unique(queues: KueueQueuesConfig) -> Iterator[ConfigIssue]:
@@ -231,6 +231,8 @@ def _check_cluster_queue(
 def _check_admission_checks(
     at: str, cq: ClusterQueueConfig, queues: KueueQueuesConfig, pool_modes: Mapping[str, str]
 ) -> Iterator[ConfigIssue]:
+    """``pool_modes`` holds every pool of the stack (the system pool as "system"); a flavor
+    naming an unknown pool is reported once, by the flavor, and not judged here."""
     checks = {c.name: c for c in queues.admission_checks}
     flavor_pools = {f.name: f.pool for f in queues.resource_flavors}
     cq_flavors = [f.name for g in cq.resource_groups for f in g.flavors]
@@ -260,7 +262,7 @@ def _check_admission_checks(
         queued_covered.update(applies_to)
         for flavor in applies_to:
             pool = flavor_pools.get(flavor)
-            if flavor in flavor_pools and (pool is None or pool_modes.get(pool) != "queued"):
+            if flavor in flavor_pools and (pool is None or pool_modes.get(pool, "queued") != "queued"):
                 yield ConfigIssue(
                     f"{u_at}.onFlavors" if use.on_flavors else f"{u_at}.name",
                     f"a check that applies only to flavors of queued pools: {QUEUED_PROVISIONING_CLASS} "

@@ -60,7 +60,9 @@ def _check_schedulers_present(config: StackConfig) -> Iterator[ConfigIssue]:
         yield ConfigIssue("gpu-batch:kuberay.enabled", f"true: {WORKLOADS_KEY} declares Ray workloads", False)
     for index, workload in enumerate(config.workloads):
         groups = [workload.head, *workload.worker_groups]
-        if any(g.gpu_fraction is not None for g in groups) and not config.kai.gpu_sharing:
+        # A fraction under Kueue is reported by the workload's own checks.
+        fractional = workload.scheduler == "kai" and any(g.gpu_fraction is not None for g in groups)
+        if fractional and not config.kai.gpu_sharing:
             yield ConfigIssue(
                 "gpu-batch:kai.gpuSharing",
                 f"true: {WORKLOADS_KEY}[{index}] ({workload.name}) requests a GPU fraction, which KAI's "

@@ -15,6 +15,6 @@ from stacks.errors import ConfigIssue, suggest
 
 def unknown_reference(path: str, name: str, what: str, known: Iterable[str], why: str = "") -> ConfigIssue:
     """``<path>: got '<name>', expected <what> (did you mean X?) (a, b)[; why]``."""
-    names = sorted(known)
+    names = sorted(set(known))
     listed = ", ".join(names) if names else "none declared"
     return ConfigIssue(path, f"{what}{suggest(name, names)} ({listed}){'; ' + why if why else ''}", name)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_validator
+from pydantic_core import InitErrorDetails
 
 from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt, PositiveInt
 from stacks.errors import ConfigIssue
@@ -106,13 +107,30 @@ class WorkloadConfig(ConfigModel):
         None, description="RayJob: run-time limit in seconds."
     )
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _apply_template(cls, data: Any) -> Any:
-        """Merge the entry over its template; an unknown template is left for the field to report."""
-        if isinstance(data, dict) and isinstance(data.get("template"), str) and data["template"] in TEMPLATES:
-            return merge(TEMPLATES[data["template"]], data)
-        return data
+    def _apply_template(cls, data: Any, handler: ModelWrapValidatorHandler[WorkloadConfig]) -> WorkloadConfig:
+        """Merge the entry over its template, then validate.
+
+        With an unknown template name only that is reported: the keys the template would have
+        supplied are missing too, and listing them would bury the one mistake.
+        """
+        template = data.get("template") if isinstance(data, dict) else None
+        if isinstance(template, str) and template in TEMPLATES:
+            return handler(merge(TEMPLATES[template], data))
+        try:
+            return handler(data)
+        except ValidationError as error:
+            only = [e for e in error.errors() if template is not None and e["loc"][:1] == ("template",)]
+            if not only:
+                raise
+            details: list[InitErrorDetails] = []
+            for e in only:
+                detail = InitErrorDetails(type=e["type"], loc=e["loc"], input=e["input"])
+                if "ctx" in e:
+                    detail["ctx"] = e["ctx"]
+                details.append(detail)
+            raise ValidationError.from_exception_data(error.title, details) from None
 
     @property
     def shuts_down(self) -> bool:
