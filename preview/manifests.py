@@ -1,0 +1,105 @@
+"""``build/<stack>/manifests.yaml``: every Kubernetes object the stack declares, ready for ``kubectl diff``.
+
+Rendered from the recorded registrations, so it is exactly what the program sends: any resource
+whose type token is ``kubernetes:<group>/<version>:<Kind>`` -- Namespaces, RBAC, and every custom
+resource.  Helm releases (``kubernetes:helm.sh/v3:Release``) are not Kubernetes objects but
+instructions to Helm, and providers are not objects at all; both are left out.  Values not known
+before deploy read ``(unknown)`` and secrets ``[secret]`` (``preview.records.for_display``), so
+the file never holds a secret and can be attached to a pull request.
+
+:func:`validate_manifests` checks every custom resource strictly against the upstream CRD
+schemas (``preview.crd_validation``): a field the schema does not declare is an error, because
+the API server would prune it silently (a v1beta1 ``cohort`` on a v1beta2 ClusterQueue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from preview.crd_validation import Outcome, ValidationResult, validate_objects
+from preview.records import RecordedResource, for_display
+
+_NOT_OBJECTS = ("kubernetes:helm.sh/",)
+# Top-level keys first, in the order kubectl prints them.
+_LEADING = ("apiVersion", "kind", "metadata")
+
+
+def is_kubernetes_object(resource: RecordedResource) -> bool:
+    """A registration that is itself a Kubernetes object (not a provider or a Helm release)."""
+    return (
+        resource.custom
+        and resource.type.startswith("kubernetes:")
+        and not resource.type.startswith(_NOT_OBJECTS)
+        and "apiVersion" in resource.inputs
+        and "kind" in resource.inputs
+    )
+
+
+def render_manifests(resources: Iterable[RecordedResource]) -> list[dict[str, Any]]:
+    """The Kubernetes objects among ``resources``, in display form, in a stable order.
+
+    Registration order depends on how the program's outputs resolve, so objects are sorted:
+    Namespaces first (``kubectl apply -f`` needs them before what lives in them), then by
+    apiVersion, kind, namespace and name -- the file diffs cleanly from one run to the next.
+    """
+    objects = []
+    for resource in resources:
+        if not is_kubernetes_object(resource):
+            continue
+        shown = _sorted(for_display(resource.inputs))
+        ordered = {key: shown[key] for key in _LEADING if key in shown}
+        ordered.update({key: value for key, value in shown.items() if key not in _LEADING})
+        objects.append(ordered)
+    return sorted(objects, key=_order)
+
+
+def _order(obj: Mapping[str, Any]) -> tuple[int, str, str, str, str]:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    return (
+        0 if obj.get("kind") == "Namespace" else 1,
+        str(obj.get("apiVersion", "")),
+        str(obj.get("kind", "")),
+        str(meta.get("namespace", "")),
+        str(meta.get("name", "")),
+    )
+
+
+def _sorted(value: Any) -> Any:
+    """Mappings with sorted keys (the wire form's key order is not stable); lists keep their order."""
+    if isinstance(value, Mapping):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def validation_results(
+    objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None
+) -> list[ValidationResult]:
+    return validate_objects(objects, schema_dir)
+
+
+def validate_manifests(objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None) -> list[str]:
+    """One line per problem: schema violations, and custom resources with no schema to check.
+
+    Core and built-in API groups (``v1``, ``rbac.authorization.k8s.io``) have no CRD and pass.
+    A kind of a group we hold CRDs for, but not its own, is an error: it could not be checked.
+    """
+    errors: list[str] = []
+    for result in validation_results(objects, schema_dir):
+        if result.outcome is Outcome.INVALID:
+            errors.extend(result.messages())
+        elif result.outcome is Outcome.NO_SCHEMA:
+            errors.append(f"{result.ref}: not validated: {result.note}")
+    return errors
+
+
+def write_manifests(path: Path, objects: Sequence[Mapping[str, Any]]) -> None:
+    """Multi-document YAML, one object per document."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump_all(list(objects), sort_keys=False, default_flow_style=False))
