@@ -141,7 +141,9 @@ def check_workloads(
     workloads: list[WorkloadConfig], teams: list[TeamConfig], kueue: KueueQueuesConfig
 ) -> Iterator[ConfigIssue]:
     by_team = {t.name: t for t in teams}
-    seen: set[tuple[str, str, str]] = set()
+    # One name per namespace across kinds: a RayJob creates a RayCluster named after itself, and
+    # one name per namespace keeps ``kubectl get ray -n <ns>`` unambiguous.
+    seen: set[tuple[str, str]] = set()
     for index, workload in enumerate(workloads):
         at = f"{WORKLOADS_KEY}[{index}]"
         team = by_team.get(workload.team)
@@ -150,10 +152,10 @@ def check_workloads(
                 f"{at}.team", workload.team, "a team declared under gpu-batch:teams", by_team
             )
         else:
-            key = (workload.kind, team.namespace_name, workload.name)
+            key = (team.namespace_name, workload.name)
             if key in seen:
                 yield ConfigIssue(
-                    f"{at}.name", f"a {workload.kind} name used once in namespace {key[1]}", workload.name
+                    f"{at}.name", f"a workload name used once in namespace {key[0]}", workload.name
                 )
             seen.add(key)
             yield from _check_queue(at, workload, team, kueue)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from preview.harness import RunResult
+from preview.manifests import render_manifests, validate_manifests
 from preview.records import RecordedResource
 from stacks.errors import ConfigError
 from stacks.quantity import amount
@@ -197,6 +198,35 @@ class TestTeamQueues:
         assert objects(plans["prod"], "ResourceFlavor")["cpu"]["spec"] == {
             "nodeLabels": {"cloud.google.com/gke-nodepool": "system"}
         }
+
+
+def test_hierarchical_cohorts_with_their_own_quota() -> None:
+    """A child cohort with extra shared quota it may lend up to a limit, under a root cohort."""
+    queues = config_value("prod", QUEUES)
+    shared = {"cpu": {"nominalQuota": "0"}, "memory": {"nominalQuota": "0"}}
+    shared["nvidia.com/gpu"] = {"nominalQuota": "2", "lendingLimit": "1", "borrowingLimit": "4"}
+    queues["cohorts"] = [
+        {"name": "org"},
+        {
+            "name": "ml",
+            "parent": "org",
+            "fairSharingWeight": "2",
+            "resourceGroups": [{"flavors": [{"name": "l4", "resources": shared}]}],
+        },
+    ]
+    result = run_stack("prod", {QUEUES: queues})
+    cohorts = objects(result, "Cohort")
+    assert cohorts["org"]["spec"] == {}
+    ml = cohorts["ml"]["spec"]
+    assert ml["parentName"] == "org"
+    assert ml["fairSharing"] == {"weight": "2"}
+    assert ml["resourceGroups"][0]["flavors"][0]["resources"][2] == {
+        "name": "nvidia.com/gpu",
+        "nominalQuota": "2",
+        "borrowingLimit": "4",
+        "lendingLimit": "1",
+    }
+    assert validate_manifests(render_manifests(result.resources)) == []
 
 
 class TestKaiScenario:

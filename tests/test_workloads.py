@@ -230,6 +230,21 @@ class TestWorkloadErrors:
             "longer RayJob names)"
         ]
 
+    def test_names_unique_per_namespace_across_kinds(self) -> None:
+        # The second entry is the duplicate, whatever kind the first is.
+        assert workload_errors(
+            "kai",
+            {
+                "name": "raycluster-half-gpu",
+                "kind": "RayJob",
+                "entrypoint": "x",
+                "submissionMode": "HTTPMode",
+            },
+        ) == [
+            f"config error: {WORKLOADS}[1].name: got 'raycluster-half-gpu', expected a workload name used once "
+            "in namespace team-a"
+        ]
+
     def test_quantity_in_a_pod(self) -> None:
         (line,) = workload_errors("kai", {"head": {"memory": "2 GiB"}})
         assert line.startswith(
