@@ -17,6 +17,7 @@ from pathlib import Path
 
 from preview.analyzer import AnalysisResult, format_diagnostic, run_policy_pack
 from preview.harness import RunResult, run_program
+from preview.manifests import render_manifests, validate_manifests, write_manifests
 from preview.plan import plan_document, write_plan
 from preview.report import render_report
 from preview.stack_files import StackFileError, load_stack_files
@@ -65,13 +66,28 @@ def main(argv: list[str] | None = None) -> int:
         for line in render_tree(result.resources):
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
-    code = 0
+    with clock.stage("manifests"):
+        manifests_path = out_dir / "manifests.yaml"
+        objects = render_manifests(result.resources)
+        write_manifests(manifests_path, objects)
+        invalid = validate_manifests(objects)
+    for line in invalid:
+        print(f"[invalid] {line}")
+    print(
+        f"{len(objects)} Kubernetes objects: wrote {_rel(manifests_path)}; "
+        + (
+            f"{len(invalid)} rejected by their CRD schema"
+            if invalid
+            else "every custom resource valid against its CRD"
+        )
+    )
+    code = 1 if invalid else 0
     analysis: AnalysisResult | None = None
     if not args.no_policy:
         with clock.stage("policy"):
             analysis = _run_policies(args, files.project, files.stack, files.config, result)
         _print_policy_results(analysis, result)
-        code = 0 if analysis.passed else 1
+        code = code or (0 if analysis.passed else 1)
     with clock.stage("report"):
         report_path = out_dir / "report.md"
         report_path.write_text(render_report(files.stack, result.resources, analysis) + "\n")

@@ -153,27 +153,31 @@ def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
             ]
 
 
+def _kai_amount(value: float | Unknown | None, unset: str) -> str:
+    """A KAI queue number as reviewers read it: -1 is unlimited (KAI's convention)."""
+    if value is None:
+        return unset
+    if isinstance(value, Unknown):
+        return UNKNOWN
+    return "unlimited" if value == -1 else _fmt(Decimal(str(value)))
+
+
 def _kai_rows(model: StackModel) -> Iterator[list[object]]:
     for queue in model.kai_queues():
         resources = queue.resources if isinstance(queue.resources, dict) else {}
         gpu = resources.get("gpu")
         parent = queue.parent_queue if isinstance(queue.parent_queue, str) else "-"
-        quota = (
-            "-"
-            if gpu is None
-            else _fmt(
-                None if isinstance(gpu.quota, Unknown) or gpu.quota is None else Decimal(str(gpu.quota))
-            )
-        )
-        limit = (
-            "-"
-            if gpu is None
-            else _fmt(
-                None if isinstance(gpu.limit, Unknown) or gpu.limit is None else Decimal(str(gpu.limit))
-            )
-        )
-        weight = "-" if gpu is None or gpu.over_quota_weight is None else gpu.over_quota_weight
-        yield [queue.name, parent, quota.replace("-1", "unlimited"), limit.replace("-1", "unlimited"), weight]
+        if gpu is None:
+            yield [queue.name, parent, "-", "none (unset: no GPUs allowed)", "-"]
+            continue
+        yield [
+            queue.name,
+            parent,
+            _kai_amount(gpu.quota, "0"),
+            # An unset limit admits nothing for that resource (kai-kuberay-skypilot.md §1.5).
+            _kai_amount(gpu.limit, "none (unset: no GPUs allowed)"),
+            _kai_amount(gpu.over_quota_weight, "1"),
+        ]
 
 
 def _node_id(kind: str, name: str) -> str:

@@ -24,6 +24,9 @@ def test_every_stack_file_previews_and_writes_its_plan(stack: str, tmp_path: Pat
     assert {"urn", "type", "name", "parent", "provider", "custom", "inputs"} <= set(plan["resources"][0])
     pools = [r for r in plan["resources"] if r["type"] == "gcp:container/nodePool:NodePool"]
     assert pools, "every stack declares its node pools"
+    manifests = list(yaml.safe_load_all((tmp_path / stack / "manifests.yaml").read_text()))
+    assert manifests and all("apiVersion" in m and "kind" in m for m in manifests)
+    assert (tmp_path / stack / "report.md").read_text().startswith(f"## gpu-batch capacity report: `{stack}`")
 
 
 def test_plan_marks_secrets_and_never_holds_the_kubeconfig(tmp_path: Path) -> None:
@@ -101,6 +104,12 @@ def test_a_broken_program_fails_the_preview_with_its_findings(
     assert "[mandatory] kueue-localqueue-target-exists" in printed
     assert "rename `spec.cohort` to `spec.cohortName`" in printed
     assert "policy pack gpu-batch: FAILED" in printed
+    # Strict CRD validation of the rendered manifests flags the same pruned field on its own.
+    assert (
+        "[invalid] ClusterQueue/research: spec.cohort: field not declared in schema kueue.x-k8s.io/v1beta2"
+        in printed
+    )
+    assert (tmp_path / "broken" / "manifests.yaml").exists()
 
 
 def test_the_same_program_done_right_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
