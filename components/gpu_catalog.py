@@ -63,6 +63,7 @@ GPU_MACHINES: dict[str, GpuMachine] = {
     **_family("nvidia-h100-mega-80gb", {"a3-megagpu-8g": 8}),
     **_family("nvidia-h200-141gb", {"a3-ultragpu-8g": 8}),
     **_family("nvidia-b200", {"a4-highgpu-8g": 8}),
+    **_family("nvidia-gb200", {"a4x-highgpu-4g": 4}),
 }
 
 

@@ -167,19 +167,21 @@ FEATURE_GATES: Final = frozenset(
 LOCKED_FEATURE_GATES: Final = {
     "ManagedJobsNamespaceSelectorAlwaysRespected": True,
     "SkipFinalizersForPodsSuspendedByParent": True,
+    # GA since 0.17 and locked on (reference/kueue.md §5): `true` is accepted, `false` is not.
+    "HierarchicalCohorts": True,
 }
 # Gates users still copy from old guides, with what happened to them
 # (site/data/featuregates/removed_feature_list.yaml, CHANGELOGs).
 REMOVED_FEATURE_GATES: Final = {
     "ProvisioningACC": "removed in 0.15; the ProvisioningRequest admission check is always on",
     "KeepQuotaForProvReqRetry": "removed after 0.12",
+    "AdmissionCheckValidationRules": "deprecated in 0.9 and removed after 0.12",
     "LendingLimit": "GA in 0.17 and removed after 0.18; lendingLimit is always available",
     "DynamicResourceAllocation": "removed in 0.19; use KueueDRAIntegration",
     "ManagedJobsNamespaceSelector": "removed in 0.15; managedJobsNamespaceSelector is always honoured",
     "ConfigurableResourceTransformations": "removed in 0.16; transformations are always available",
     "SanitizePodSets": "removed after 0.18; always on",
     "LocalQueueDefaulting": "GA and locked since 0.17; always on",
-    "HierarchicalCohorts": "GA and locked since 0.17; always on",
     "QueueVisibility": "removed in 0.14; use VisibilityOnDemand",
     "MultiplePreemptions": "removed after 0.13; always on",
     "WorkloadResourceRequestsSummary": "removed after 0.13; always on",

@@ -69,7 +69,7 @@ def _check_machine(at: str, pool: GpuPoolConfig) -> Iterator[ConfigIssue]:
         yield ConfigIssue(
             f"{at}.machineType",
             f"a GPU machine type{hint}; known: g2-standard-*, a2-highgpu-*, a2-ultragpu-*, "
-            "a3-highgpu-*, a3-megagpu-8g, a3-ultragpu-8g, a4-highgpu-8g",
+            "a3-highgpu-*, a3-megagpu-8g, a3-ultragpu-8g, a4-highgpu-8g, a4x-highgpu-4g",
             pool.machine_type,
         )
         return

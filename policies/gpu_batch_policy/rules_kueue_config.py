@@ -58,10 +58,14 @@ REMOVED_FEATURE_GATES = frozenset(
     {
         "AdmissionCheckValidationRules",
         "ConfigurableResourceTransformations",
+        # Removed in 0.19 in favour of KueueDRAIntegration (0.19 changelog).
+        "DynamicResourceAllocation",
         "ExposeFlavorsInLocalQueue",
         "FlavorFungibilityImplicitPreferenceDefault",
         "KeepQuotaForProvReqRetry",
         "LendingLimit",
+        # GA and locked in 0.17, then listed in removed_feature_list.yaml.
+        "LocalQueueDefaulting",
         "ManagedJobsNamespaceSelector",
         "MultiplePreemptions",
         "ProvisioningACC",

@@ -1,0 +1,34 @@
+"""Facts the program and the policy pack must each carry, kept equal.
+
+The pack runs on its own under ``pulumi preview --policy-pack`` (its own virtualenv, importing
+nothing from the program), so a few upstream facts exist twice: the GPU machine table, the Kueue
+framework names and removed feature gates, the first GKE version with queued provisioning.  These
+tests fail the moment one copy is edited without the other.
+"""
+
+from __future__ import annotations
+
+from components import kueue_config
+from components.gpu_catalog import GPU_MACHINES
+from gpu_batch_policy import model_gke, rules_gke, rules_kueue_config
+from stacks.cluster_config import QUEUED_PROVISIONING_MIN_VERSION
+
+
+def test_gpu_machine_tables_match() -> None:
+    program = {name: (m.accelerator_type, m.gpus_per_node) for name, m in GPU_MACHINES.items()}
+    assert program == model_gke.MACHINE_TYPE_GPUS
+
+
+def test_kueue_framework_names_match() -> None:
+    assert set(kueue_config.KNOWN_FRAMEWORKS) == set(rules_kueue_config.KNOWN_FRAMEWORKS)
+
+
+def test_removed_feature_gates_match() -> None:
+    assert set(kueue_config.REMOVED_FEATURE_GATES) == set(rules_kueue_config.REMOVED_FEATURE_GATES)
+    # A removed gate is never also offered as a valid or locked one.
+    assert not set(kueue_config.REMOVED_FEATURE_GATES) & set(kueue_config.FEATURE_GATES)
+    assert not set(kueue_config.REMOVED_FEATURE_GATES) & set(kueue_config.LOCKED_FEATURE_GATES)
+
+
+def test_queued_provisioning_minimum_version_matches() -> None:
+    assert QUEUED_PROVISIONING_MIN_VERSION == rules_gke.QUEUED_PROVISIONING_MIN_VERSION
