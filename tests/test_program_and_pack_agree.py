@@ -8,9 +8,10 @@ tests fail the moment one copy is edited without the other.
 
 from __future__ import annotations
 
+from gpu_batch_policy import model_gke, rules_gke, rules_kueue_config
+
 from components import kueue_config
 from components.gpu_catalog import GPU_MACHINES
-from gpu_batch_policy import model_gke, rules_gke, rules_kueue_config
 from stacks.cluster_config import QUEUED_PROVISIONING_MIN_VERSION
 
 
