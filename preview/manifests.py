@@ -102,4 +102,6 @@ def validate_manifests(objects: Sequence[Mapping[str, Any]], schema_dir: Path | 
 def write_manifests(path: Path, objects: Sequence[Mapping[str, Any]]) -> None:
     """Multi-document YAML, one object per document."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump_all(list(objects), sort_keys=False, default_flow_style=False))
+    # libyaml's emitter when PyYAML has it: ~10x faster than the pure-Python one on big stacks.
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    path.write_text(yaml.dump_all(list(objects), Dumper=dumper, sort_keys=False, default_flow_style=False))
