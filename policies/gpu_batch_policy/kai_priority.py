@@ -56,10 +56,15 @@ def priority_class_name(workload: RayWorkload) -> str | Unknown | None:
 
 
 def _declared_priorities(model: StackModel) -> dict[str, int | Unknown | None]:
-    out: dict[str, int | Unknown | None] = {}
-    for obj in model.kube_objects("scheduling.k8s.io", "PriorityClass"):
-        out[obj.name] = as_int(obj.props.get("value"))
-    return out
+    """PriorityClass name -> value, read once per stack (asked per workload)."""
+
+    def build() -> dict[str, int | Unknown | None]:
+        out: dict[str, int | Unknown | None] = {}
+        for obj in model.kube_objects("scheduling.k8s.io", "PriorityClass"):
+            out[obj.name] = as_int(obj.props.get("value"))
+        return out
+
+    return model.memo("kai_priority.declared", build)
 
 
 def preemptibility(workload: RayWorkload, model: StackModel) -> Preemptibility:

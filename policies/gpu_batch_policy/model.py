@@ -14,9 +14,9 @@ reference that merely is not known yet.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .model_base import DEFAULT_NAMESPACE, KubeObject, Resource, Subject, build_resource
 from .model_gke import GkeCluster, NodePool, gke_cluster, node_pool
@@ -46,10 +46,13 @@ from .tokens import (
     KAI_GROUP,
     KUEUE_GROUP,
     RAY_GROUP,
+    TypeToken,
+    parse_token,
 )
 from .values import Unknown
 
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
+T = TypeVar("T")
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -74,37 +77,54 @@ __all__ = [
     "WorkloadPriorityClass",
     "build_resource",
     "view",
+    "view_class",
 ]
+
+
+_KUEUE_VIEWS: dict[str, tuple[type, Callable[[Any], Any]]] = {
+    "ClusterQueue": (ClusterQueue, cluster_queue),
+    "Cohort": (Cohort, cohort),
+    "LocalQueue": (LocalQueue, local_queue),
+    "ResourceFlavor": (ResourceFlavor, resource_flavor),
+    "AdmissionCheck": (AdmissionCheck, admission_check),
+    "ProvisioningRequestConfig": (ProvisioningRequestConfig, provisioning_request_config),
+    "WorkloadPriorityClass": (WorkloadPriorityClass, workload_priority_class),
+}
+
+
+def _view_factory(resource_type: str, token: TypeToken) -> tuple[type, Callable[[Any], Any] | None]:
+    """The view class of a type token and the function that builds it (None: the bare
+    Resource/KubeObject is the view).  One table for :func:`view` and :func:`view_class`."""
+    if resource_type == GKE_CLUSTER:
+        return GkeCluster, gke_cluster
+    if resource_type == GKE_NODE_POOL:
+        return NodePool, node_pool
+    if resource_type == HELM_RELEASE:
+        return HelmRelease, helm_release
+    if not token.is_k8s_object:
+        return Resource, None
+    group, kind = token.group, token.kind
+    if group == KUEUE_GROUP and kind in _KUEUE_VIEWS:
+        return _KUEUE_VIEWS[kind]
+    if group == KAI_GROUP and kind == "Queue":
+        return KaiQueue, kai_queue
+    if group == RAY_GROUP and kind in RAY_KINDS:
+        return RayWorkload, ray_workload
+    if group == CORE_GROUP and kind == "Namespace":
+        return Namespace, Namespace
+    return KubeObject, None
 
 
 def view(res: Resource) -> Any:
     """The typed view of one resource, or the bare Resource/KubeObject if no view applies."""
-    if res.type == GKE_CLUSTER:
-        return gke_cluster(res)
-    if res.type == GKE_NODE_POOL:
-        return node_pool(res)
-    if res.type == HELM_RELEASE:
-        return helm_release(res)
-    if not isinstance(res, KubeObject):
-        return res
-    if res.group == KUEUE_GROUP:
-        factory = {
-            "ClusterQueue": cluster_queue,
-            "Cohort": cohort,
-            "LocalQueue": local_queue,
-            "ResourceFlavor": resource_flavor,
-            "AdmissionCheck": admission_check,
-            "ProvisioningRequestConfig": provisioning_request_config,
-            "WorkloadPriorityClass": workload_priority_class,
-        }.get(res.kind)
-        return factory(res) if factory else res
-    if res.group == KAI_GROUP and res.kind == "Queue":
-        return kai_queue(res)
-    if res.group == RAY_GROUP and res.kind in RAY_KINDS:
-        return ray_workload(res)
-    if res.group == CORE_GROUP and res.kind == "Namespace":
-        return Namespace(res)
-    return res
+    _, factory = _view_factory(res.type, res.token)
+    return factory(res) if factory is not None else res
+
+
+def view_class(resource_type: str) -> type:
+    """The class :func:`view` returns for resources of this type token, without reading any
+    property: a resource policy skips resources it does not judge before converting them."""
+    return _view_factory(resource_type, parse_token(resource_type))[0]
 
 
 @dataclass(frozen=True)
@@ -125,12 +145,38 @@ class Lookup:
 
 
 class StackModel:
-    """Typed, indexed access to every resource of a stack."""
+    """Typed, indexed access to every resource of a stack.
+
+    Rules resolve references inside loops over the stack's objects, so every lookup here is a
+    dict access built once in ``__init__`` (by URN, type token, group/kind and group/kind/name),
+    and every view list is built once: a rule's cost stays linear in the number of resources.
+    Derived per-stack tables (cohort totals, parsed chart values ...) live in :meth:`memo`.
+    """
 
     def __init__(self, resources: Iterable[Resource]) -> None:
         self.resources: list[Resource] = list(resources)
         self.objects: list[KubeObject] = [r for r in self.resources if isinstance(r, KubeObject)]
         self._views: dict[int, Any] = {}
+        self._view_lists: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
+        self._memo: dict[str, Any] = {}
+        self._by_urn: dict[str, Resource] = {}
+        self._by_type: dict[str, list[Resource]] = {}
+        for r in self.resources:
+            self._by_urn.setdefault(r.urn, r)
+            self._by_type.setdefault(r.type, []).append(r)
+        self._by_kind: dict[tuple[str, str], list[KubeObject]] = {}
+        self._by_name: dict[tuple[str, str, str], list[KubeObject]] = {}
+        # Namespaced kinds by name *and* namespace: every team may have a LocalQueue "default".
+        self._by_namespaced_name: dict[tuple[str, str, str, str | None], list[KubeObject]] = {}
+        # (group, kind) with some object whose name/namespace is unknown until apply.
+        self._identity_unknown: set[tuple[str, str]] = set()
+        for o in self.objects:
+            group, kind = o.group, o.kind
+            self._by_kind.setdefault((group, kind), []).append(o)
+            self._by_name.setdefault((group, kind, o.name), []).append(o)
+            self._by_namespaced_name.setdefault((group, kind, o.name, o.namespace), []).append(o)
+            if not o.identity_known:
+                self._identity_unknown.add((group, kind))
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
@@ -154,7 +200,17 @@ class StackModel:
             self._views[key] = view(res)
         return self._views[key]
 
+    def memo(self, key: str, build: Callable[[], T]) -> T:
+        """``build()`` once per model: per-stack tables derived from many resources (e.g. cohort
+        lending totals), so a rule that needs them per object does not recompute them."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        value: T = self._memo[key]
+        return value
+
     def kube_objects(self, group: str | None = None, kind: str | None = None) -> list[KubeObject]:
+        if group is not None and kind is not None:
+            return list(self._by_kind.get((group, kind), ()))
         return [
             o
             for o in self.objects
@@ -162,13 +218,10 @@ class StackModel:
         ]
 
     def of_type(self, resource_type: str) -> list[Resource]:
-        return [r for r in self.resources if r.type == resource_type]
+        return list(self._by_type.get(resource_type, ()))
 
     def by_urn(self, urn: str) -> Resource | None:
-        for r in self.resources:
-            if r.urn == urn:
-                return r
-        return None
+        return self._by_urn.get(urn)
 
     def lookup(
         self, group: str, kind: str, name: str | Unknown | None, namespace: str | None = None
@@ -177,18 +230,25 @@ class StackModel:
         across all API versions of the group."""
         if isinstance(name, Unknown):
             return Lookup("unknown")
-        candidates = self.kube_objects(group, kind)
-        found = tuple(
-            o for o in candidates if o.name == name and (namespace is None or o.namespace == namespace)
-        )
+        if not isinstance(name, str):
+            found: tuple[KubeObject, ...] = ()
+        elif namespace is None:
+            found = tuple(self._by_name.get((group, kind, name), ()))
+        else:
+            found = tuple(self._by_namespaced_name.get((group, kind, name, namespace), ()))
         if found:
             return Lookup("found", found)
-        if any(not o.identity_known for o in candidates):
+        if (group, kind) in self._identity_unknown:
             return Lookup("unknown")
         return Lookup("missing")
 
     def _views_of(self, group: str, kinds: Sequence[str]) -> list[Any]:
-        return [self.view(o) for o in self.objects if o.group == group and o.kind in kinds]
+        key = (group, tuple(kinds))
+        if key not in self._view_lists:
+            self._view_lists[key] = [
+                self.view(o) for o in self.objects if o.group == group and o.kind in kinds
+            ]
+        return list(self._view_lists[key])
 
     # --- Kueue -------------------------------------------------------------------------------
     def cluster_queues(self) -> list[ClusterQueue]:
@@ -196,6 +256,30 @@ class StackModel:
 
     def local_queues(self) -> list[LocalQueue]:
         return self._views_of(KUEUE_GROUP, ("LocalQueue",))
+
+    def local_queues_in(self, namespace: str | None) -> list[LocalQueue]:
+        """LocalQueues of one namespace (for "use one of these" fixes, without a scan per object)."""
+
+        def build() -> dict[str, list[LocalQueue]]:
+            out: dict[str, list[LocalQueue]] = {}
+            for lq in self.local_queues():
+                out.setdefault(lq.namespace, []).append(lq)
+            return out
+
+        if namespace is None:
+            return []
+        return list(self.memo("local_queues_by_namespace", build).get(namespace, ()))
+
+    def local_queues_named(self, name: str) -> list[LocalQueue]:
+        """LocalQueues of that name in any namespace."""
+
+        def build() -> dict[str, list[LocalQueue]]:
+            out: dict[str, list[LocalQueue]] = {}
+            for lq in self.local_queues():
+                out.setdefault(lq.name, []).append(lq)
+            return out
+
+        return list(self.memo("local_queues_by_name", build).get(name, ()))
 
     def cohorts(self) -> list[Cohort]:
         return self._views_of(KUEUE_GROUP, ("Cohort",))

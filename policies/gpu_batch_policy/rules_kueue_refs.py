@@ -50,13 +50,18 @@ def check_localqueue_targets(model: StackModel, reporter: Reporter, _config: Map
                 lq,
                 f"spec.clusterQueue names ClusterQueue '{target}', which the stack does not declare",
                 f"declare ClusterQueue '{target}' or point the LocalQueue at one of: "
-                f"{_names(model.cluster_queues())}",
+                f"{_declared(model, 'ClusterQueue')}",
             )
 
 
 def _names(items: list[Any]) -> str:
     names = sorted({i.name for i in items})
     return ", ".join(names) if names else "(none declared)"
+
+
+def _declared(model: StackModel, kind: str) -> str:
+    """The declared names of a Kueue kind, for fixes; listed once per stack, not per finding."""
+    return model.memo(f"rules_kueue_refs.names:{kind}", lambda: _names(model.kube_objects(KUEUE_GROUP, kind)))
 
 
 def check_clusterqueue_references(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -78,7 +83,7 @@ def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter) -> N
                 cq,
                 f"{flavor.path} names ResourceFlavor '{flavor.name}', which the stack does not declare "
                 "(the ClusterQueue stays inactive: FlavorNotFound)",
-                f"declare ResourceFlavor '{flavor.name}' or use one of: {_names(model.resource_flavors())}",
+                f"declare ResourceFlavor '{flavor.name}' or use one of: {_declared(model, 'ResourceFlavor')}",
             )
 
 
@@ -98,7 +103,7 @@ def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Repor
                     cq,
                     f"{ref.path} names AdmissionCheck '{ref.name}', which the stack does not declare "
                     "(the ClusterQueue stays inactive: AdmissionCheckNotFound)",
-                    f"declare AdmissionCheck '{ref.name}' or use one of: {_names(model.admission_checks())}",
+                    f"declare AdmissionCheck '{ref.name}' or use one of: {_declared(model, 'AdmissionCheck')}",
                 )
             else:
                 for obj in found.found:
@@ -178,7 +183,7 @@ def check_admissioncheck_parameters(
                 f"spec.parameters names ProvisioningRequestConfig '{params.name}', which the stack does "
                 "not declare (the check goes inactive: BadParametersRef)",
                 f"declare ProvisioningRequestConfig '{params.name}' or use one of: "
-                f"{_names(model.provisioning_request_configs())}",
+                f"{_declared(model, 'ProvisioningRequestConfig')}",
             )
 
 
@@ -201,7 +206,7 @@ def check_cohort_hierarchy(model: StackModel, reporter: Reporter, _config: Mappi
                 cohort,
                 f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue would "
                 "silently use an empty default cohort, detaching this subtree",
-                f"declare Cohort '{parent}' or fix the name (declared: {_names(cohorts)})",
+                f"declare Cohort '{parent}' or fix the name (declared: {_declared(model, 'Cohort')})",
             )
     reported: set[str] = set()
     for cohort in cohorts:

@@ -67,7 +67,7 @@ def check_team_local_queue(model: StackModel, reporter: Reporter, _config: Mappi
             reporter.cannot_check(release, "its namespace")
             continue
         names = release.skypilot_queue_names()
-        here = sorted(lq.name for lq in model.local_queues() if lq.namespace == namespace)
+        here = sorted(lq.name for lq in model.local_queues_in(namespace))
         if not names:
             reporter.violation(
                 release,
@@ -87,7 +87,7 @@ def check_team_local_queue(model: StackModel, reporter: Reporter, _config: Mappi
             if found.status == "unknown":
                 reporter.cannot_check(release, f"LocalQueue '{name}' (names unknown until apply)")
                 continue
-            elsewhere = sorted(lq.namespace for lq in model.local_queues() if lq.name == name)
+            elsewhere = sorted(lq.namespace for lq in model.local_queues_named(name))
             reporter.violation(
                 release,
                 f"labels its pods for LocalQueue '{name}', but its namespace '{namespace}' has no such "

@@ -272,9 +272,7 @@ def check_queue_label_present(model: StackModel, reporter: Reporter, _config: Ma
             continue
         if obj.namespace in defaults:
             continue  # Kueue's LocalQueueDefaulting labels it with the 'default' LocalQueue
-        queues = sorted(
-            f"{lq.namespace}/{lq.name}" for lq in model.local_queues() if lq.namespace == obj.namespace
-        )
+        queues = sorted(f"{lq.namespace}/{lq.name}" for lq in model.local_queues_in(obj.namespace))
         reporter.violation(
             item,
             "carries no queue label (kueue.x-k8s.io/queue-name or kai.scheduler/queue), so it bypasses the "
@@ -303,8 +301,8 @@ def check_queue_label_resolves(model: StackModel, reporter: Reporter, _config: M
         if found.status == "unknown":
             reporter.cannot_check(obj, f"LocalQueue '{label}' (names unknown until apply)")
             continue
-        elsewhere = sorted(lq.namespace for lq in model.local_queues() if lq.name == label)
-        here = sorted(lq.name for lq in model.local_queues() if lq.namespace == namespace)
+        elsewhere = sorted(lq.namespace for lq in model.local_queues_named(label))
+        here = sorted(lq.name for lq in model.local_queues_in(namespace))
         reporter.violation(
             obj,
             f"is labelled {QUEUE_NAME_LABEL}={label}, but namespace '{namespace}' has no LocalQueue '{label}'"

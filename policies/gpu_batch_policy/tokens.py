@@ -12,6 +12,7 @@ component types or names.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, cached_property
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -36,7 +37,7 @@ class TypeToken:
     module: str
     name: str
 
-    @property
+    @cached_property
     def is_k8s_object(self) -> bool:
         """A Kubernetes API object (CR or built-in), not a helm/yaml/provider pseudo-resource."""
         return (
@@ -45,7 +46,7 @@ class TypeToken:
             and not self.module.startswith(_K8S_NON_API_MODULES)
         )
 
-    @property
+    @cached_property
     def group(self) -> str:
         """API group; ``core`` maps to the empty core group, as in ``apiVersion: v1``."""
         if not self.is_k8s_object:
@@ -53,7 +54,7 @@ class TypeToken:
         group = self.module.rsplit("/", 1)[0]
         return CORE_GROUP if group == "core" else group
 
-    @property
+    @cached_property
     def version(self) -> str:
         return self.module.rsplit("/", 1)[1] if self.is_k8s_object else ""
 
@@ -67,8 +68,12 @@ class TypeToken:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
+@cache
 def parse_token(token: str) -> TypeToken:
-    """Split a type token; a malformed one yields empty parts rather than an exception."""
+    """Split a type token; a malformed one yields empty parts rather than an exception.
+
+    Cached: a stack has a handful of distinct tokens and every resource of every rule run parses
+    one (the result is immutable)."""
     # The name may itself contain ':' only in provider tokens (pulumi:providers:kubernetes).
     parts = token.split(":", 2)
     if len(parts) != 3:
