@@ -125,6 +125,13 @@ class QueueTree:
                 self.nodes.setdefault(node.name, node)
         for node in self.declared:  # a declared queue of the same name wins over the chart's
             self.nodes[node.name] = node
+        # Children by parent name, built once: rules ask per queue and per workload.
+        self._children: dict[str, list[QueueNode]] = {}
+        for node in self.nodes.values():
+            if isinstance(node.parent, str):
+                self._children.setdefault(node.parent, []).append(node)
+        self._leaves: list[str] | None = None
+        self._children_known = not any(isinstance(n.parent, Unknown) for n in self.nodes.values())
         # Names of queues not known until apply: lookups that miss cannot conclude "missing".
         self.names_known = all(q.obj.identity_known for q in model.kai_queues())
 
@@ -132,14 +139,20 @@ class QueueTree:
         return self.nodes.get(name)
 
     def children(self, name: str) -> list[QueueNode]:
-        return [n for n in self.nodes.values() if n.parent == name]
+        return list(self._children.get(name, ()))
 
     def children_known(self) -> bool:
         """False when some queue's parent is unknown: any queue may gain a child at apply."""
-        return not any(isinstance(n.parent, Unknown) for n in self.nodes.values())
+        return self._children_known
 
     def is_leaf(self, name: str) -> bool:
-        return not self.children(name)
+        return name not in self._children
+
+    def leaves(self) -> list[str]:
+        """Names of every leaf queue, sorted."""
+        if self._leaves is None:
+            self._leaves = sorted(n.name for n in self.nodes.values() if self.is_leaf(n.name))
+        return list(self._leaves)
 
     def ancestors(self, name: str) -> tuple[list[QueueNode], str | None]:
         """Parent chain of ``name`` (nearest first) and why it stopped early, if it did:

@@ -207,7 +207,7 @@ def check_workload_queue(model: StackModel, reporter: Reporter, _config: Mapping
             if not tree.names_known:
                 reporter.cannot_check(obj, f"whether KAI queue '{label}' exists")
                 continue
-            leaves = sorted(n.name for n in tree.nodes.values() if tree.is_leaf(n.name))
+            leaves = tree.leaves()
             reporter.violation(
                 obj,
                 f"is labelled {KAI_QUEUE_LABEL}={label}, but no KAI Queue '{label}' exists, so KAI never "
