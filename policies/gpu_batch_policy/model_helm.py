@@ -12,6 +12,7 @@ The chart is recognised by the last path segment of ``chart`` (``kueue``,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import yaml
@@ -110,6 +111,11 @@ class HelmRelease:
     # --- Kueue -------------------------------------------------------------------------------
     def kueue_config(self) -> ParsedYaml:
         """``managerConfig.controllerManagerConfigYaml`` parsed (absent = chart default)."""
+        return self._kueue_config
+
+    @cached_property
+    def _kueue_config(self) -> ParsedYaml:
+        # Parsed once per release: several rules read it, some per workload.
         return parse_yaml_value(self.value("managerConfig", "controllerManagerConfigYaml"))
 
     def kueue_frameworks(self) -> tuple[str, ...] | Unknown | None:
@@ -165,6 +171,10 @@ class HelmRelease:
 
     # --- SkyPilot ----------------------------------------------------------------------------
     def skypilot_config(self) -> ParsedYaml:
+        return self._skypilot_config
+
+    @cached_property
+    def _skypilot_config(self) -> ParsedYaml:
         return parse_yaml_value(self.value("apiService", "config"))
 
     def skypilot_queue_names(self) -> list[str | Unknown]:
