@@ -3,13 +3,23 @@
 A rule author writes ``check(view_or_model, reporter, config)``; the factory builds the model from
 the SDK args (proxy → plain values, unknowns as markers), runs the check, and calls
 ``Reporter.finish()`` so unknown pieces surface as one advisory "cannot check yet".
+
+Cost (issue 6: linear in the stack, whatever its size).  The analyzer servicer hands every policy
+its own freshly deserialised copy of the same request: one ``AnalyzeStack`` calls each of the ~30
+stack policies with all resources, one ``Analyze`` calls each resource policy with the same
+resource.  Converting the props and indexing the stack once per *policy* made the model the
+largest part of the pack's time, so the model (or the view) is built once per *call* and shared
+by that call's policies (:class:`_CallCache`).  A resource policy also names the view classes it
+judges, so resources of other types are never converted at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import atexit
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -20,7 +30,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .model import StackModel, view
+from .model import StackModel, view, view_class
 from .model_base import build_resource
 from .report import Reporter
 
@@ -28,22 +38,98 @@ ResourceCheck = Callable[[Any, Reporter, Mapping[str, Any]], None]
 StackCheck = Callable[[StackModel, Reporter, Mapping[str, Any]], None]
 
 
+def analyzer_call(report_violation: ReportViolation) -> object | None:
+    """The ``AnalyzeResponse`` of the analyzer call that ``report_violation`` reports into.
+
+    The SDK servicer (``_PolicyAnalyzerServicer.Analyze``/``AnalyzeStack``) creates one response
+    per gRPC call and, per policy, a ``report_violation`` closure over it; so two policies whose
+    closures hold the same response object run in the same call, on the same request.  None when
+    the callback is anything else (direct calls in tests, another host): then nothing is shared.
+    """
+    for cell in getattr(report_violation, "__closure__", None) or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(contents, analyzer_pb2.AnalyzeResponse):
+            return contents
+    return None
+
+
+class _CallCache:
+    """What the latest analyzer call has built: one entry, replaced by the next call's.
+
+    The entry is reused only for the same response object *and* the same resource identities
+    (URN, type, name, in order): a new call always has a new response, and the identities guard
+    against anything else.  The entry holds the response, so its ``id`` cannot be reused while
+    cached.  The SDK serves calls from a thread pool; an entry is one tuple, replaced whole, so a
+    thread never sees another call's model for its own (concurrent calls merely rebuild).
+    """
+
+    def __init__(self) -> None:
+        self._entry: tuple[object, Sequence[tuple[str, str, str]], Any] | None = None
+        self.builds = 0  # models/views built (tests check that one call builds one)
+
+    def get(
+        self, call: object | None, identity: Sequence[tuple[str, str, str]], build: Callable[[], Any]
+    ) -> Any:
+        entry = self._entry
+        if call is not None and entry is not None and entry[0] is call and entry[1] == identity:
+            return entry[2]
+        value = build()
+        self.builds += 1
+        if call is not None:
+            self._entry = (call, identity, value)
+        return value
+
+    def clear(self) -> None:
+        """Drop the entry.  Run at exit: a protobuf (upb) message still referenced from a module
+        when the interpreter tears down can crash the final garbage collection."""
+        self._entry = None
+
+
+STACK_CACHE = _CallCache()
+RESOURCE_CACHE = _CallCache()
+atexit.register(STACK_CACHE.clear)
+atexit.register(RESOURCE_CACHE.clear)
+
+
+def stack_model(args: StackValidationArgs, report_violation: ReportViolation) -> StackModel:
+    """The model of ``args``, built once per ``AnalyzeStack`` call and shared by its policies."""
+    identity = [(r.urn, r.resource_type, r.name) for r in args.resources]
+    model: StackModel = STACK_CACHE.get(
+        analyzer_call(report_violation), identity, lambda: StackModel.from_args(args)
+    )
+    return model
+
+
+def resource_view(args: ResourceValidationArgs, report_violation: ReportViolation) -> Any:
+    """The typed view of ``args``' resource, built once per ``Analyze`` call."""
+    identity = [(args.urn, args.resource_type, args.name)]
+    return RESOURCE_CACHE.get(
+        analyzer_call(report_violation),
+        identity,
+        lambda: view(build_resource(args.resource_type, args.props, args.urn, args.name)),
+    )
+
+
 def resource_policy(
     name: str,
     description: str,
-    applies_to: Callable[[Any], bool],
+    applies_to: type | tuple[type, ...],
     check: ResourceCheck,
     *,
     enforcement_level: EnforcementLevel = EnforcementLevel.MANDATORY,
     config_schema: PolicyConfigSchema | None = None,
 ) -> ResourceValidationPolicy:
-    """A per-resource rule: ``applies_to(view)`` selects, ``check(view, reporter, config)`` judges."""
+    """A per-resource rule on the views of class(es) ``applies_to`` (see ``model.view``):
+    ``check(view, reporter, config)`` judges.  Other resources are skipped by their type token
+    alone, before any property is read."""
 
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-        res = build_resource(args.resource_type, args.props, args.urn, args.name)
-        subject = view(res)
-        if not applies_to(subject):
+        if not issubclass(view_class(args.resource_type), applies_to):
             return
+        subject = resource_view(args, report_violation)
         reporter = Reporter(report_violation, stack=False)
         check(subject, reporter, args.get_config() or {})
         reporter.finish()
@@ -68,7 +154,7 @@ def stack_policy(
     """A whole-stack rule (references, totals): ``check(model, reporter, config)``."""
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        model = StackModel.from_args(args)
+        model = stack_model(args, report_violation)
         reporter = Reporter(report_violation, stack=True)
         check(model, reporter, args.get_config() or {})
         reporter.finish()

@@ -26,10 +26,6 @@ from .values import Unknown
 QUEUED_PROVISIONING_MIN_VERSION = "1.28.3-gke.1098000"
 
 
-def _is_pool(subject: Any) -> bool:
-    return isinstance(subject, NodePool)
-
-
 def _unknown(reporter: Reporter, pool: NodePool, value: object, what: str) -> bool:
     if isinstance(value, Unknown):
         reporter.cannot_check(pool, what)
@@ -205,14 +201,14 @@ POLICIES: list[Policy] = [
         "gke-queued-provisioning-pool",
         "GKE node pools with queued provisioning (DWS) must use autoscaling from 0 with location "
         "policy ANY, no reservations, no spot/preemptible, no COMPACT placement and auto-repair off.",
-        _is_pool,
+        NodePool,
         check_queued_pool,
     ),
     resource_policy(
         "gke-flex-start-pool",
         "GKE flex-start node pools must not use spot, reservations, auto-repair, a static node "
         "count or BALANCED location policy.",
-        _is_pool,
+        NodePool,
         check_flex_start_pool,
     ),
     stack_policy(

@@ -34,12 +34,8 @@ from .values import Quantity, Unknown, dig, fmt_num
 QuotaOwner = ClusterQueue | Cohort
 
 
-def _is_quota_owner(subject: Any) -> bool:
-    return isinstance(subject, (ClusterQueue, Cohort))
-
-
-def _is_cluster_queue(subject: Any) -> bool:
-    return isinstance(subject, ClusterQueue)
+# The view classes each resource rule judges (builders.resource_policy skips others by type).
+QUOTA_OWNERS = (ClusterQueue, Cohort)
 
 
 def _groups(owner: QuotaOwner) -> tuple[ResourceGroup, ...]:
@@ -257,8 +253,7 @@ def wrong_version_fields(obj: KubeObject) -> dict[str, str]:
     return _WRONG_VERSION_FIELDS.get((obj.kind, obj.version), {})
 
 
-def _is_versioned_kueue(subject: Any) -> bool:
-    return isinstance(subject, (ClusterQueue, Cohort, AdmissionCheck, WorkloadPriorityClass))
+VERSIONED_KUEUE = (ClusterQueue, Cohort, AdmissionCheck, WorkloadPriorityClass)
 
 
 def check_api_version_fields(subject: Any, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -310,44 +305,44 @@ POLICIES: list[Policy] = [
     resource_policy(
         "kueue-limits-need-cohort",
         "borrowingLimit/lendingLimit need a cohort (ClusterQueue) or a parent (Cohort).",
-        _is_quota_owner,
+        QUOTA_OWNERS,
         check_limits_need_cohort,
     ),
     resource_policy(
         "kueue-lending-limit-within-nominal",
         "A ClusterQueue's lendingLimit must not exceed its nominalQuota.",
-        _is_cluster_queue,
+        ClusterQueue,
         check_lending_within_nominal,
     ),
     resource_policy(
         "kueue-quota-quantities",
         "Kueue quotas must be valid, non-negative Kubernetes quantities (nominalQuota is required).",
-        _is_quota_owner,
+        QUOTA_OWNERS,
         check_quantities,
     ),
     resource_policy(
         "kueue-flavor-resources-match-covered",
         "Each flavor must list exactly the group's coveredResources, in the same order.",
-        _is_quota_owner,
+        QUOTA_OWNERS,
         check_flavor_resources_match,
     ),
     resource_policy(
         "kueue-resource-group-uniqueness",
         "A flavor or a resource may appear in only one resource group of a ClusterQueue or Cohort.",
-        _is_quota_owner,
+        QUOTA_OWNERS,
         check_group_uniqueness,
     ),
     resource_policy(
         "kueue-preemption-combinations",
         "ClusterQueue preemption and flavorFungibility must avoid the combinations the CRD rejects.",
-        _is_cluster_queue,
+        ClusterQueue,
         check_preemption,
     ),
     resource_policy(
         "kueue-api-version-fields",
         "Kueue objects must only use fields their apiVersion defines (v1beta1 vs v1beta2 renames; "
         "WorkloadPriorityClass value/description are top-level).",
-        _is_versioned_kueue,
+        VERSIONED_KUEUE,
         check_api_version_fields,
     ),
 ]
