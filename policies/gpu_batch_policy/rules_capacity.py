@@ -28,9 +28,9 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 from .builders import stack_policy
 from .demand import CannotTellError, PodSet, kueue_pod_sets, pod_request
 from .kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
-from .model import ClusterQueue, NodePool, RayWorkload, ResourceFlavor, StackModel
+from .model import ClusterQueue, Cohort, NodePool, RayWorkload, ResourceFlavor, StackModel
 from .model_gke import NODEPOOL_LABEL
-from .model_kueue import QUEUE_NAME_LABEL
+from .model_kueue import QUEUE_NAME_LABEL, ResourceQuota
 from .model_workloads import GPU_RESOURCE, PodTemplate
 from .pools import (
     PoolCapacity,
@@ -387,24 +387,29 @@ def check_quota_within_capacity(model: StackModel, reporter: Reporter, config: M
     (queued provisioning, check-capacity) exempts a flavor because it gates admission on capacity.
     """
     ratio = Decimal(str(config_value(config, "maxOvercommit", 1.0)))
+    # Every GPU quota entry by flavor name, in stack order: one pass, not one per flavor.
+    queue_entries: dict[str | Unknown, list[tuple[ClusterQueue, ResourceQuota]]] = {}
+    for cq in model.cluster_queues():
+        for f, entry in cq.quotas(GPU_RESOURCE):
+            queue_entries.setdefault(f.name, []).append((cq, entry))
+    cohort_entries: dict[str | Unknown, list[tuple[Cohort, ResourceQuota]]] = {}
+    for cohort in model.cohorts():
+        for group in cohort.resource_groups:
+            for f in group.flavors:
+                for r in f.resources:
+                    if r.name == GPU_RESOURCE:
+                        cohort_entries.setdefault(f.name, []).append((cohort, r))
     for flavor in model.resource_flavors():
         contributions: list[tuple[str, Decimal]] = []
         try:
-            for cq in model.cluster_queues():
-                for f, entry in cq.quotas(GPU_RESOURCE):
-                    if f.name != flavor.name or provisioning_checks(model, cq, flavor.name):
-                        continue
-                    contributions.append(
-                        (cq.name, value_of(entry.nominal_quota, f"{cq.describe()} {entry.path}"))
-                    )
-            for cohort in model.cohorts():
-                for group in cohort.resource_groups:
-                    for f in group.flavors:
-                        for r in f.resources:
-                            if f.name == flavor.name and r.name == GPU_RESOURCE:
-                                contributions.append(
-                                    (f"cohort {cohort.name}", value_of(r.nominal_quota, r.path))
-                                )
+            for cq, entry in queue_entries.get(flavor.name, []):
+                if provisioning_checks(model, cq, flavor.name):
+                    continue
+                contributions.append(
+                    (cq.name, value_of(entry.nominal_quota, f"{cq.describe()} {entry.path}"))
+                )
+            for cohort, r in cohort_entries.get(flavor.name, []):
+                contributions.append((f"cohort {cohort.name}", value_of(r.nominal_quota, r.path)))
         except CannotTellError as why:
             reporter.cannot_check(flavor, why.what)
             continue
