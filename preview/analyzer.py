@@ -225,22 +225,34 @@ def _options(record: RecordedResource) -> analyzer_pb2.AnalyzerResourceOptions:
 
 
 def _provider(
-    record: RecordedResource, by_urn: Mapping[str, RecordedResource]
+    record: RecordedResource,
+    by_urn: Mapping[str, RecordedResource],
+    built: dict[str, analyzer_pb2.AnalyzerProviderResource] | None = None,
 ) -> analyzer_pb2.AnalyzerProviderResource | None:
-    """The provider resource of a registration (``<provider urn>::<id>``), if it was recorded."""
+    """The provider resource of a registration (``<provider urn>::<id>``), if it was recorded.
+
+    ``built`` keeps each provider's message once converted: every resource of a stack names one of
+    a few providers, and converting its inputs per resource was most of the client's own work."""
     if not record.provider:
         return None
     urn = record.provider.rsplit("::", 1)[0]
+    if built is not None and urn in built:
+        return built[urn]
     provider = by_urn.get(urn)
     if provider is None:
         return None
-    return analyzer_pb2.AnalyzerProviderResource(
+    message = analyzer_pb2.AnalyzerProviderResource(
         type=provider.type, urn=provider.urn, name=provider.name, properties=_struct(provider.inputs)
     )
+    if built is not None:
+        built[urn] = message
+    return message
 
 
 def _stack_resource(
-    record: RecordedResource, by_urn: Mapping[str, RecordedResource]
+    record: RecordedResource,
+    by_urn: Mapping[str, RecordedResource],
+    providers: dict[str, analyzer_pb2.AnalyzerProviderResource] | None = None,
 ) -> analyzer_pb2.AnalyzerResource:
     resource = analyzer_pb2.AnalyzerResource(
         type=record.type,
@@ -251,7 +263,7 @@ def _stack_resource(
         parent=record.parent,
         dependencies=list(record.dependencies),
     )
-    provider = _provider(record, by_urn)
+    provider = _provider(record, by_urn, providers)
     if provider is not None:
         resource.provider.CopyFrom(provider)
     for prop, urns in record.property_dependencies.items():
@@ -502,6 +514,7 @@ class PolicyPackProcess:
     def analyze(self, resources: Sequence[RecordedResource]) -> list[Diagnostic]:
         """``Remediate`` + ``Analyze`` per registration (inputs), then one ``AnalyzeStack``."""
         by_urn = {r.urn: r for r in resources}
+        providers: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
         found: list[Diagnostic] = []
         for record in resources:
             request = analyzer_pb2.AnalyzeRequest(
@@ -511,7 +524,7 @@ class PolicyPackProcess:
                 properties=_struct(record.inputs),
                 options=_options(record),
             )
-            provider = _provider(record, by_urn)
+            provider = _provider(record, by_urn, providers)
             if provider is not None:
                 request.provider.CopyFrom(provider)
             remediated = self._call("Remediate", request)
@@ -521,7 +534,7 @@ class PolicyPackProcess:
             response = self._call("Analyze", request)
             found.extend(_diagnostics(response, "analyze", by_urn, default_urn=record.urn))
         stack_request = analyzer_pb2.AnalyzeStackRequest(
-            resources=[_stack_resource(r, by_urn) for r in resources]
+            resources=[_stack_resource(r, by_urn, providers) for r in resources]
         )
         found.extend(_diagnostics(self._call("AnalyzeStack", stack_request), "analyze-stack", by_urn))
         return found
