@@ -21,6 +21,7 @@ Records are :class:`preview.records.RecordedResource`: property maps already in 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -362,14 +363,25 @@ class PolicyPackProcess:
             PULUMI_DRY_RUN="true" if self.dry_run else "false",
             PULUMI_ORGANIZATION=self.organization,
         )
-        self._proc = subprocess.Popen(
-            [self.python, "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."],
-            cwd=self.pack_dir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-        )
+        try:
+            self._proc = subprocess.Popen(
+                [self.python, "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."],
+                cwd=self.pack_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+            )
+        except OSError as exc:
+            if exc.errno != errno.E2BIG:
+                raise
+            size = len(env["PULUMI_CONFIG"])
+            raise AnalyzerError(
+                f"cannot start the policy pack: the stack config, which the engine passes to the pack "
+                f"as the PULUMI_CONFIG environment variable, is {size:,} bytes, more than the system "
+                "allows in one environment variable (128 KiB on Linux); `pulumi preview --policy-pack` "
+                "starts the pack the same way and fails alike. Keep the stack config under that size."
+            ) from exc
         port = self._read_port()
         self._channel = _insecure_channel(f"127.0.0.1:{port}")
         self._stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)

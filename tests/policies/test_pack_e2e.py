@@ -4,6 +4,7 @@ exactly as ``pulumi preview --policy-pack policies`` drives it (one process for 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,15 @@ def test_stack_name_reaches_the_pack() -> None:
         result = prod.run(records(open_cq))
     [diag] = by_policy(result.diagnostics, "kueue-open-namespace-selector")
     assert diag.level == "advisory" and diag.urn == open_cq.urn
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the 128 KiB limit is Linux's")
+def test_a_stack_config_too_large_for_the_environment_is_a_clear_error() -> None:
+    # The engine hands the pack the stack config as PULUMI_CONFIG; past the kernel's limit for one
+    # environment string the pack cannot be started at all (about 200 generated teams).
+    config = {"gpu-batch:teams": "x" * 200_000}
+    with pytest.raises(AnalyzerError, match=r"PULUMI_CONFIG environment variable, is 200,0\d\d bytes"):
+        PolicyPackProcess(POLICIES_DIR, stack_config=config).start()
 
 
 # Seed scenario 2 builds on scenario 1: kueue-priority.yaml's own header says the queues it names
