@@ -5,8 +5,17 @@ may import this file (tests import ``gpu_batch_policy`` instead).  Rules default
 per-stack levels come from ``--policy-pack-config policies/config.<stack>.json``.
 """
 
+import gc
+
 from gpu_batch_policy.registry import ALL_POLICIES
 from pulumi_policy import EnforcementLevel, PolicyPack
+
+# The SDK turns every request into many short-lived objects; with thousands of resources the
+# default GC thresholds spend a third of the run re-scanning the long-lived heap (48 s -> 34.5 s
+# at 1,000 teams with this).  Freeze what is loaded now and collect young objects less often.
+gc.collect()
+gc.freeze()
+gc.set_threshold(100_000, 50, 100)
 
 PolicyPack(
     name="gpu-batch",
