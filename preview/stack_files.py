@@ -16,6 +16,10 @@ from typing import Any
 import yaml
 
 SECRET_PLACEHOLDER = "offline-preview-placeholder-secret"
+# The engine hands a program (and a policy pack) the whole stack config as one environment
+# variable, PULUMI_CONFIG; Linux refuses any single environment string over 32 pages (128 KiB,
+# MAX_ARG_STRLEN), so a larger config cannot start under `pulumi preview` at all.
+PULUMI_CONFIG_LIMIT = 128 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,14 @@ def load_stack_files(project_dir: Path, stack: str) -> StackFiles:
         if secret:
             secret_keys.append(key)
         config[key] = cleaned if isinstance(cleaned, str) else json.dumps(cleaned)
+    size = len(f"PULUMI_CONFIG={json.dumps(config)}".encode()) + 1
+    if size > PULUMI_CONFIG_LIMIT:
+        raise StackFileError(
+            f"{stack_path.name}: the stack config is {size:,} bytes as Pulumi passes it (PULUMI_CONFIG), "
+            f"expected at most {PULUMI_CONFIG_LIMIT:,}: Linux caps one environment variable at 128 KiB, so "
+            "neither the program nor the policy pack could start; share quota shapes with "
+            "kueueQueues.clusterQueueTemplates or split the stack"
+        )
     return StackFiles(project, stack, config, secret_keys)
 
 

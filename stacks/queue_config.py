@@ -8,12 +8,21 @@ Cross-key rules (references, quota arithmetic) live in :mod:`stacks.queue_checks
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import (
+    Field,
+    ModelWrapValidatorHandler,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt
+from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt, known_keys
+from stacks.errors import suggest
 from stacks.quantity import Quantity
+from stacks.workload_templates import merge
 
 # Cluster-scoped Kueue object names are DNS-1123 subdomains of at most 253 characters.
 DnsSubdomain = Annotated[
@@ -172,6 +181,10 @@ class ClusterQueueConfig(ConfigModel):
     """A ClusterQueue: a pool of quota, shared (one for all teams) or per team."""
 
     name: DnsSubdomain = Field(description="ClusterQueue name; teams point their LocalQueue at it.")
+    template: DnsLabel | None = Field(
+        None,
+        description="A clusterQueueTemplates entry whose keys this queue starts from (its own keys win).",
+    )
     cohort: DnsSubdomain | None = Field(
         None, description="A Cohort declared under cohorts, to borrow and lend quota (Kueue cohortName)."
     )
@@ -236,9 +249,77 @@ class KueueQueuesConfig(ConfigModel):
         default_factory=list, description="ProvisioningRequest admission checks (see admissionChecks[].*)."
     )
     cohorts: list[CohortConfig] = Field(default_factory=list, description="Cohorts (see cohorts[].* keys).")
+    cluster_queue_templates: dict[DnsLabel, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Named ClusterQueue settings many queues share (any clusterQueues[] key but name), "
+        "so a stack of many teams stays small.",
+    )
     cluster_queues: list[ClusterQueueConfig] = Field(
         default_factory=list, description="ClusterQueues (see clusterQueues[].* keys)."
     )
     priority_classes: list[PriorityClassConfig] = Field(
         default_factory=list, description="WorkloadPriorityClasses (see priorityClasses[].* keys)."
     )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _expand_templates(
+        cls, data: Any, handler: ModelWrapValidatorHandler[KueueQueuesConfig]
+    ) -> KueueQueuesConfig:
+        """Merge each ClusterQueue over its template (mappings key by key), then validate.
+
+        A queue naming a template that does not exist is reported alone, at its own ``template``
+        key: the keys the template would have supplied are missing too, and listing them would
+        bury the one mistake.
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("clusterQueueTemplates"), dict):
+            return handler(data)
+        templates = data["clusterQueueTemplates"]
+        unknown: list[InitErrorDetails] = list(_template_key_errors(templates))
+        queues = data.get("clusterQueues")
+        if not isinstance(queues, list):
+            queues = []
+        expanded = []
+        for index, queue in enumerate(queues):
+            name = queue.get("template") if isinstance(queue, dict) else None
+            if name is None or not isinstance(name, str):
+                expanded.append(queue)
+            elif name in templates and isinstance(templates[name], dict):
+                expanded.append(merge(templates[name], queue))
+            else:
+                known = ", ".join(sorted(templates)) or "none"
+                unknown.append(
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "value_error",
+                            "expected the name of a clusterQueueTemplates entry ({known})",
+                            {"known": known},
+                        ),
+                        loc=("clusterQueues", index, "template"),
+                        input=name,
+                    )
+                )
+        if unknown:
+            raise ValidationError.from_exception_data("KueueQueuesConfig", unknown)
+        return handler({**data, "clusterQueues": expanded} if "clusterQueues" in data else data)
+
+
+def _template_key_errors(templates: dict[str, Any]) -> list[InitErrorDetails]:
+    """A typo in a template is caught even before any queue uses it, at the template's own key."""
+    accepted = sorted(set(known_keys(ClusterQueueConfig)) - {"name", "template"})
+    errors: list[InitErrorDetails] = []
+    for name, template in templates.items():
+        for key in template if isinstance(template, dict) else ():
+            if key not in accepted:
+                errors.append(
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "value_error",
+                            "expected a ClusterQueue key{hint}; a template accepts {accepted}",
+                            {"hint": suggest(key, accepted), "accepted": ", ".join(accepted)},
+                        ),
+                        loc=("clusterQueueTemplates", name, key),
+                        input=key,
+                    )
+                )
+    return errors
