@@ -137,6 +137,32 @@ def is_namespaced(group: str, kind: str) -> bool:
     return kind not in _CLUSTER_SCOPED.get(group, frozenset())
 
 
+@dataclass(frozen=True)
+class ObjectView:
+    """Base of every typed view of one Kubernetes object (ClusterQueue, KAI Queue, RayJob, ...).
+
+    Identity and the description used in violation messages always come from the object itself,
+    so every view names its object the same way.
+    """
+
+    obj: KubeObject
+
+    @property
+    def urn(self) -> str:
+        return self.obj.urn
+
+    @property
+    def name(self) -> str:
+        return self.obj.name
+
+    @property
+    def namespace(self) -> str:
+        return self.obj.namespace or ""
+
+    def describe(self) -> str:
+        return self.obj.describe()
+
+
 def build_resource(resource_type: str, props: Any, urn: str, name: str, source: Any = None) -> Resource:
     """Turn one registration (proxy or plain props) into a :class:`Resource`/:class:`KubeObject`."""
     token = parse_token(resource_type)

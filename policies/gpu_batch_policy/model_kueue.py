@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .model_base import KubeObject
+from .model_base import KubeObject, ObjectView
 from .values import (
     Quantity,
     Unknown,
@@ -132,8 +132,7 @@ class AdmissionCheckRef:
 
 
 @dataclass(frozen=True)
-class ClusterQueue:
-    obj: KubeObject
+class ClusterQueue(ObjectView):
     cohort: str | Unknown | None
     resource_groups: tuple[ResourceGroup, ...]
     admission_checks: tuple[AdmissionCheckRef, ...]
@@ -143,17 +142,6 @@ class ClusterQueue:
     namespace_selector: dict[str, Any] | Unknown | None
     # Every unknown marker anywhere in spec: totals over this queue are incomplete if non-empty.
     unknowns: tuple[Unknown, ...]
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
     def flavors(self) -> list[FlavorQuotas]:
         return [f for g in self.resource_groups for f in g.flavors]
@@ -221,22 +209,10 @@ def cluster_queue(obj: KubeObject) -> ClusterQueue:
 
 
 @dataclass(frozen=True)
-class Cohort:
-    obj: KubeObject
+class Cohort(ObjectView):
     parent: str | Unknown | None
     resource_groups: tuple[ResourceGroup, ...]
     unknowns: tuple[Unknown, ...]
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
 
 def cohort(obj: KubeObject) -> Cohort:
@@ -248,24 +224,8 @@ def cohort(obj: KubeObject) -> Cohort:
 
 
 @dataclass(frozen=True)
-class LocalQueue:
-    obj: KubeObject
+class LocalQueue(ObjectView):
     cluster_queue: str | Unknown | None
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    @property
-    def namespace(self) -> str:
-        return self.obj.namespace or ""
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
 
 def local_queue(obj: KubeObject) -> LocalQueue:
@@ -273,24 +233,12 @@ def local_queue(obj: KubeObject) -> LocalQueue:
 
 
 @dataclass(frozen=True)
-class ResourceFlavor:
-    obj: KubeObject
+class ResourceFlavor(ObjectView):
     node_labels: dict[str, str | Unknown]
     node_labels_known: bool
     node_taints: tuple[dict[str, Any], ...]
     tolerations: tuple[dict[str, Any], ...]
     topology_name: str | Unknown | None
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
 
 def resource_flavor(obj: KubeObject) -> ResourceFlavor:
@@ -318,21 +266,9 @@ class ParametersRef:
 
 
 @dataclass(frozen=True)
-class AdmissionCheck:
-    obj: KubeObject
+class AdmissionCheck(ObjectView):
     controller_name: str | Unknown | None
     parameters: ParametersRef | Unknown | None
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
     @property
     def is_provisioning_request(self) -> bool:
@@ -354,25 +290,13 @@ def admission_check(obj: KubeObject) -> AdmissionCheck:
 
 
 @dataclass(frozen=True)
-class ProvisioningRequestConfig:
-    obj: KubeObject
+class ProvisioningRequestConfig(ObjectView):
     provisioning_class_name: str | Unknown | None
     # Empty = every resource counts (kueue.md §3).
     managed_resources: tuple[str | Unknown, ...]
     managed_resources_known: bool
     parameters: dict[str, str | Unknown]
     pod_set_merge_policy: str | Unknown | None
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
 
 def provisioning_request_config(obj: KubeObject) -> ProvisioningRequestConfig:
@@ -392,24 +316,12 @@ def provisioning_request_config(obj: KubeObject) -> ProvisioningRequestConfig:
 
 
 @dataclass(frozen=True)
-class WorkloadPriorityClass:
-    obj: KubeObject
+class WorkloadPriorityClass(ObjectView):
     # Top-level ``value`` (the CRD has no spec); ``None`` when absent.
     value: int | Unknown | None
     description: str | Unknown | None
     # The common mistake: value/description written under ``spec`` (pruned by the API server).
     misplaced_under_spec: tuple[str, ...]
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
 
 def workload_priority_class(obj: KubeObject) -> WorkloadPriorityClass:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .model_base import KubeObject
+from .model_base import KubeObject, ObjectView
 from .values import Quantity, Unknown, as_bool, as_int, as_str, dig, quantity, str_map
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -148,10 +148,9 @@ class RayGroup:
 
 
 @dataclass(frozen=True)
-class RayWorkload:
+class RayWorkload(ObjectView):
     """A ``ray.io`` RayJob or RayCluster (RayService too: same ``rayClusterConfig`` shape)."""
 
-    obj: KubeObject
     cluster_spec: dict[str, Any] | Unknown | None
     head: RayGroup | None
     workers: tuple[RayGroup, ...]
@@ -160,19 +159,8 @@ class RayWorkload:
     submission_mode: str | Unknown | None
 
     @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    @property
     def kind(self) -> str:
         return self.obj.kind
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
     def groups(self) -> list[RayGroup]:
         return ([self.head] if self.head else []) + list(self.workers)
@@ -259,23 +247,11 @@ class KaiResource:
 
 
 @dataclass(frozen=True)
-class KaiQueue:
-    obj: KubeObject
+class KaiQueue(ObjectView):
     parent_queue: str | Unknown | None
     # None when spec.resources is absent (the KAI webhook rejects that).
     resources: dict[str, KaiResource] | Unknown | None
     priority: int | Unknown | None
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
-    def describe(self) -> str:
-        return self.obj.describe()
 
 
 def _num(raw: Any) -> float | Unknown | None:
@@ -310,20 +286,7 @@ def kai_queue(obj: KubeObject) -> KaiQueue:
 
 
 @dataclass(frozen=True)
-class Namespace:
-    obj: KubeObject
-
-    @property
-    def urn(self) -> str:
-        return self.obj.urn
-
-    @property
-    def name(self) -> str:
-        return self.obj.name
-
+class Namespace(ObjectView):
     @property
     def labels(self) -> dict[str, str | Unknown]:
         return self.obj.labels
-
-    def describe(self) -> str:
-        return self.obj.describe()
