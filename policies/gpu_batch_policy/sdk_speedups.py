@@ -6,7 +6,8 @@ pulumi-policy's ``AnalyzeStack`` loops over the stack policies and, inside that 
 With 31 stack policies and 5,000 resources that is 155,000 conversions of the same messages, and
 it was 35 of the 52 seconds of a 1,000-team preview.
 
-This module memoises both conversions for the duration of one ``Analyze``/``AnalyzeStack`` call:
+This module memoises both conversions, and the read-only proxy the SDK wraps around the
+result, for the duration of one ``Analyze``/``AnalyzeStack`` call:
 the same message object yields the same decoded value, which the SDK only wraps in a read-only
 proxy.  The calls the engine makes, their order and their answers are unchanged.  If a future
 SDK no longer has the names patched here, :func:`install` does nothing and the pack runs at the
@@ -32,10 +33,12 @@ class _CallCache:
     def __init__(self) -> None:
         self.messages: dict[int, tuple[Any, Any]] = {}
         self.decoded: dict[int, tuple[Any, Any]] = {}
+        self.proxies: dict[int, tuple[Any, Any]] = {}
 
     def clear(self) -> None:
         self.messages.clear()
         self.decoded.clear()
+        self.proxies.clear()
 
 
 def install() -> bool:
@@ -50,7 +53,8 @@ def install() -> bool:
     servicer = getattr(sdk, "_PolicyAnalyzerServicer", None)
     json_format = getattr(sdk, "json_format", None)
     deserialize = getattr(sdk, "deserialize_properties", None)
-    if servicer is None or json_format is None or deserialize is None:
+    make_proxy = getattr(sdk, "unknown_checking_proxy", None)
+    if servicer is None or json_format is None or deserialize is None or make_proxy is None:
         return False
     if not all(callable(getattr(servicer, m, None)) for m in ("Analyze", "AnalyzeStack")):
         return False
@@ -79,6 +83,15 @@ def install() -> bool:
         cache.decoded[id(props)] = (props, value)
         return value
 
+    def cached_proxy(value: Any) -> Any:
+        # The proxy is a read-only view of the decoded value; one per value is enough.
+        hit = cache.proxies.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        proxy = make_proxy(value)
+        cache.proxies[id(value)] = (value, proxy)
+        return proxy
+
     def per_call(method: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(self: Any, request: Any, context: Any) -> Any:
             cache.clear()
@@ -98,6 +111,7 @@ def install() -> bool:
     patched.MessageToDict = cached_message_to_dict
     sdk.json_format = patched
     sdk.deserialize_properties = cached_deserialize
+    sdk.unknown_checking_proxy = cached_proxy
     servicer.Analyze = per_call(servicer.Analyze)
     servicer.AnalyzeStack = per_call(servicer.AnalyzeStack)
     _STATE["installed"] = True

@@ -29,6 +29,8 @@ PROBE = textwrap.dedent(
     decoded = sdk.deserialize_properties(first)
     assert sdk.deserialize_properties(first) is decoded
     assert sdk.deserialize_properties(first, True) is not decoded   # keep-unknowns form not memoised
+    proxy = sdk.unknown_checking_proxy(decoded)
+    assert sdk.unknown_checking_proxy(decoded) is proxy and proxy["x"] == 1
     print("ok")
     """
 )
