@@ -31,6 +31,24 @@ PROBE = textwrap.dedent(
     assert sdk.deserialize_properties(first, True) is not decoded   # keep-unknowns form not memoised
     proxy = sdk.unknown_checking_proxy(decoded)
     assert sdk.unknown_checking_proxy(decoded) is proxy and proxy["x"] == 1
+
+    # Runtime settings: applied once per thread while the environment stays the same.
+    import os, pulumi.runtime
+    os.environ.update(PULUMI_CONFIG='{"p:k": "v"}', PULUMI_PROJECT="p", PULUMI_STACK="s", PULUMI_DRY_RUN="true")
+    configure = sdk._PolicyAnalyzerServicer._configure_runtime_settings
+    configure(None)
+    assert pulumi.runtime.get_config("p:k") == "v"
+    def refuse():
+        raise AssertionError("re-parsed the config")
+    pulumi.runtime.get_config_env = refuse
+    configure(None)                                             # same environment: not re-applied
+    os.environ["PULUMI_CONFIG"] = '{"p:k": "w"}'
+    try:
+        configure(None)                                         # changed: applied again
+    except AssertionError:
+        pass
+    else:
+        raise SystemExit("a changed environment was not re-applied")
     print("ok")
     """
 )
