@@ -105,37 +105,31 @@ class RayGroup:
 
     def kai_pod_count(self) -> int | Unknown:
         """Pods this group adds to the gang under KAI's counting rule (head: 1)."""
-        if self.is_head:
-            return 1
-        if isinstance(self.suspend, Unknown):
-            return self.suspend
-        if self.suspend:
-            return 0
-        if isinstance(self.min_replicas, Unknown):
-            return self.min_replicas
-        if isinstance(self.replicas, Unknown):
-            return self.replicas
-        if isinstance(self.num_of_hosts, Unknown):
-            return self.num_of_hosts
-        min_r = self.min_replicas or 0
-        base = min_r if min_r > 0 else (self.replicas or 0)
-        hosts = self.num_of_hosts if self.num_of_hosts is not None else 1
-        return max(base, 0) * hosts
+        return self._pod_count(use_min_replicas=True)
 
     def replica_pod_count(self) -> int | Unknown:
         """Pods at the group's configured size: ``replicas × numOfHosts`` (head: 1)."""
+        return self._pod_count(use_min_replicas=False)
+
+    def _pod_count(self, use_min_replicas: bool) -> int | Unknown:
+        """``size × numOfHosts``, where size is ``minReplicas`` when that is > 0 and
+        ``use_min_replicas`` (KAI's rule), else ``replicas``; suspended groups add nothing."""
         if self.is_head:
             return 1
         if isinstance(self.suspend, Unknown):
             return self.suspend
         if self.suspend:
             return 0
+        min_r = self.min_replicas if use_min_replicas else None
+        if isinstance(min_r, Unknown):
+            return min_r
         if isinstance(self.replicas, Unknown):
             return self.replicas
         if isinstance(self.num_of_hosts, Unknown):
             return self.num_of_hosts
+        base = min_r if min_r and min_r > 0 else (self.replicas or 0)
         hosts = self.num_of_hosts if self.num_of_hosts is not None else 1
-        return max(self.replicas or 0, 0) * hosts
+        return max(base, 0) * hosts
 
     @property
     def min_exceeds_replicas(self) -> bool:
