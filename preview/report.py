@@ -84,11 +84,8 @@ def _flavor_pools(model: StackModel, flavor_name: str) -> list[pools.PoolCapacit
     if found is None:
         return []
     selection = pools.select(model.node_pools(), found.node_labels)
-    return [
-        pools.pool_capacity(model, p)
-        for p in selection.possible
-        if pools.pool_capacity(model, p).gpus_per_node
-    ]
+    capacities = (pools.pool_capacity(model, p) for p in selection.possible)
+    return [c for c in capacities if c.gpus_per_node]
 
 
 def _largest_gang(
