@@ -10,6 +10,7 @@ from pulumi_policy import Policy
 
 from .rules_capacity import POLICIES as RULES_CAPACITY
 from .rules_gke import POLICIES as RULES_GKE
+from .rules_helm import POLICIES as RULES_HELM
 from .rules_kai import POLICIES as RULES_KAI
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
@@ -28,4 +29,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
+    *RULES_HELM,
 ]
