@@ -50,12 +50,19 @@ def crd_cluster_scoped(renders: Iterable[ReleaseRender]) -> set[tuple[str, str]]
 def with_release_namespace(
     manifest: dict[str, Any], namespace: str, cluster_scoped: set[tuple[str, str]]
 ) -> dict[str, Any]:
-    """The manifest as Helm applies it: namespaced kinds land in the release namespace."""
+    """The manifest as it lands: namespaced kinds in the release namespace (Helm puts them there),
+    cluster-scoped kinds without one."""
     api_version = str(manifest.get("apiVersion", ""))
     group = api_version.rpartition("/")[0]
     kind = str(manifest.get("kind", ""))
     meta = manifest.get("metadata")
     if (group, kind) in cluster_scoped or not is_namespaced(group, kind):
+        if isinstance(meta, dict) and "namespace" in meta:
+            # The API server clears a cluster-scoped object's namespace on create
+            # (k8s.io/apiserver pkg/registry/rest/create.go BeforeCreate); so does this.
+            cleared = copy.copy(manifest)
+            cleared["metadata"] = {k: v for k, v in meta.items() if k != "namespace"}
+            return cleared
         return manifest
     if isinstance(meta, dict) and meta.get("namespace"):
         return manifest

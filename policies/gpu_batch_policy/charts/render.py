@@ -9,6 +9,12 @@ the chart's ``crds/`` folders (chart and subcharts; Helm installs them first unl
 objects, in a stable order (CRDs, then templates by path, then document order), each with the
 file it came from.
 
+Parsing what Helm prints is the slow part (KubeRay's ``crds/`` are 4 MB of YAML: ~3 s), and the
+same chart is rendered with the same values on every preview and by every pack run, so each
+outcome is also kept on disk beside the chart cache (``<cache>/.renders/<sha256>.json``, keyed by
+chart folder, values, release name, namespace and :data:`FORMAT`): charts are immutable per
+name-version, so the key is the whole input.
+
 A chart that refuses its values fails the whole render: a ``fail`` call (SkyPilot's "requires at
 least 4 CPU cores and 8 GiB memory"), a ``required`` value, or a ``values.schema.json`` violation.
 That is :class:`RenderError`, with Helm's message folded onto one line.
@@ -16,7 +22,10 @@ That is :class:`RenderError`, with Helm's message folded onto one line.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +39,8 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HOOK_ANNOTATION = "helm.sh/hook"
 
 ErrorKind = Literal["values-schema", "chart-refused", "template", "manifest"]
+# Bump when what a render returns changes, so stale disk entries are never read.
+FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -89,7 +100,11 @@ def render_chart(
     with _LOCK:
         cached = _RENDERS.get(key)
     if cached is None:
-        cached = _render(_chart(chart_dir), plain_values, release_name, namespace)
+        disk = _disk_path(chart_dir, key[1], release_name, namespace)
+        cached = _read_disk(disk)
+        if cached is None:
+            cached = _render(_chart(chart_dir), plain_values, release_name, namespace)
+            _write_disk(disk, cached)
         with _LOCK:
             _RENDERS[key] = cached
     if isinstance(cached, RenderError):
@@ -121,6 +136,48 @@ def _render(
     except yaml.YAMLError as error:
         return RenderError("manifest", f"the chart rendered YAML that does not parse: {error}")
     return RenderedChart(tuple(objects))
+
+
+def _disk_path(chart_dir: Path, values_json: str, release_name: str, namespace: str) -> Path:
+    key = json.dumps([FORMAT, chart_dir.name, values_json, release_name, namespace])
+    return chart_dir.parent / ".renders" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+
+
+def _read_disk(path: Path) -> RenderedChart | RenderError | None:
+    """A stored outcome, or None when absent or unreadable (then it is rendered again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if "error" in data:
+            return RenderError(data["error"], data["message"])
+        return RenderedChart(tuple(RenderedObject(source, manifest) for source, manifest in data["objects"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_disk(path: Path, outcome: RenderedChart | RenderError) -> None:
+    """Store an outcome (see :func:`store_text`)."""
+    if isinstance(outcome, RenderError):
+        data: dict[str, Any] = {"error": outcome.kind, "message": outcome.message}
+    else:
+        data = {"objects": [[o.source, o.manifest] for o in outcome.objects]}
+    try:
+        text = json.dumps(data)
+    except (TypeError, ValueError):
+        return
+    store_text(path, text)
+
+
+def store_text(path: Path, text: str) -> None:
+    """Write a cache file atomically (a temporary file renamed into place, so a concurrent reader
+    sees the old file or the whole new one); a cache that cannot be written only costs time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, staging = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        Path(staging).replace(path)
+    except OSError:
+        return
 
 
 def _documents(source: str, text: str) -> list[RenderedObject]:
