@@ -26,6 +26,7 @@ from .kai_quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
 from .kai_tree import QueueNode, QueueTree
 from .model import RayWorkload, StackModel
 from .model_workloads import KAI_QUEUE_LABEL
+from .open_world import World, unresolved, world_schema
 from .report import Reporter
 from .values import Unknown
 
@@ -61,9 +62,13 @@ def check_queue_resources(model: StackModel, reporter: Reporter, _config: Mappin
 
 
 # --- kai-queue-parent-exists --------------------------------------------------------------------
-def check_queue_parents(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_queue_parents(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """``parentQueue`` names an existing queue and the chain has no cycle: the scheduler drops
-    jobs whose queue's parent is missing (``input_jobs.go``) and a cycle has no root."""
+    jobs whose queue's parent is missing (``input_jobs.go``) and a cycle has no root.  Open world
+    (``open_world``): a parent listed in ``externalObjects`` exists; a queue whose only ancestor
+    when the stack declares no other Queue, the parent is "not in this stack" (a tenants stack
+    commonly adds leaves under a department queue the cluster stack owns)."""
+    world = World.from_config(config)
     tree = QueueTree(model)
     for node in tree.declared:
         assert node.queue is not None
@@ -83,11 +88,16 @@ def check_queue_parents(model: StackModel, reporter: Reporter, _config: Mapping[
             if not tree.names_known:
                 reporter.cannot_check(node.queue, f"whether parent queue '{missing}' exists")
             elif node.parent == missing:
-                reporter.violation(
+                names = model.memo("rules_kai.queue_names", lambda: [n.name for n in tree.declared])
+                unresolved(
+                    world,
+                    reporter,
                     node.queue,
-                    f"has parentQueue '{missing}', which no declared Queue has, so KAI drops every job "
+                    ("Queue", missing, None),
+                    declared=[n for n in names if n != node.name],  # other than the queue itself
+                    problem=f"has parentQueue '{missing}', which no declared Queue has, so KAI drops every job "
                     "of this queue",
-                    f"declare a scheduling.run.ai/v2 Queue named '{missing}' or correct spec.parentQueue",
+                    fix=f"declare a scheduling.run.ai/v2 Queue named '{missing}' or correct spec.parentQueue",
                 )
 
 
@@ -192,10 +202,11 @@ def _queue_objects(model: StackModel) -> list[Any]:
 
 
 # --- kai-workload-leaf-queue --------------------------------------------------------------------
-def check_workload_queue(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_workload_queue(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """A ``kai.scheduler/queue`` label names an existing **leaf** queue: KAI drops jobs on a
     missing or non-leaf queue without an error on the workload (``input_jobs.go``,
     KAI-Scheduler#621)."""
+    world = World.from_config(config)
     tree = QueueTree(model)
     for obj in _queue_objects(model):
         label = obj.labels[KAI_QUEUE_LABEL]
@@ -208,11 +219,15 @@ def check_workload_queue(model: StackModel, reporter: Reporter, _config: Mapping
                 reporter.cannot_check(obj, f"whether KAI queue '{label}' exists")
                 continue
             leaves = tree.leaves()
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 obj,
-                f"is labelled {KAI_QUEUE_LABEL}={label}, but no KAI Queue '{label}' exists, so KAI never "
+                ("Queue", label, None),
+                declared=model.memo("rules_kai.queue_names", lambda: [n.name for n in tree.declared]),
+                problem=f"is labelled {KAI_QUEUE_LABEL}={label}, but no KAI Queue '{label}' exists, so KAI never "
                 "schedules it",
-                f"declare a leaf scheduling.run.ai/v2 Queue '{label}' or use an existing leaf queue"
+                fix=f"declare a leaf scheduling.run.ai/v2 Queue '{label}' or use an existing leaf queue"
                 + (f" ({', '.join(leaves)})" if leaves else ""),
             )
         elif not tree.children_known():
@@ -344,6 +359,7 @@ POLICIES: list[Policy] = [
         "kai-queue-parent-exists",
         "A KAI Queue's parentQueue exists and the hierarchy has no cycles (KAI drops jobs otherwise).",
         check_queue_parents,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kai-children-quota-within-parent",
@@ -360,6 +376,7 @@ POLICIES: list[Policy] = [
         "kai-workload-leaf-queue",
         "A kai.scheduler/queue label names an existing leaf KAI queue (KAI drops jobs otherwise).",
         check_workload_queue,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kai-gang-within-limits",

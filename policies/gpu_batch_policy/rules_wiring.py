@@ -39,6 +39,7 @@ from .model_workloads import (
     KAI_QUEUE_LABEL,
     PodTemplate,
 )
+from .open_world import World, unresolved, world_schema
 from .pod_templates import owned_templates
 from .report import Reporter
 from .tokens import KUEUE_GROUP
@@ -284,9 +285,11 @@ def check_queue_label_present(model: StackModel, reporter: Reporter, _config: Ma
 
 
 # --- kueue-queue-label-resolves -----------------------------------------------------------------
-def check_queue_label_resolves(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_queue_label_resolves(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """A ``kueue.x-k8s.io/queue-name`` label names a LocalQueue in the workload's own namespace:
-    Kueue only looks there, and a workload on a missing LocalQueue stays suspended forever."""
+    Kueue only looks there, and a workload on a missing LocalQueue stays suspended forever.
+    Open world (``open_world``): with no LocalQueue in the stack at all, the queue lives elsewhere."""
+    world = World.from_config(config)
     for obj in model.objects:
         label = obj.labels.get(QUEUE_NAME_LABEL)
         if label is None or (obj.group == KUEUE_GROUP):
@@ -303,16 +306,21 @@ def check_queue_label_resolves(model: StackModel, reporter: Reporter, _config: M
             continue
         elsewhere = sorted(lq.namespace for lq in model.local_queues_named(label))
         here = sorted(lq.name for lq in model.local_queues_in(namespace))
-        reporter.violation(
+        unresolved(
+            world,
+            reporter,
             obj,
-            f"is labelled {QUEUE_NAME_LABEL}={label}, but namespace '{namespace}' has no LocalQueue '{label}'"
+            ("LocalQueue", label, namespace),
+            declared=here
+            or model.memo("rules_wiring.local_queue_names", lambda: [lq.name for lq in model.local_queues()]),
+            problem=f"is labelled {QUEUE_NAME_LABEL}={label}, but namespace '{namespace}' has no LocalQueue '{label}'"
             + (
                 f" (it exists in {', '.join(elsewhere)}; Kueue only looks in the workload's namespace)"
                 if elsewhere
                 else ""
             )
             + ", so the workload stays suspended forever",
-            f"declare LocalQueue '{label}' in namespace '{namespace}'"
+            fix=f"declare LocalQueue '{label}' in namespace '{namespace}'"
             + (f" or use one of its LocalQueues ({', '.join(here)})" if here else ""),
         )
 
@@ -324,9 +332,13 @@ def priority_class_names(model: StackModel) -> tuple[set[str], bool]:
     return {c.name for c in classes}, all(c.obj.identity_known for c in classes)
 
 
-def check_priority_class_exists(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_priority_class_exists(
+    model: StackModel, reporter: Reporter, policy_config: Mapping[str, Any]
+) -> None:
     """A ``kueue.x-k8s.io/priority-class`` label names a declared WorkloadPriorityClass: Kueue
-    rejects a workload whose class does not exist (it cannot compute its priority)."""
+    rejects a workload whose class does not exist (it cannot compute its priority).  Open world
+    (``open_world``): with no WorkloadPriorityClass in the stack, the class lives elsewhere."""
+    world = World.from_config(policy_config)
     declared, complete = priority_class_names(model)
     labelled: list[tuple[Any, str | Unknown]] = [
         (o, o.labels[PRIORITY_CLASS_LABEL]) for o in model.objects if PRIORITY_CLASS_LABEL in o.labels
@@ -345,11 +357,15 @@ def check_priority_class_exists(model: StackModel, reporter: Reporter, _config: 
             if not complete:
                 reporter.cannot_check(subject, f"WorkloadPriorityClass '{name}' (names unknown until apply)")
                 continue
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 subject,
-                f"uses {PRIORITY_CLASS_LABEL}={name}, but no WorkloadPriorityClass '{name}' is declared, so Kueue "
+                ("WorkloadPriorityClass", name, None),
+                declared=declared,
+                problem=f"uses {PRIORITY_CLASS_LABEL}={name}, but no WorkloadPriorityClass '{name}' is declared, so Kueue "
                 "rejects its workloads",
-                f"declare a kueue.x-k8s.io WorkloadPriorityClass '{name}' (top-level value), or use one of: "
+                fix=f"declare a kueue.x-k8s.io WorkloadPriorityClass '{name}' (top-level value), or use one of: "
                 f"{', '.join(sorted(declared)) or 'none declared'}",
             )
 
@@ -381,11 +397,13 @@ POLICIES: list[Policy] = [
         "kueue-queue-label-resolves",
         "A kueue.x-k8s.io/queue-name label names a LocalQueue in the workload's own namespace.",
         check_queue_label_resolves,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kueue-priority-class-exists",
         "A kueue.x-k8s.io/priority-class label (on workloads or in SkyPilot pod_config) names a declared "
         "WorkloadPriorityClass.",
         check_priority_class_exists,
+        config_schema=world_schema(),
     ),
 ]

@@ -101,7 +101,9 @@ def test_configure_sends_a_level_for_every_policy(pack: PolicyPackProcess) -> No
 
 
 def test_broken_set_yields_mandatory_diagnostics_with_urns(pack: PolicyPackProcess) -> None:
-    recs = records(BROKEN_POOL, DANGLING_LQ)
+    # The stack declares a ClusterQueue, so a LocalQueue naming another one is a typo (mandatory);
+    # with no ClusterQueue at all it would be "not in this stack" (test_open_world_e2e.py).
+    recs = records(BROKEN_POOL, resource_flavor(), cluster_queue(), DANGLING_LQ)
     result = pack.run(recs)
     assert not result.passed
     [pool] = by_policy(result.diagnostics, "gke-queued-provisioning-pool")
@@ -125,7 +127,7 @@ def test_clean_set_passes(pack: PolicyPackProcess) -> None:
 
 
 def test_policy_config_lowers_and_disables(pack: PolicyPackProcess) -> None:
-    recs = records(BROKEN_POOL, DANGLING_LQ)
+    recs = records(BROKEN_POOL, resource_flavor(), cluster_queue(), DANGLING_LQ)
     config = {
         "gke-queued-provisioning-pool": "advisory",
         "kueue-localqueue-target-exists": {"enforcementLevel": "disabled"},
@@ -256,5 +258,10 @@ def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackPro
     docs = list(yaml.safe_load_all((SEEDS / "kueue-priority.yaml").read_text()))
     from preview.manifest_resources import records_from_manifests
 
-    result = pack.run(records_from_manifests(docs, stack="dev", project="gpu-batch"))
+    recs = records_from_manifests(docs, stack="dev", project="gpu-batch")
+    # Our stacks run with closedWorld (policies/config.dev.json); open world calls it "not in this stack".
+    result = pack.run(recs, {"kueue-queue-label-resolves": {"closedWorld": True}})
     assert any("user-queue" in d.message for d in result.mandatory)
+    open_world = pack.run(recs)
+    assert not any("user-queue" in d.message for d in open_world.mandatory)
+    assert any("not in this stack" in d.message and "user-queue" in d.message for d in open_world.diagnostics)

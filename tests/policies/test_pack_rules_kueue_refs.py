@@ -22,6 +22,7 @@ from tests.policies.pack_objects import (
 LQ_TARGET = get_policy("kueue-localqueue-target-exists")
 CQ_REFS = get_policy("kueue-clusterqueue-references")
 AC_PARAMS = get_policy("kueue-admissioncheck-parameters")
+CLOSED = {"closedWorld": True}  # what this repository's own stacks set (policies/config.<stack>.json)
 COHORTS = get_policy("kueue-cohort-hierarchy")
 SELECTOR = get_policy("kueue-namespace-selector-admits")
 
@@ -76,7 +77,7 @@ def test_unknown_clusterqueue_name_is_cannot_check() -> None:
 
 def test_clusterqueue_missing_flavor_and_check_are_caught() -> None:
     items = [r for r in wired() if r.props["kind"] not in ("ResourceFlavor", "AdmissionCheck")]
-    result = run(CQ_REFS, items)
+    result = run(CQ_REFS, items, CLOSED)
     text = result.text()
     assert "ResourceFlavor 'gpu-flavor'" in text and "FlavorNotFound" in text
     assert "AdmissionCheck 'dws'" in text and "AdmissionCheckNotFound" in text
@@ -86,7 +87,7 @@ def test_clusterqueue_missing_flavor_and_check_are_caught() -> None:
 def test_v1beta1_admission_check_list_is_resolved_too() -> None:
     cq = cluster_queue(version="v1beta1", admissionChecks=["missing-check"])
     cq = patch(cq, "spec.namespaceSelector", {})
-    result = run(CQ_REFS, [resource_flavor(), cq])
+    result = run(CQ_REFS, [resource_flavor(), cq], CLOSED)
     assert len(result.violations) == 1 and "'missing-check'" in result.messages[0]
 
 
@@ -117,7 +118,7 @@ def test_multikueue_with_provisioning_request_is_caught() -> None:
 
 def test_admission_check_parameters() -> None:
     assert run(AC_PARAMS, [admission_check(), provisioning_request_config()]).clean
-    missing = run(AC_PARAMS, [admission_check()])
+    missing = run(AC_PARAMS, [admission_check()], CLOSED)
     assert len(missing.violations) == 1 and "ProvisioningRequestConfig 'dws-config'" in missing.messages[0]
     bad_kind = patch(admission_check(), "spec.parameters.kind", "ConfigMap")
     assert "kind is 'ConfigMap'" in run(AC_PARAMS, [bad_kind, provisioning_request_config()]).text()
