@@ -15,6 +15,7 @@ from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
 from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules_queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules_skypilot import POLICIES as RULES_SKYPILOT
 from .rules_wiring import POLICIES as RULES_WIRING
 
@@ -28,4 +29,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
+    *RULES_QUEUE_LABELS,
 ]

@@ -30,14 +30,13 @@ from pulumi_policy import Policy
 
 from .builders import stack_policy
 from .demand import CannotTellError, pod_request
-from .model import HelmRelease, KubeObject, RayWorkload, StackModel
+from .model import HelmRelease, StackModel
 from .model_kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from .model_workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
-    PodTemplate,
 )
 from .open_world import World, unresolved, world_schema
 from .pod_templates import owned_templates
@@ -238,52 +237,6 @@ def _check_values(subject: Any, where: str, notes: dict[str, str], reporter: Rep
         )
 
 
-# --- workload-has-queue-label -------------------------------------------------------------------
-def _default_queue_namespaces(model: StackModel) -> set[str]:
-    return {lq.namespace for lq in model.local_queues() if lq.name == "default"}
-
-
-def _asks_for_gpu(template: PodTemplate) -> bool:
-    """Whether a pod template requests GPUs (a GPU share counts; unknown counts as yes)."""
-    if GPU_FRACTION_ANNOTATION in template.annotations or GPU_MEMORY_ANNOTATION in template.annotations:
-        return True
-    try:
-        return pod_request(template, GPU_RESOURCE) > 0
-    except CannotTellError:
-        return True
-
-
-def check_queue_label_present(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    """Every Ray workload, and every other workload that asks for GPUs, carries a Kueue or KAI queue
-    label: without one it bypasses the quotas and gang admission the platform exists for."""
-    defaults = _default_queue_namespaces(model)
-    candidates: list[Any] = list(model.ray_workloads())
-    seen = {id(w.obj) for w in candidates}
-    for owned in owned_templates(model):
-        owner = owned.owner
-        if isinstance(owner, KubeObject) and id(owner) not in seen and _asks_for_gpu(owned.template):
-            seen.add(id(owner))
-            candidates.append(owner)
-    for item in candidates:
-        obj: KubeObject = item.obj if isinstance(item, RayWorkload) else item
-        if not obj.labels_known:
-            reporter.cannot_check(item, "metadata.labels")
-            continue
-        if QUEUE_NAME_LABEL in obj.labels or KAI_QUEUE_LABEL in obj.labels:
-            continue
-        if obj.namespace in defaults:
-            continue  # Kueue's LocalQueueDefaulting labels it with the 'default' LocalQueue
-        queues = sorted(f"{lq.namespace}/{lq.name}" for lq in model.local_queues_in(obj.namespace))
-        reporter.violation(
-            item,
-            "carries no queue label (kueue.x-k8s.io/queue-name or kai.scheduler/queue), so it bypasses the "
-            "team quotas and gang admission",
-            f"label it with {QUEUE_NAME_LABEL}: <LocalQueue in namespace {obj.namespace or 'default'}>"
-            + (f" ({', '.join(queues)})" if queues else "")
-            + f" or {KAI_QUEUE_LABEL}: <leaf queue>",
-        )
-
-
 # --- kueue-queue-label-resolves -----------------------------------------------------------------
 def check_queue_label_resolves(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """A ``kueue.x-k8s.io/queue-name`` label names a LocalQueue in the workload's own namespace:
@@ -387,11 +340,6 @@ POLICIES: list[Policy] = [
         "gpu-fraction/gpu-memory pods need KAI global.gpuSharing=true, a fraction strictly between 0 and 1 "
         "(or positive MiB), and no nvidia.com/gpu limit in the same pod.",
         check_gpu_sharing,
-    ),
-    stack_policy(
-        "workload-has-queue-label",
-        "Ray workloads (and other GPU workloads) carry a Kueue or KAI queue label, so nothing bypasses the queues.",
-        check_queue_label_present,
     ),
     stack_policy(
         "kueue-queue-label-resolves",

@@ -60,7 +60,9 @@ class CorpusStack:
         seen: set[str] = set()
         for doc in self.documents():
             type_token = token(doc)
-            name = str((doc.get("metadata") or {}).get("name") or (doc.get("metadata") or {}).get("generateName"))
+            name = str(
+                (doc.get("metadata") or {}).get("name") or (doc.get("metadata") or {}).get("generateName")
+            )
             namespace = (doc.get("metadata") or {}).get("namespace")
             resource_name = f"{namespace}-{name}" if namespace else name
             urn = f"urn:pulumi:corpus::gpu-batch::{type_token}::{resource_name}"

@@ -163,33 +163,6 @@ class TestGpuSharing:
         assert out.violations == [] and out.cannot_check
 
 
-class TestQueueLabelPresent:
-    policy = POLICY["workload-has-queue-label"]
-
-    def test_unlabelled_ray_workload_caught(self) -> None:
-        out = run(self.policy, [local_queue("user-queue", "default", "cq"), ray_job("job")])
-        assert out.mentions("RayJob 'default/job'", "bypasses", "default/user-queue")
-
-    def test_unlabelled_gpu_job_caught_but_cpu_job_not(self) -> None:
-        gpu_job = k8s("batch/v1", "Job", "train", namespace="ml", spec={"template": pod(gpu=1)})
-        cpu_job = k8s("batch/v1", "Job", "etl", namespace="ml", spec={"template": pod()})
-        out = run(self.policy, [gpu_job, cpu_job])
-        assert out.mentions("Job 'ml/train'") and not out.mentions("ml/etl")
-
-    def test_clean_with_either_label_or_default_local_queue(self) -> None:
-        stack = [
-            ray_job("a", labels=KUEUE),
-            ray_cluster("b", labels=KAI),
-            local_queue("default", "team1", "cq"),
-            ray_job("c", namespace="team1"),
-        ]
-        assert run(self.policy, stack).violations == []
-
-    def test_unknown_labels_cannot_check(self) -> None:
-        out = run(self.policy, [ray_job("job", labels=UNKNOWN)])
-        assert out.violations == [] and out.cannot_check
-
-
 class TestQueueLabelResolves:
     policy = POLICY["kueue-queue-label-resolves"]
 
