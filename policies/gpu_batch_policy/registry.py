@@ -16,6 +16,7 @@ from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
 from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules_queue_labels import POLICIES as RULES_QUEUE_LABELS
+from .rules_ray_admission import POLICIES as RULES_RAY_ADMISSION
 from .rules_skypilot import POLICIES as RULES_SKYPILOT
 from .rules_wiring import POLICIES as RULES_WIRING
 
@@ -30,4 +31,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_WIRING,
     *RULES_SKYPILOT,
     *RULES_QUEUE_LABELS,
+    *RULES_RAY_ADMISSION,
 ]
