@@ -125,10 +125,17 @@ def check_kuberay_batch_scheduler(model: StackModel, reporter: Reporter, _config
 
 
 # --- kai-rayjob-submission-mode -----------------------------------------------------------------
-def check_rayjob_submission_mode(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_rayjob_submission_mode(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """A RayJob scheduled by KAI does not use K8sJobMode (the CRD default): KubeRay's KAI plugin
-    rejects it for every RayJob once the operator runs with batchScheduler.name=kai-scheduler."""
+    rejects it for every RayJob once the operator runs with batchScheduler.name=kai-scheduler.
+
+    The rule depends on that install (issue 11 item 3): it is mandatory when the stack's KubeRay
+    release runs the KAI plugin, or when a KAI-labelled RayJob meets a KubeRay operator listed in
+    ``externalObjects`` (``{kind: Release, name: kuberay-operator}``); with no KubeRay operator in
+    view it is the advisory "cannot check: not in this stack"."""
+    world = World.from_config(config)
     operator_kai = any(r.kuberay_batch_scheduler() == KAI_SCHEDULER for r in model.kuberay_releases())
+    operator_elsewhere = not model.kuberay_releases() and world.has_install("kuberay-operator")
     for workload in model.ray_workloads():
         if workload.kind != "RayJob":
             continue
@@ -149,11 +156,22 @@ def check_rayjob_submission_mode(model: StackModel, reporter: Reporter, _config:
             if label is not None
             else "runs under a KubeRay operator using KAI"
         )
-        reporter.violation(
-            workload,
+        problem = (
             f"{why} and uses submissionMode {mode or 'unset (CRD default K8sJobMode)'}; KubeRay's KAI plugin "
             "rejects K8sJobMode ('KAI-Scheduler does not support RayJob with K8sJobMode') and the job "
-            "requeues forever",
+            "requeues forever"
+        )
+        if not operator_kai and not operator_elsewhere:
+            reporter.not_in_stack(
+                workload,
+                "KubeRay's KAI plugin (no kuberay-operator release here; list "
+                '{"kind": "Release", "name": "kuberay-operator"} under externalObjects if another stack '
+                f"installs it) would reject it: {problem}",
+            )
+            continue
+        reporter.violation(
+            workload,
+            problem,
             "set spec.submissionMode to SidecarMode (or HTTPMode / InteractiveMode)",
         )
 
@@ -334,6 +352,7 @@ POLICIES: list[Policy] = [
         "kai-rayjob-submission-mode",
         "A RayJob scheduled through KAI must not use submissionMode K8sJobMode (the CRD default).",
         check_rayjob_submission_mode,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kai-gpu-sharing",

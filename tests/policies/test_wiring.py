@@ -112,6 +112,13 @@ class TestRayJobSubmissionMode:
         out = run(self.policy, [kuberay_release(), ray_job("job", labels=KAI, submission_mode=UNKNOWN)])
         assert out.violations == [] and out.cannot_check and "submissionMode" in out.cannot_check
 
+    def test_without_a_kuberay_operator_in_view_it_is_not_in_this_stack(self) -> None:
+        job = ray_job("job", labels=KAI)
+        out = run(self.policy, [job])
+        assert out.violations == [] and out.cannot_check and "not in this stack" in out.cannot_check
+        external = {"externalObjects": [{"kind": "Release", "name": "kuberay-operator"}]}
+        assert run(self.policy, [job], external).mentions("RayJob 'default/job'", "K8sJobMode")
+
 
 class TestGpuSharing:
     policy = POLICY["kai-gpu-sharing"]
