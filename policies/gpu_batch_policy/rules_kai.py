@@ -12,7 +12,7 @@ runtime dead ends into a preview-time finding. Units are KAI's: CPU millicores, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from .builders import stack_policy
-from .demand import CannotTellError, kai_pod_demand, kai_pod_sets, total
+from .demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
 from .kai_priority import preemptibility
 from .kai_quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
 from .kai_tree import QueueNode, QueueTree
@@ -268,41 +268,55 @@ def check_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[st
     """
     tree = QueueTree(model)
     for workload, label in _kai_workloads(model, reporter):
-        chain = _chain(tree, label)
-        if chain is None:
-            continue
         try:
-            gang = _gang(workload)
+            pod_sets = kai_pod_sets(workload)
         except CannotTellError as why:
-            reporter.cannot_check(workload, f"gang size: {why.what}")
+            if _chain(tree, label) is not None:
+                reporter.cannot_check(workload, f"gang size: {why.what}")
             continue
-        for node in chain:
-            for resource in KAI_RESOURCES:
-                need = gang[resource]
-                try:
-                    limit = _amount(node, resource, "limit")
-                except CannotTellError as why:
-                    reporter.cannot_check(workload, f"queue '{node.name}' {why.what}")
-                    continue
-                if limit_allows(limit, need):
-                    continue
-                if limit is None or limit == 0:
-                    problem = (
-                        f"needs {_qty(resource, need)}, but queue '{node.name}' has "
-                        f"{resource} limit {'unset' if limit is None else '0'}, which KAI reads as "
-                        "'nothing allowed': the gang is rejected OverLimit forever"
-                    )
-                else:
-                    problem = (
-                        f"needs {_qty(resource, need)} as one gang, but queue "
-                        f"'{node.name}' caps {resource} at {fmt(limit)}: KAI rejects it OverLimit forever"
-                    )
-                reporter.violation(
-                    workload,
-                    problem,
-                    f"set {node.describe()} spec.resources.{resource}.limit to -1 or at least "
-                    f"{fmt(need)}, or shrink the gang",
+        gang_vs_limit_chain(tree, workload, label, pod_sets, reporter)
+
+
+def gang_vs_limit_chain(
+    tree: QueueTree, subject: Any, label: str, pod_sets: Sequence[PodSet], reporter: Reporter
+) -> None:
+    """Judge one gang (its KAI minMember pod sets) against ``limit`` on leaf ``label`` and every
+    ancestor; any workload kind (``workload_kinds``) uses it."""
+    chain = _chain(tree, label)
+    if chain is None:
+        return
+    try:
+        gang = {r: total(pod_sets, partial(kai_pod_demand, resource=r)) for r in KAI_RESOURCES}
+    except CannotTellError as why:
+        reporter.cannot_check(subject, f"gang size: {why.what}")
+        return
+    for node in chain:
+        for resource in KAI_RESOURCES:
+            need = gang[resource]
+            try:
+                limit = _amount(node, resource, "limit")
+            except CannotTellError as why:
+                reporter.cannot_check(subject, f"queue '{node.name}' {why.what}")
+                continue
+            if limit_allows(limit, need):
+                continue
+            if limit is None or limit == 0:
+                problem = (
+                    f"needs {_qty(resource, need)}, but queue '{node.name}' has "
+                    f"{resource} limit {'unset' if limit is None else '0'}, which KAI reads as "
+                    "'nothing allowed': the gang is rejected OverLimit forever"
                 )
+            else:
+                problem = (
+                    f"needs {_qty(resource, need)} as one gang, but queue "
+                    f"'{node.name}' caps {resource} at {fmt(limit)}: KAI rejects it OverLimit forever"
+                )
+            reporter.violation(
+                subject,
+                problem,
+                f"set {node.describe()} spec.resources.{resource}.limit to -1 or at least "
+                f"{fmt(need)}, or shrink the gang",
+            )
 
 
 # --- kai-nonpreemptible-within-quota ------------------------------------------------------------
