@@ -19,6 +19,7 @@ from .rules_queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules_ray_admission import POLICIES as RULES_RAY_ADMISSION
 from .rules_skypilot import POLICIES as RULES_SKYPILOT
 from .rules_wiring import POLICIES as RULES_WIRING
+from .rules_workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GKE,
@@ -32,4 +33,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SKYPILOT,
     *RULES_QUEUE_LABELS,
     *RULES_RAY_ADMISSION,
+    *RULES_WORKLOAD_GANGS,
 ]
