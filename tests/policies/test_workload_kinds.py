@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.values import dig
 from gpu_batch_policy.workload_kinds import Counted, kai_gangs, kueue_gangs
 
 from tests.policies.workload_stack import UNKNOWN, Registration, k8s, pod, ray_cluster, ray_job, workers
@@ -121,13 +122,16 @@ def test_ray_counts_submitter_and_sidecars_like_kueue_019() -> None:
     model = StackModel.from_plain([sidecar])
     [counted] = kueue_gangs(model)
     [head, _] = counted.gangs[0].pod_sets
-    assert [c.get("name") for c in head.template.raw["spec"]["containers"]] == ["ray", "ray-job-submitter"]
+    assert [c.get("name") for c in dig(head.template.raw, "spec", "containers")] == [
+        "ray",
+        "ray-job-submitter",
+    ]
     cluster = ray_cluster("rc", groups=[group])
     cluster[1]["spec"]["enableInTreeAutoscaling"] = True  # workers still count in 0.19.2
     model = StackModel.from_plain([cluster])
     [counted] = kueue_gangs(model)
     [head, gpu] = counted.gangs[0].pod_sets
-    assert gpu.count == 4 and head.template.raw["spec"]["containers"][-1]["name"] == "autoscaler"
+    assert gpu.count == 4 and dig(head.template.raw, "spec", "containers", -1, "name") == "autoscaler"
     # KAI's Ray gang: minReplicas x hosts.
     assert counts([ray_cluster("rc", groups=[group])], kai=True) == {"rc": [("head", 1), ("gpu", 2)]}
 
