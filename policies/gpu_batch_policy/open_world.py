@@ -34,6 +34,7 @@ from .report import Reporter
 # Kinds a rule of the pack resolves by name; "Release" is a Helm install, named by its chart.
 EXTERNAL_KINDS = (
     "ClusterQueue",
+    "Cohort",
     "LocalQueue",
     "ResourceFlavor",
     "AdmissionCheck",

@@ -212,7 +212,10 @@ def check_admissioncheck_parameters(model: StackModel, reporter: Reporter, confi
             )
 
 
-def check_cohort_hierarchy(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_cohort_hierarchy(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    """Open world (``open_world``): a parent when the stack declares no other Cohort is "not in
+    this stack" (a tenants stack hangs its cohorts under the cluster stack's root)."""
+    world = World.from_config(config)
     cohorts = model.cohorts()
     parents: dict[str, str] = {}
     for cohort in cohorts:
@@ -227,11 +230,15 @@ def check_cohort_hierarchy(model: StackModel, reporter: Reporter, _config: Mappi
         if found.status == "unknown":
             reporter.cannot_check(cohort, f"parent Cohort '{parent}' may be one whose name is unknown")
         elif found.status == "missing":
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 cohort,
-                f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue would "
-                "silently use an empty default cohort, detaching this subtree",
-                f"declare Cohort '{parent}' or fix the name (declared: {_declared(model, 'Cohort')})",
+                ("Cohort", parent, None),
+                declared=[n for n in _declared_names(model, "Cohort") if n != cohort.name],
+                problem=f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue "
+                "would silently use an empty default cohort, detaching this subtree",
+                fix=f"declare Cohort '{parent}' or fix the name (declared: {_declared(model, 'Cohort')})",
             )
     reported: set[str] = set()
     for cohort in cohorts:
@@ -332,6 +339,7 @@ POLICIES: list[Policy] = [
         "kueue-cohort-hierarchy",
         "A Cohort's explicit parentName must name a declared Cohort, and cohort parents must not form a cycle.",
         check_cohort_hierarchy,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kueue-namespace-selector-admits",

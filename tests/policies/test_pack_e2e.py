@@ -246,11 +246,19 @@ def _seed_records(seed: Path) -> list[RecordedResource]:
     ]
 
 
+# The seed's Cohort is kueue.x-k8s.io/v1alpha1, which Kueue 0.19.2 does not serve (the file's own
+# header says so); kueue-served-api-version now catches it (issue 11).
+KNOWN_SEED_FINDINGS = {"skypilot-cohort.yaml": {"kueue-served-api-version"}}
+
+
 @pytest.mark.parametrize("seed", sorted(SEEDS.glob("*.yaml")), ids=lambda p: p.name)
 def test_seed_manifests_pass_without_mandatory_findings(pack: PolicyPackProcess, seed: Path) -> None:
     recs = _seed_records(seed)
     result = pack.run(recs)
-    assert result.passed, "\n".join(format_diagnostic(d, recs) for d in result.mandatory)
+    known = KNOWN_SEED_FINDINGS.get(seed.name, set())
+    unexpected = [d for d in result.mandatory if d.policy_name not in known]
+    assert not unexpected, "\n".join(format_diagnostic(d, recs) for d in unexpected)
+    assert {d.policy_name for d in result.mandatory} == known
 
 
 def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackProcess) -> None:

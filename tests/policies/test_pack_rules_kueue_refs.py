@@ -139,8 +139,13 @@ def test_other_controllers_need_no_provisioning_config() -> None:
 def test_cohort_parent_must_exist_and_bare_cq_cohort_is_fine() -> None:
     cq = cluster_queue(cohortName="bare-name-no-object")
     assert run(COHORTS, [cq, cohort("root"), cohort("org", parent="root")]).clean
-    result = run(COHORTS, [cohort("org", parent="roto")])
+    result = run(COHORTS, [cohort("root"), cohort("org", parent="roto")])
     assert len(result.violations) == 1 and "Cohort 'roto'" in result.messages[0]
+    assert "did you mean 'root'?" in result.messages[0]
+    # The only Cohort here: its parent lives in another stack unless the world is closed.
+    alone = run(COHORTS, [cohort("org", parent="roto")])
+    assert alone.clean and alone.cannot_check is not None and "not in this stack" in alone.cannot_check
+    assert len(run(COHORTS, [cohort("org", parent="roto")], CLOSED).violations) == 1
 
 
 def test_cohort_cycle_is_caught_once_on_a_member() -> None:
@@ -159,7 +164,7 @@ def test_cohort_cycle_is_caught_once_on_a_member() -> None:
 
 def test_v1alpha1_cohort_parent_field_is_read() -> None:
     old = k8s("kueue.x-k8s.io/v1alpha1", "Cohort", "child", spec={"parent": "nowhere"})
-    assert "Cohort 'nowhere'" in run(COHORTS, [old]).text()
+    assert "Cohort 'nowhere'" in run(COHORTS, [old], CLOSED).text()
 
 
 def test_omitted_namespace_selector_admits_nothing() -> None:
