@@ -252,10 +252,14 @@ def _chain(tree: QueueTree, leaf: str) -> list[QueueNode] | None:
     return [node, *ancestors]
 
 
-def _gang(workload: RayWorkload) -> dict[str, Decimal]:
-    """The gang's demand per KAI resource. Raises CannotTellError."""
-    pod_sets = kai_pod_sets(workload)
-    return {r: total(pod_sets, partial(kai_pod_demand, resource=r)) for r in KAI_RESOURCES}
+def _gang_demand(subject: Any, pod_sets: Sequence[PodSet], reporter: Reporter) -> dict[str, Decimal] | None:
+    """The gang's demand per KAI resource; None (recorded as "cannot check") when it depends on
+    something unknown."""
+    try:
+        return {r: total(pod_sets, partial(kai_pod_demand, resource=r)) for r in KAI_RESOURCES}
+    except CannotTellError as why:
+        reporter.cannot_check(subject, f"gang size: {why.what}")
+        return None
 
 
 # --- kai-gang-within-limits ---------------------------------------------------------------------
@@ -283,12 +287,8 @@ def gang_vs_limit_chain(
     """Judge one gang (its KAI minMember pod sets) against ``limit`` on leaf ``label`` and every
     ancestor; any workload kind (``workload_kinds``) uses it."""
     chain = _chain(tree, label)
-    if chain is None:
-        return
-    try:
-        gang = {r: total(pod_sets, partial(kai_pod_demand, resource=r)) for r in KAI_RESOURCES}
-    except CannotTellError as why:
-        reporter.cannot_check(subject, f"gang size: {why.what}")
+    gang = None if chain is None else _gang_demand(subject, pod_sets, reporter)
+    if chain is None or gang is None:
         return
     for node in chain:
         for resource in KAI_RESOURCES:
@@ -336,9 +336,11 @@ def check_nonpreemptible_quota(model: StackModel, reporter: Reporter, _config: M
         if not verdict.non_preemptible:
             continue
         try:
-            gang = _gang(workload)
+            gang = _gang_demand(workload, kai_pod_sets(workload), reporter)
         except CannotTellError as why:
             reporter.cannot_check(workload, f"gang size: {why.what}")
+            continue
+        if gang is None:
             continue
         for node in chain:
             for resource in KAI_RESOURCES:

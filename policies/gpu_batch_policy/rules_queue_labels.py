@@ -41,6 +41,7 @@ from pulumi_policy import EnforcementLevel, Policy
 
 from .builders import stack_policy
 from .demand import CannotTellError, pod_request
+from .installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
 from .model import KubeObject, RayWorkload, StackModel
 from .model_kueue import QUEUE_NAME_LABEL
 from .model_workloads import (
@@ -53,8 +54,6 @@ from .model_workloads import (
 from .open_world import World, world_schema
 from .pod_templates import owned_templates
 from .report import Reporter
-from .tokens import KAI_GROUP, KUEUE_GROUP
-from .values import as_bool, dig
 
 KAI_SCHEDULER = "kai-scheduler"
 KAI_DEFAULT_QUEUE = "default-queue"
@@ -79,21 +78,6 @@ def _asks_for_gpu(template: PodTemplate) -> bool:
         return True
 
 
-def _kueue_present(model: StackModel, world: World) -> bool:
-    return bool(model.kueue_releases() or model.kube_objects(KUEUE_GROUP) or world.has_install("kueue"))
-
-
-def _kai_present(model: StackModel, world: World) -> bool:
-    return bool(model.kai_releases() or model.kube_objects(KAI_GROUP) or world.has_install(KAI_SCHEDULER))
-
-
-def _manage_all(model: StackModel) -> bool:
-    return any(
-        as_bool(dig(r.kueue_config().data, "manageJobsWithoutQueueName")) is True
-        for r in model.kueue_releases()
-    )
-
-
 def _kai_scheduled(model: StackModel, item: Any, templates: list[PodTemplate]) -> bool:
     if any(t.scheduler_name == KAI_SCHEDULER for t in templates):
         return True
@@ -112,7 +96,7 @@ def _kai_default_queue_missing(model: StackModel, world: World) -> bool:
 def unlabelled_workloads(model: StackModel, world: World, reporter: Reporter) -> list[Unlabelled]:
     """Every Ray workload, and every other workload that asks for GPUs, that no running scheduler
     can place in a queue; empty when the stack has neither Kueue nor KAI."""
-    if not (_kueue_present(model, world) or _kai_present(model, world)):
+    if not (kueue_installed(model, world) or kai_installed(model, world)):
         return []
     templates: dict[int, list[PodTemplate]] = {}
     candidates: list[Any] = []
@@ -130,7 +114,7 @@ def unlabelled_workloads(model: StackModel, world: World, reporter: Reporter) ->
         templates[key].append(owned.template)
     team_namespaces = {lq.namespace for lq in model.local_queues()}
     defaulted = {lq.namespace for lq in model.local_queues() if lq.name == "default"}
-    manage_all = _manage_all(model)
+    manage_all = manages_jobs_without_queue_name(model)
     kai_default_missing = _kai_default_queue_missing(model, world)
     out: list[Unlabelled] = []
     for item in candidates:

@@ -41,11 +41,11 @@ from typing import Any
 from pulumi_policy import Policy
 
 from .builders import stack_policy
+from .installs import kueue_installed, manages_jobs_without_queue_name
 from .model import RayWorkload, StackModel
 from .model_kueue import QUEUE_NAME_LABEL
 from .open_world import World, world_schema
 from .report import Reporter
-from .tokens import KUEUE_GROUP
 from .values import Unknown, as_bool, dig
 
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
@@ -53,17 +53,6 @@ ELASTIC_GATE = "ElasticJobsViaWorkloadSlices"
 MAX_POD_SETS = 18
 HEAD_POD_SET = "head"
 MAX_INT32 = 2147483647
-
-
-def _kueue_installed(model: StackModel, world: World) -> bool:
-    return bool(model.kueue_releases() or model.kube_objects(KUEUE_GROUP) or world.has_install("kueue"))
-
-
-def _manage_all(model: StackModel) -> bool:
-    return any(
-        as_bool(dig(r.kueue_config().data, "manageJobsWithoutQueueName")) is True
-        for r in model.kueue_releases()
-    )
 
 
 def _elastic_gate_off(model: StackModel) -> bool:
@@ -147,8 +136,8 @@ def _kueue_problems(model: StackModel, workload: RayWorkload) -> list[tuple[str,
 
 def check_kueue_ray_webhook(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     world = World.from_config(config)
-    manage_all = _manage_all(model)
-    installed = _kueue_installed(model, world)
+    manage_all = manages_jobs_without_queue_name(model)
+    installed = kueue_installed(model, world)
     for workload in model.ray_workloads():
         obj = workload.obj
         if not obj.labels_known:
