@@ -69,9 +69,16 @@ WORLD_PROPERTIES: dict[str, dict[str, Any]] = {
 }
 
 
-def world_schema(extra: Mapping[str, dict[str, Any]] | None = None) -> PolicyConfigSchema:
-    """The config schema of a rule that resolves references (plus its own ``extra`` properties)."""
-    return PolicyConfigSchema(properties={**WORLD_PROPERTIES, **(extra or {})})
+def world_schema(
+    extra: Mapping[str, dict[str, Any]] | None = None, *, closed_world: bool = True
+) -> PolicyConfigSchema:
+    """The config schema of a rule that resolves references (plus its own ``extra`` properties).
+    ``closed_world=False`` for a rule on which ``closedWorld`` would mean nothing, so the schema
+    rejects it instead of silently ignoring it."""
+    properties = dict(WORLD_PROPERTIES)
+    if not closed_world:
+        del properties["closedWorld"]
+    return PolicyConfigSchema(properties={**properties, **(extra or {})})
 
 
 @dataclass(frozen=True)

@@ -180,13 +180,13 @@ POLICIES: list[Policy] = [
         "Where the stack enforces queueing (manageJobsWithoutQueueName, a team namespace with a LocalQueue, "
         "or KAI without its default-queue), Ray and GPU workloads carry a Kueue or KAI queue label.",
         check_queue_label_enforced,
-        config_schema=world_schema(),
+        config_schema=world_schema(closed_world=False),
     ),
     stack_policy(
         "workload-queue-label-advised",
         "Ray and GPU workloads in a stack with Kueue or KAI carry a queue label, even where nothing enforces it.",
         check_queue_label_advised,
         enforcement_level=EnforcementLevel.ADVISORY,
-        config_schema=world_schema(),
+        config_schema=world_schema(closed_world=False),
     ),
 ]

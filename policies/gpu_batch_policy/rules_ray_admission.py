@@ -22,7 +22,7 @@ Two webhooks stand between a RayJob/RayCluster/RayService and a running gang:
 
   Kueue's webhook runs only where Kueue is installed: with no Kueue release, no Kueue object and
   no ``{kind: Release, name: kueue}`` in ``externalObjects``, these findings are advisory "cannot
-  check: not in this stack".
+  check: not in this stack" -- unless ``closedWorld`` says the stack is the whole platform.
 
 * **KubeRay's** (ray-project/kuberay v1.7.0 ``ray-operator/controllers/ray/utils/validation.go``
   ``ValidateRayClusterSpec`` L103-137), which the operator applies to every Ray workload: each
@@ -137,7 +137,7 @@ def _kueue_problems(model: StackModel, workload: RayWorkload) -> list[tuple[str,
 def check_kueue_ray_webhook(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     world = World.from_config(config)
     manage_all = manages_jobs_without_queue_name(model)
-    installed = kueue_installed(model, world)
+    installed = world.closed or kueue_installed(model, world)
     for workload in model.ray_workloads():
         obj = workload.obj
         if not obj.labels_known:

@@ -131,11 +131,13 @@ def check_rayjob_submission_mode(model: StackModel, reporter: Reporter, config: 
 
     The rule depends on that install (issue 11 item 3): it is mandatory when the stack's KubeRay
     release runs the KAI plugin, or when a KAI-labelled RayJob meets a KubeRay operator listed in
-    ``externalObjects`` (``{kind: Release, name: kuberay-operator}``); with no KubeRay operator in
-    view it is the advisory "cannot check: not in this stack"."""
+    ``externalObjects`` (``{kind: Release, name: kuberay-operator}``) or under ``closedWorld``; with
+    no KubeRay operator in view it is the advisory "cannot check: not in this stack"."""
     world = World.from_config(config)
     operator_kai = any(r.kuberay_batch_scheduler() == KAI_SCHEDULER for r in model.kuberay_releases())
-    operator_elsewhere = not model.kuberay_releases() and world.has_install("kuberay-operator")
+    operator_elsewhere = not model.kuberay_releases() and (
+        world.closed or world.has_install("kuberay-operator")
+    )
     for workload in model.ray_workloads():
         if workload.kind != "RayJob":
             continue

@@ -82,6 +82,10 @@ def test_unlabelled_workload_is_not_judged_by_kueue() -> None:
 def test_without_kueue_in_the_stack_it_is_not_in_this_stack() -> None:
     out = run(WEBHOOK, [managed_job(shutdownAfterJobFinishes=False)])
     assert out.violations == [] and out.cannot_check and "not in this stack" in out.cannot_check
+    closed = {"closedWorld": True}  # the stack is the whole platform: the rule applies
+    assert run(WEBHOOK, [managed_job(shutdownAfterJobFinishes=False)], closed).mentions(
+        "shutdownAfterJobFinishes"
+    )
     external = {"externalObjects": [{"kind": "Release", "name": "kueue"}]}
     assert run(WEBHOOK, [managed_job(shutdownAfterJobFinishes=False)], external).mentions(
         "shutdownAfterJobFinishes"
