@@ -9,7 +9,7 @@ quota above the real GPUs admits pods that sit Pending and disables preemption (
 #1651); a pod asking for more GPUs than any node has never schedules; a flavor selecting a pool
 that does not exist strands everything admitted to it (anchors.md §4 failure modes 1, 6, 7).
 
-Counting follows :mod:`demand` (Kueue's PodSets: ``replicas × numOfHosts``), capacity
+Counting follows :mod:`workload_kinds.ray` (Kueue 0.19.2's PodSets: head, workers ``replicas × numOfHosts``, the submitter), capacity
 :mod:`kueue_capacity` (nominal + borrowable) and :mod:`pools` (three-valued pool selection).
 A program that declares no node pools at all (the seed manifests alone, a cluster managed
 elsewhere) gets "cannot check", never a violation.
@@ -26,7 +26,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from .builders import stack_policy
-from .demand import CannotTellError, PodSet, kueue_pod_sets, pod_request
+from .demand import CannotTellError, PodSet, pod_request
 from .kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
 from .model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
 from .model_base import ObjectView
@@ -45,6 +45,7 @@ from .pools import (
 )
 from .report import Reporter, config_value
 from .values import Unknown, dig, fmt_num, str_map
+from .workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 
 NO_POOLS = "no GKE node pools are declared, so pool capacity is unknown"
 AUTO = "node auto-provisioning may create a pool the program does not declare"
@@ -371,7 +372,8 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, _config: Mappin
         if cq is None:
             continue
         try:
-            pod_sets = kueue_pod_sets(workload)
+            gangs = ray_kueue_gangs(workload)
+            pod_sets = list(gangs[0].pod_sets) if gangs else []
             gang_vs_quota(model, workload, cq, pod_sets, reporter)
             gang_vs_queued_pool(model, workload, cq, pod_sets, reporter)
         except CannotTellError as why:

@@ -6,6 +6,7 @@ from typing import Any
 
 import yaml
 from gpu_batch_policy import rules_workload_gangs
+from gpu_batch_policy.rules_capacity import POLICIES as CAPACITY
 
 from tests.policies.workload_stack import (
     Registration,
@@ -126,3 +127,24 @@ def test_kai_gang_over_the_limit_chain() -> None:
     assert out.mentions("Job 'default/train'", "queue 'dept' caps gpu at 2")
     roomy = [kai_queue("dept"), kai_queue("team-a", parent="dept")]
     assert run(POLICY["kai-workload-gang-within-limits"], [*roomy, labelled]).violations == []
+
+
+def test_ray_gang_counts_the_submitter_like_kueue_019() -> None:
+    """kueue-gang-fits-queue (the Ray rule) now counts Kueue 0.19.2's pod sets: a K8sJobMode RayJob
+    brings a 500m submitter pod, so a queue sized for head + workers alone never admits it."""
+    rule = next(p for p in CAPACITY if p.name == "kueue-gang-fits-queue")
+    exact = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {"cpu": 2, "memory": "100Gi", "nvidia.com/gpu": 4}}),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    k8s_mode = ray_job("rj", namespace="ml", labels=KUEUE)  # head: 1 cpu; no workers; + submitter
+    k8s_mode[1]["spec"]["rayClusterSpec"]["workerGroupSpecs"] = [
+        {"groupName": "w", "replicas": 1, "template": pod(cpu="1", gpu=1)}
+    ]
+    assert run(rule, [*exact, k8s_mode]).mentions("RayJob 'ml/rj'", "cpu")
+    http = ray_job("rj", namespace="ml", labels=KUEUE, submission_mode="HTTPMode")
+    http[1]["spec"]["rayClusterSpec"]["workerGroupSpecs"] = k8s_mode[1]["spec"]["rayClusterSpec"][
+        "workerGroupSpecs"
+    ]
+    assert run(rule, [*exact, http]).violations == []
