@@ -8,10 +8,11 @@ so the verdict depends on the stack:
 * **mandatory** (``workload-has-queue-label``) where the stack enforces queueing for the
   workload's namespace:
 
-  - a Kueue release with ``manageJobsWithoutQueueName: true``: Kueue suspends every unlabelled job
-    of a managed framework forever (kubernetes-sigs/kueue v0.19.2
-    ``pkg/controller/jobframework/reconciler.go``, ``IsJobManagedByKueue`` / the
-    ``manageJobsWithoutQueueName`` branch of ``ReconcileGenericJob``);
+  - a Kueue release with ``manageJobsWithoutQueueName: true``: Kueue then manages the unlabelled
+    jobs of every namespace its ``managedJobsNamespaceSelector`` matches (kubernetes-sigs/kueue
+    v0.19.2 ``pkg/controller/jobframework/reconciler.go`` L362-388), and one with no LocalQueue
+    stays suspended forever (the selector's default excludes only kube-system and kueue-system,
+    where GPU workloads do not run: not modelled);
   - a team namespace the stack manages (it declares a LocalQueue there): the namespace is meant
     to be queued, and an unlabelled job runs outside its team's quota;
   - KAI as the scheduler (pod ``schedulerName: kai-scheduler``, or a Ray workload under a KubeRay
@@ -25,7 +26,8 @@ so the verdict depends on the stack:
   forces this namespace through it (or KAI's default-queue catches it).
 
 Where the label is read: Kueue reads ``kueue.x-k8s.io/queue-name`` from the job object itself
-(``jobframework.QueueName``: the object's labels), so only the owner's label counts for Kueue;
+(``pkg/controller/jobframework/utils.go`` ``QueueName`` / ``QueueNameForObject`` L174-182: the
+object's own labels), so only the owner's label counts for Kueue;
 KAI reads the top owner's label, else the pod's (``CalcPodGroupQueue`` above), so a
 ``kai.scheduler/queue`` on the pod template counts too.  A namespace whose LocalQueue is named
 ``default`` is labelled by Kueue's LocalQueueDefaulting (GA since 0.17) and needs no label.
