@@ -9,11 +9,13 @@ from __future__ import annotations
 from pulumi_policy import Policy
 
 from .rules_capacity import POLICIES as RULES_CAPACITY
+from .rules_dws import POLICIES as RULES_DWS
 from .rules_gke import POLICIES as RULES_GKE
 from .rules_kai import POLICIES as RULES_KAI
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
+from .rules_kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
 from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules_skypilot import POLICIES as RULES_SKYPILOT
 from .rules_wiring import POLICIES as RULES_WIRING
@@ -28,4 +30,6 @@ ALL_POLICIES: list[Policy] = [
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
+    *RULES_DWS,
+    *RULES_KUEUE_FAIR_SHARING,
 ]

@@ -244,11 +244,22 @@ def _seed_records(seed: Path) -> list[RecordedResource]:
     ]
 
 
+# Gaps of the upstream seed manifests themselves that the pack reports on purpose (issue 10 #7:
+# GKE's DWS sample has no podSetUpdates nodeSelector, so gangs can take each other's nodes).
+SEED_GAPS = {"kueue-queued-provisioning-node-selector"}
+
+
 @pytest.mark.parametrize("seed", sorted(SEEDS.glob("*.yaml")), ids=lambda p: p.name)
 def test_seed_manifests_pass_without_mandatory_findings(pack: PolicyPackProcess, seed: Path) -> None:
     recs = _seed_records(seed)
     result = pack.run(recs)
-    assert result.passed, "\n".join(format_diagnostic(d, recs) for d in result.mandatory)
+    unexpected = [d for d in result.mandatory if d.policy_name not in SEED_GAPS]
+    assert not unexpected, "\n".join(format_diagnostic(d, recs) for d in unexpected)
+
+
+def test_the_dws_seed_gap_is_reported(pack: PolicyPackProcess) -> None:
+    recs = _seed_records(SEEDS / "kueue-provisioning.yaml")
+    assert {d.policy_name for d in pack.run(recs).mandatory} == SEED_GAPS
 
 
 def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackProcess) -> None:
