@@ -64,6 +64,10 @@ class GpuNodePoolArgs:
     compact_placement: bool = False
     # None: the mode's default (off for DWS pools, where GKE refuses it; on otherwise).
     auto_repair: bool | None = None
+    # The nodes' service account (None: Compute Engine default) and network tags.
+    service_account: pulumi.Input[str] | None = None
+    network_tags: tuple[str, ...] = ()
+    protect: bool = False
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -103,7 +107,7 @@ class GpuNodePool(pulumi.ComponentResource):
             if args.compact_placement
             else None,
             node_config=self._node_config(args),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
         self.register_outputs({"name": self.node_pool.name, "gpu_capacity": self.gpu_capacity})
 
@@ -113,6 +117,8 @@ class GpuNodePool(pulumi.ComponentResource):
             machine_type=args.machine_type,
             disk_size_gb=args.disk_size_gb,
             oauth_scopes=NODE_OAUTH_SCOPES,
+            service_account=args.service_account,
+            tags=list(args.network_tags) or None,
             guest_accelerators=[
                 gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
                     type=args.accelerator_type,

@@ -45,6 +45,10 @@ KAI_VERSION: Final = "v0.13.0"
 KAI_NAMESPACE: Final = "kai-scheduler"
 KAI_SCHEDULER_NAME: Final = "kai-scheduler"
 KAI_QUEUE_LABEL: Final = "kai.scheduler/queue"
+# The admission webhook's target port (v0.17.0 values.yaml admission.ports.webhookPort, rendered
+# into the kai-config Config as admission.webhook.targetPort) and the queue controller's webhook
+# (controller-runtime's default 9443, behind the same 443 Service port).
+KAI_WEBHOOK_PORT: Final = 9443
 
 
 @dataclass(frozen=True)

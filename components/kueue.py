@@ -32,6 +32,10 @@ from components.operator_release import ChartRef, depends_on_of, operator_namesp
 
 KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_VERSION: Final = "0.19.2"
+# The port the controller's webhook server listens on, which the control plane must reach
+# (kueue v0.19.2 charts/kueue/values.yaml: webhookService targetPort 9443; manager.yaml
+# containerPort 9443).
+KUEUE_WEBHOOK_PORT: Final = 9443
 
 
 @dataclass(frozen=True)

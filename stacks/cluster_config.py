@@ -53,6 +53,15 @@ class ClusterConfig(ConfigModel):
     master_ipv4_cidr_block: NonEmptyStr = Field(
         "172.16.0.32/28", description="/28 range of the control plane when privateNodes is on."
     )
+    master_authorized_networks: list[NonEmptyStr] | None = Field(
+        None,
+        description="CIDRs that may reach the public control-plane endpoint; [] = closed to all but "
+        "Google; unset = open to all.",
+    )
+    protect: bool = Field(
+        False,
+        description="Pulumi protect on the cluster and every node pool, so `pulumi destroy` deletes nothing (on in prod).",
+    )
     network: NonEmptyStr | None = Field(
         None, description="VPC network; default: the project's default network."
     )

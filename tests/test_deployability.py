@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from preview.harness import RunResult
-from tests.stack_runner import custom_objects, run_stack
+from preview.plan import plan_document
+from stacks.errors import ConfigError
+from tests.stack_runner import config_value, custom_objects, of_type, run_stack
 
 REQUEST_SELECTOR = {
     "key": "autoscaling.gke.io/provisioning-request",
@@ -38,3 +40,110 @@ def test_prod_sets_no_preemption_field_fair_sharing_ignores(prod: RunResult) -> 
     for cq in queues:
         assert cq["spec"]["fairSharing"]["weight"] == "1"
         assert cq["spec"]["preemption"]["borrowWithinCohort"] in (None, {"policy": "Never"})
+
+
+def _protected(result: RunResult, type_token: str) -> dict[str, bool]:
+    return {r.name: r.protect for r in result.resources if r.type == type_token}
+
+
+def test_prod_protects_the_cluster_and_every_pool(prod: RunResult) -> None:
+    assert set(_protected(prod, "gcp:container/cluster:Cluster").values()) == {True}
+    pools = _protected(prod, "gcp:container/nodePool:NodePool")
+    assert len(pools) == 3 and set(pools.values()) == {True}
+
+
+def test_dev_protects_nothing() -> None:
+    assert not any(r.protect for r in run_stack("dev").resources)
+
+
+def test_protect_is_in_the_plan(prod: RunResult) -> None:
+    document = plan_document("gpu-batch", "prod", prod.resources, prod.outputs)
+    protected = {r["name"] for r in document["resources"] if r.get("protect")}
+    assert protected == {
+        "gpu-batch-prod-cluster",
+        "gpu-batch-prod-system",
+        "l4-queued-pool",
+        "h100-queued-pool",
+    }
+
+
+class TestPrivateNodes:
+    """prod: Cloud NAT for the region, and the control plane reaches the webhook ports (issue 10 #1)."""
+
+    def test_router_and_nat_for_the_clusters_region(self, prod: RunResult) -> None:
+        (router,) = of_type(prod, "gcp:compute/router:Router")
+        (nat,) = of_type(prod, "gcp:compute/routerNat:RouterNat")
+        assert router.inputs["region"] == "us-central1" and router.inputs["network"] == "default"
+        assert nat.inputs["region"] == "us-central1"
+        assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+        assert router.urn in nat.property_dependencies["router"]
+
+    def test_webhook_firewall_from_the_control_plane(self, prod: RunResult) -> None:
+        (rule,) = of_type(prod, "gcp:compute/firewall:Firewall")
+        assert rule.inputs["sourceRanges"] == ["172.16.0.32/28"]
+        assert rule.inputs["direction"] == "INGRESS"
+        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["9443"]}]
+        assert rule.inputs["targetTags"] == ["gpu-batch-prod-node"]
+        for pool in of_type(prod, "gcp:container/nodePool:NodePool"):
+            assert pool.inputs["nodeConfig"]["tags"] == ["gpu-batch-prod-node"]
+
+    def test_operators_install_after_nat_and_firewall(self, prod: RunResult) -> None:
+        (provider,) = of_type(prod, "pulumi:providers:kubernetes")
+        nat = of_type(prod, "gcp:compute/routerNat:RouterNat")[0].urn
+        rule = of_type(prod, "gcp:compute/firewall:Firewall")[0].urn
+        assert {nat, rule} <= set(provider.dependencies)
+
+    def test_ingress_nginx_port_opens_where_skypilot_installs_it(self) -> None:
+        private = {**config_value("skypilot", "gpu-batch:cluster"), "privateNodes": True}
+        (rule,) = of_type(
+            run_stack("skypilot", {"gpu-batch:cluster": private}), "gcp:compute/firewall:Firewall"
+        )
+        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8443", "9443"]}]
+
+    def test_public_clusters_get_neither(self) -> None:
+        dev = run_stack("dev")
+        assert not of_type(dev, "gcp:compute/routerNat:RouterNat")
+        assert not of_type(dev, "gcp:compute/firewall:Firewall")
+
+
+def test_master_authorized_networks() -> None:
+    cluster = config_value("prod", "gpu-batch:cluster")
+    closed = run_stack("prod", {"gpu-batch:cluster": {**cluster, "masterAuthorizedNetworks": []}})
+    config = of_type(closed, "gcp:container/cluster:Cluster")[0].inputs["masterAuthorizedNetworksConfig"]
+    assert config == {"cidrBlocks": [], "gcpPublicCidrsAccessEnabled": False}
+    some = run_stack(
+        "prod", {"gpu-batch:cluster": {**cluster, "masterAuthorizedNetworks": ["203.0.113.0/24"]}}
+    )
+    blocks = of_type(some, "gcp:container/cluster:Cluster")[0].inputs["masterAuthorizedNetworksConfig"]
+    assert blocks["cidrBlocks"] == [{"cidrBlock": "203.0.113.0/24", "displayName": "203.0.113.0/24"}]
+
+
+def test_nodes_run_as_a_dedicated_least_privilege_account(prod: RunResult) -> None:
+    (account,) = of_type(prod, "gcp:serviceaccount/account:Account")
+    assert account.inputs["accountId"] == "gpu-batch-prod-nodes"
+    roles = sorted(m.inputs["role"] for m in of_type(prod, "gcp:projects/iAMMember:IAMMember"))
+    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+    for pool in of_type(prod, "gcp:container/nodePool:NodePool"):
+        assert account.urn in pool.property_dependencies["nodeConfig"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "line"),
+    [
+        (
+            {"masterIpv4CidrBlock": "172.16.0.0/24"},
+            "config error: gpu-batch:cluster.masterIpv4CidrBlock: got '172.16.0.0/24', expected a private "
+            "/28 CIDR block such as 172.16.0.32/28",
+        ),
+        (
+            {"masterAuthorizedNetworks": ["10.0.0.0/8", "office"]},
+            "config error: gpu-batch:cluster.masterAuthorizedNetworks[1]: got 'office', expected a CIDR "
+            "block such as 203.0.113.0/24",
+        ),
+    ],
+)
+def test_bad_network_keys_are_one_line_each(edit: dict[str, object], line: str) -> None:
+    cluster = {**config_value("prod", "gpu-batch:cluster"), **edit}
+    with pytest.raises(ConfigError) as caught:
+        run_stack("prod", {"gpu-batch:cluster": cluster})
+    assert str(caught.value).splitlines() == [line]

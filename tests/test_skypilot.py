@@ -187,7 +187,10 @@ class TestPasswordErrors:
     def test_offline_preview_supplies_marked_secrets(self) -> None:
         files = stack_files("skypilot")
         assert PASSWORDS in files.secret_keys
-        assert json.loads(files.config[PASSWORDS]) == {"team1": SECRET_PLACEHOLDER, "team2": SECRET_PLACEHOLDER}
+        assert json.loads(files.config[PASSWORDS]) == {
+            "team1": SECRET_PLACEHOLDER,
+            "team2": SECRET_PLACEHOLDER,
+        }
         assert PASSWORDS not in stack_files("dev").config
 
     def test_plain_text_is_refused_without_echoing_it(self) -> None:

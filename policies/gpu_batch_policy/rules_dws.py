@@ -56,7 +56,7 @@ def _selects_request(entry: Any) -> bool | None:
     key, detail = dig(entry, "key"), dig(entry, "valueFromProvisioningClassDetail")
     if isinstance(key, Unknown) or isinstance(detail, Unknown):
         return None
-    return key == REQUEST_LABEL and detail == REQUEST_DETAIL
+    return bool(key == REQUEST_LABEL and detail == REQUEST_DETAIL)
 
 
 def check_request_node_selector(
