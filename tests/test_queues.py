@@ -166,10 +166,8 @@ class TestTeamQueues:
             assert spec["admissionChecksStrategy"] == {
                 "admissionChecks": [{"name": "dws", "onFlavors": ["l4", "h100"]}]
             }
-            assert spec["preemption"]["borrowWithinCohort"] == {
-                "policy": "LowerPriority",
-                "maxPriorityThreshold": 100,
-            }
+            # Fair sharing ignores borrowWithinCohort, so prod leaves it at Never (issue 10 #8).
+            assert spec["preemption"]["borrowWithinCohort"] == {"policy": "Never"}
             flavors = {
                 f["name"]: {r["name"]: r for r in f["resources"]}
                 for f in spec["resourceGroups"][0]["flavors"]
@@ -411,6 +409,7 @@ class TestReferenceErrors:
     def test_borrow_within_cohort_needs_reclaim(self) -> None:
         queues = config_value("prod", QUEUES)
         queues["clusterQueues"][0]["preemption"]["reclaimWithinCohort"] = "Never"
+        queues["clusterQueues"][0]["preemption"]["borrowWithinCohort"] = "LowerPriority"
         (line,) = config_errors("prod", {QUEUES: queues})
         assert line == (
             f"config error: {QUEUES}.clusterQueues[0].preemption.borrowWithinCohort: got 'LowerPriority', expected "
@@ -429,7 +428,7 @@ class TestReferenceErrors:
     def test_kueue_objects_need_kueue(self) -> None:
         lines = config_errors(
             "dev",
-            {"gpu-batch:kueue": {"enabled": False}, "gpu-batch:kai": {"enabled": True, "version": "v0.13.0"}},
+            {"gpu-batch:kueue": {"enabled": False}, "gpu-batch:kai": {"enabled": True, "version": "v0.17.0"}},
         )
         assert lines == [
             "config error: gpu-batch:kueue.enabled: got false, expected true: gpu-batch:kueueQueues / teams' "

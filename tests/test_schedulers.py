@@ -35,8 +35,8 @@ KUEUE: dict[str, Any] = {
 }
 KAI: dict[str, Any] = {
     "name": "kai-scheduler",
-    "chart": "oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler",
-    "version": "v0.13.0",
+    "chart": "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler",
+    "version": "v0.17.0",
     "namespace": "kai-scheduler",
 }
 KUBERAY: dict[str, Any] = {
@@ -130,7 +130,7 @@ class TestReleases:
 
     def test_exported_operator_versions(self, plans: dict[str, RunResult]) -> None:
         assert plans["dev"].outputs["operators"] == {"kueue": "0.19.2", "kuberay-operator": "1.7.0"}
-        assert plans["kai"].outputs["operators"] == {"kai-scheduler": "v0.13.0", "kuberay-operator": "1.7.0"}
+        assert plans["kai"].outputs["operators"] == {"kai-scheduler": "v0.17.0", "kuberay-operator": "1.7.0"}
 
 
 class TestOrdering:
@@ -447,9 +447,17 @@ class TestConfigErrors:
             },
         )
         assert lines == [
-            "config error: gpu-batch:kai.version: got '0.13.0', expected a chart version vMAJOR.MINOR.PATCH, e.g. v0.13.0",
+            "config error: gpu-batch:kai.version: got '0.13.0', expected a chart version vMAJOR.MINOR.PATCH, e.g. v0.17.0",
             "config error: gpu-batch:kuberay.version: got '1.4.2', expected 1.5.0 or newer (the kai-scheduler batch "
             "scheduler first shipped in KubeRay 1.5.0)",
+        ]
+
+    def test_kai_before_fraction_only_runtime_class_is_refused(self) -> None:
+        """v0.13.0 injects runtimeClassName nvidia into every GPU pod; GKE has no such class (issue 10 #3)."""
+        lines = config_error("kai", {"gpu-batch:kai": {"enabled": True, "version": "v0.13.0"}})
+        assert lines == [
+            "config error: gpu-batch:kai.version: got 'v0.13.0', expected v0.16.0 or newer (older releases "
+            "inject runtimeClassName nvidia into GPU pods, which GKE's managed drivers lack)"
         ]
 
     def test_retracted_kai_tag(self) -> None:

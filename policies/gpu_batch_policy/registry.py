@@ -12,6 +12,7 @@ from .rules_capacity import POLICIES as RULES_CAPACITY
 from .rules_dws import POLICIES as RULES_DWS
 from .rules_gke import POLICIES as RULES_GKE
 from .rules_kai import POLICIES as RULES_KAI
+from .rules_kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
@@ -32,4 +33,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SKYPILOT,
     *RULES_DWS,
     *RULES_KUEUE_FAIR_SHARING,
+    *RULES_KAI_RUNTIME_CLASS,
 ]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_harness import Res, run
+from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import cluster_queue, kueue_release, patch
 
 RULE = get_policy("kueue-borrow-within-cohort-under-fair-sharing")
