@@ -16,7 +16,8 @@ from components.gpu_pool import GpuNodePool, GpuNodePoolArgs
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
 from stacks.compose_network import NetworkLayer, build_network
-from stacks.compose_queues import QueueLayer, build_queues, workload_needs
+from stacks.compose_queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
+from stacks.compose_readiness import readiness_gates
 from stacks.compose_schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
 
@@ -103,7 +104,13 @@ def build(config: StackConfig, project: str) -> Platform:
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool, *network.resources]
     )
     schedulers = install_schedulers(config, provider, workload_needs(config))
-    queues = build_queues(config, provider, schedulers)
+    gates = readiness_gates(
+        kubeconfig,
+        schedulers,
+        kueue_objects=has_kueue_objects(config),
+        kai_objects=bool(config.kai_queues),
+    )
+    queues = build_queues(config, provider, schedulers, gates)
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export("kubeconfig", kubeconfig)
     pulumi.export(

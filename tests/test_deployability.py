@@ -6,6 +6,7 @@ import pytest
 
 from preview.harness import RunResult
 from preview.plan import plan_document
+from preview.records import is_secret
 from stacks.errors import ConfigError
 from tests.stack_runner import config_value, custom_objects, of_type, run_stack
 
@@ -147,3 +148,40 @@ def test_bad_network_keys_are_one_line_each(edit: dict[str, object], line: str) 
     with pytest.raises(ConfigError) as caught:
         run_stack("prod", {"gpu-batch:cluster": cluster})
     assert str(caught.value).splitlines() == [line]
+
+
+DYNAMIC = "pulumi-python:dynamic:Resource"
+
+
+@pytest.mark.parametrize(
+    ("stack", "gate", "release", "queue_kinds"),
+    [
+        ("dev", "kueue-webhooks-ready", "kueue-release", ("ClusterQueue", "LocalQueue", "ResourceFlavor")),
+        ("prod", "kueue-webhooks-ready", "kueue-release", ("ClusterQueue", "Cohort", "AdmissionCheck")),
+        ("skypilot", "kueue-webhooks-ready", "kueue-release", ("ClusterQueue", "LocalQueue")),
+        ("kai", "kai-webhooks-ready", "kai-scheduler-release", ("Queue",)),
+    ],
+)
+def test_queue_objects_wait_for_the_readiness_gate(
+    stack: str, gate: str, release: str, queue_kinds: tuple[str, ...]
+) -> None:
+    """Release -> gate -> queue objects, in the recorded plan (issue 10 #4)."""
+    result = run_stack(stack)
+    by_name = {r.name: r for r in result.resources}
+    gate_record = by_name[gate]
+    assert gate_record.type == DYNAMIC
+    assert by_name[release].urn in gate_record.dependencies
+    assert is_secret(gate_record.inputs["kubeconfig"])
+    objects = [
+        r
+        for r in result.resources
+        if r.type.startswith("kubernetes:") and r.type.rsplit(":", 1)[-1] in queue_kinds
+    ]
+    assert objects
+    for obj in objects:
+        assert gate_record.urn in obj.dependencies, obj.name
+
+
+def test_no_gate_without_queue_objects() -> None:
+    result = run_stack("dev", drop=("gpu-batch:kueueQueues", "gpu-batch:teams", "gpu-batch:workloads"))
+    assert not of_type(result, DYNAMIC)
