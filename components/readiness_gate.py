@@ -20,7 +20,7 @@ from dataclasses import asdict
 from typing import Any
 
 import pulumi
-import pulumi.dynamic as dynamic
+from pulumi import dynamic
 
 from components.webhook_probe import KubernetesCluster, Probe, wait_until_served
 

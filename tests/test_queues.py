@@ -106,7 +106,9 @@ class TestDevScenario:
 
     def test_objects_wait_for_kueue_and_for_what_they_reference(self, plans: dict[str, RunResult]) -> None:
         dev = plans["dev"]
-        release = named(dev, "kueue-release").urn
+        # Through the readiness gate, which itself waits for the release (issue 10 #4).
+        release = named(dev, "kueue-webhooks-ready").urn
+        assert named(dev, "kueue-release").urn in named(dev, "kueue-webhooks-ready").dependencies
         cq = record(dev, "ClusterQueue", "cluster-queue")
         lq = record(dev, "LocalQueue", "default-user-queue")
         for r in (
@@ -247,7 +249,8 @@ class TestKaiScenario:
         kai = plans["kai"]
         parent, child = named(kai, "queue-department-1"), named(kai, "queue-team-a")
         assert parent.urn in child.dependencies
-        assert named(kai, "kai-scheduler-release").urn in parent.dependencies
+        assert named(kai, "kai-webhooks-ready").urn in parent.dependencies
+        assert named(kai, "kai-scheduler-release").urn in named(kai, "kai-webhooks-ready").dependencies
 
     def test_no_kueue_objects_without_kueue(self, plans: dict[str, RunResult]) -> None:
         assert not [r for r in plans["kai"].resources if r.type.startswith(KUEUE)]
