@@ -130,15 +130,23 @@ def build_queues(
 
 
 def _team_args(team: TeamConfig, config: StackConfig) -> TeamArgs:
-    # Strict tenancy: Kueue manages exactly the namespaces carrying this label (compose_schedulers).
-    strict = config.kueue.enabled and config.kueue.manage_jobs_without_queue_name and team.local_queue
+    # Strict tenancy, or the pod integration: Kueue manages exactly the namespaces carrying this
+    # label (compose_schedulers), so its fail-closed pod webhook sees the team namespaces only.
+    pods = bool(skypilot_teams(config.teams))
+    labelled = bool(
+        config.kueue.enabled and (config.kueue.manage_jobs_without_queue_name or pods) and team.local_queue
+    )
     return TeamArgs(
         name=team.name,
         namespace=team.namespace_name,
         create_namespace=team.create_namespace,
         groups=tuple(team.members.groups),
         users=tuple(team.members.users),
-        namespace_labels=dict(MANAGED_NAMESPACE_LABEL) if strict else {},
+        namespace_labels=dict(MANAGED_NAMESPACE_LABEL) if labelled else {},
+        ray=config.kuberay.enabled,
+        # Bare pods only where Kueue's pod integration manages them (the namespace is labelled
+        # and created here, so the label really is on it).
+        pods_managed=pods and labelled and team.create_namespace,
     )
 
 

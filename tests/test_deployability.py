@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from preview.harness import RunResult
 from preview.plan import plan_document
@@ -185,3 +186,34 @@ def test_queue_objects_wait_for_the_readiness_gate(
 def test_no_gate_without_queue_objects() -> None:
     result = run_stack("dev", drop=("gpu-batch:kueueQueues", "gpu-batch:teams", "gpu-batch:workloads"))
     assert not of_type(result, DYNAMIC)
+
+
+def _pod_verbs(result: RunResult) -> dict[str, list[str]]:
+    verbs = {}
+    for r in result.resources:
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:Role":
+            for rule in r.inputs["rules"]:
+                if "pods" in rule["resources"]:
+                    verbs[r.inputs["metadata"]["namespace"]] = rule["verbs"]
+    return verbs
+
+
+def test_prod_teams_submit_workload_kinds_not_bare_pods(prod: RunResult) -> None:
+    """prod runs no pod integration, so a bare pod would bypass Kueue (issue 10 #9)."""
+    verbs = _pod_verbs(prod)
+    assert set(verbs) == {"research", "applied"}
+    assert all("create" not in v for v in verbs.values())
+
+
+def test_skypilot_pod_integration_is_scoped_to_the_team_namespaces() -> None:
+    result = run_stack("skypilot")
+    assert all("create" in v for v in _pod_verbs(result).values())
+    (kueue,) = [r for r in of_type(result, "kubernetes:helm.sh/v3:Release") if r.name == "kueue-release"]
+    document = yaml.safe_load(kueue.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert document["managedJobsNamespaceSelector"] == {"matchLabels": {"gpu-batch/kueue-managed": "true"}}
+    labelled = {
+        r.inputs["metadata"]["name"]
+        for r in of_type(result, "kubernetes:core/v1:Namespace")
+        if r.inputs["metadata"].get("labels", {}).get("gpu-batch/kueue-managed") == "true"
+    }
+    assert labelled == {"team1", "team2"}

@@ -17,6 +17,7 @@ from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
 from .rules_kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
+from .rules_kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules_skypilot import POLICIES as RULES_SKYPILOT
 from .rules_wiring import POLICIES as RULES_WIRING
@@ -34,4 +35,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_DWS,
     *RULES_KUEUE_FAIR_SHARING,
     *RULES_KAI_RUNTIME_CLASS,
+    *RULES_KUEUE_POD_BYPASS,
 ]

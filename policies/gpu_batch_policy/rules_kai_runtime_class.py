@@ -55,7 +55,7 @@ def injected_class(release: HelmRelease) -> str | Unknown | None:
             return sharing
         if sharing is not True:
             return None  # no fraction pods without GPU sharing
-        keys = ("gpuFractionRuntimeClassName", "gpuPodRuntimeClassName")
+        keys: tuple[str, ...] = ("gpuFractionRuntimeClassName", "gpuPodRuntimeClassName")
     else:
         keys = ("gpuPodRuntimeClassName",)
     admission = release.value("admission")
