@@ -18,6 +18,7 @@ from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs,
 from stacks.compose_network import NetworkLayer, build_network
 from stacks.compose_queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose_readiness import readiness_gates
+from stacks.gke_versions import check_channel_default
 from stacks.compose_schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
 
@@ -37,6 +38,7 @@ class Platform:
 def build(config: StackConfig, project: str) -> Platform:
     """Declare every resource of the stack and export what reviewers and users need."""
     spec = config.cluster
+    channel_default = check_channel_default(spec, config.gpu_pools, project)
     nodes = NodeServiceAccount(
         f"{spec.name}-nodes", NodeServiceAccountArgs(project=project, account_id=node_account_id(spec.name))
     )
@@ -46,7 +48,9 @@ def build(config: StackConfig, project: str) -> Platform:
         location=spec.location,
         node_locations=tuple(spec.node_locations),
         release_channel=spec.release_channel,
-        min_master_version=spec.min_master_version,
+        # The user's minimum, else the channel default GKE reported and the program checked
+        # (stacks/gke_versions.py); never a fixed version that may have left the channel.
+        min_master_version=spec.min_master_version or channel_default,
         deletion_protection=spec.deletion_protection,
         private_nodes=spec.private_nodes,
         master_ipv4_cidr_block=spec.master_ipv4_cidr_block,
@@ -112,6 +116,14 @@ def build(config: StackConfig, project: str) -> Platform:
     )
     queues = build_queues(config, provider, schedulers, gates)
     pulumi.export("clusterName", cluster.cluster.name)
+    pulumi.export(
+        "gkeVersion",
+        {
+            "releaseChannel": spec.release_channel,
+            "minMasterVersion": spec.min_master_version,
+            "channelDefault": channel_default,
+        },
+    )
     pulumi.export("kubeconfig", kubeconfig)
     pulumi.export(
         "gpuPools",

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from preview.harness import RunResult
+from preview.mocks import OFFLINE_ENGINE_VERSIONS
 from preview.plan import plan_document
 from preview.records import is_secret
 from stacks.errors import ConfigError
@@ -217,3 +218,37 @@ def test_skypilot_pod_integration_is_scoped_to_the_team_namespaces() -> None:
         if r.inputs["metadata"].get("labels", {}).get("gpu-batch/kueue-managed") == "true"
     }
     assert labelled == {"team1", "team2"}
+
+
+class TestGkeVersion:
+    """No fixed minMasterVersion next to a release channel; the channel default is checked (hardening)."""
+
+    def test_no_stack_pins_a_version(self) -> None:
+        for stack in ("dev", "prod", "kai", "skypilot"):
+            assert "minMasterVersion" not in config_value(stack, "gpu-batch:cluster"), stack
+
+    def test_the_checked_channel_default_becomes_the_minimum(self, prod: RunResult) -> None:
+        (cluster,) = of_type(prod, "gcp:container/cluster:Cluster")
+        expected = OFFLINE_ENGINE_VERSIONS["releaseChannelDefaultVersion"]["STABLE"]
+        assert cluster.inputs["minMasterVersion"] == expected
+        assert prod.outputs["gkeVersion"]["channelDefault"] == expected
+
+    def test_a_channel_too_old_for_queued_pools_is_one_line(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        old = {"releaseChannelDefaultVersion": {"REGULAR": "1.31.6-gke.1000000"}}
+        monkeypatch.setattr("preview.mocks.OFFLINE_ENGINE_VERSIONS", old)
+        with pytest.raises(ConfigError) as caught:
+            run_stack("dev")
+        assert str(caught.value).splitlines() == [
+            "config error: gpu-batch:cluster.releaseChannel: got 'REGULAR', expected a channel whose default "
+            "version is at least 1.32.2-gke.1652000 (queued pools need it; REGULAR's default in us-west1-b is "
+            "1.31.6-gke.1000000), or minMasterVersion set to such a version"
+        ]
+
+    def test_an_explicit_minimum_is_kept_and_not_looked_up(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr("preview.mocks.OFFLINE_ENGINE_VERSIONS", {})
+        cluster = {**config_value("dev", "gpu-batch:cluster"), "minMasterVersion": "1.33.5-gke.1080000"}
+        result = run_stack("dev", {"gpu-batch:cluster": cluster})
+        assert (
+            of_type(result, "gcp:container/cluster:Cluster")[0].inputs["minMasterVersion"]
+            == "1.33.5-gke.1080000"
+        )
