@@ -18,9 +18,9 @@ from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs,
 from stacks.compose_network import NetworkLayer, build_network
 from stacks.compose_queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose_readiness import readiness_gates
-from stacks.gke_versions import check_channel_default
 from stacks.compose_schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
+from stacks.gke_versions import check_channel_default
 
 
 @dataclass(frozen=True)

@@ -205,18 +205,12 @@ class TestKueueConfiguration:
         doc = kueue_document(run_stack("dev", {"gpu-batch:kueue": kueue}))
         assert doc["waitForPodsReady"]["blockAdmission"] is True
 
-    def test_pod_integration_excludes_system_namespaces(self, plans: dict[str, RunResult]) -> None:
+    def test_pod_integration_is_scoped_to_labelled_team_namespaces(self, plans: dict[str, RunResult]) -> None:
+        """The chart makes this selector the pod webhooks' namespaceSelector: team namespaces only
+        (issue 10 #9), not a fail-closed webhook on every namespace."""
         doc = kueue_document(plans["skypilot"])
         assert doc["manageJobsWithoutQueueName"] is False
-        assert doc["managedJobsNamespaceSelector"] == {
-            "matchExpressions": [
-                {
-                    "key": "kubernetes.io/metadata.name",
-                    "operator": "NotIn",
-                    "values": ["kube-system", "kueue-system"],
-                }
-            ]
-        }
+        assert doc["managedJobsNamespaceSelector"] == {"matchLabels": MANAGED_NAMESPACE_LABEL}
         assert doc["namespace"] == "kueue-system"
 
     def test_prod_strict_tenancy_opts_namespaces_in(self, plans: dict[str, RunResult]) -> None:

@@ -5,8 +5,8 @@
   ``managedJobsNamespaceSelector`` (Kueue v0.19.2 ``site/content/en/docs/tasks/run/plain_pods.md``;
   reference/kueue.md §5: for pods "a hard exemption").  Anywhere else a pod created directly
   runs with no queue, quota or admission check, so a team Role granting ``create`` on pods in a
-  namespace Kueue does not manage for pods hands out a quota bypass.  Judged for Roles bound in
-  namespaces that some Kueue ClusterQueue admits (the teams), in stacks that install Kueue.
+  namespace Kueue does not manage for pods hands out a quota bypass.  Judged for Roles in namespaces
+  that hold a Kueue LocalQueue (where teams submit), in stacks that install Kueue.
 * **The pod integration with an unscoped selector.**  The Kueue chart uses
   ``managedJobsNamespaceSelector`` as the ``namespaceSelector`` of its pod webhooks, which are
   ``failurePolicy: Fail`` once ``pod`` is enabled (``charts/kueue/templates/webhook/manifests.yaml``
@@ -74,25 +74,6 @@ def _namespace_labels(model: StackModel, name: str) -> tuple[dict[str, Any], boo
     return {NAME_LABEL: name}, False
 
 
-def _team_namespaces(model: StackModel) -> set[str] | None:
-    """Namespaces some ClusterQueue admits; None when a selector is unknown."""
-    found: set[str] = set()
-    candidates = {ns.obj.name for ns in model.namespaces()} | {
-        lq.obj.namespace for lq in model.local_queues() if lq.obj.namespace
-    }
-    for cq in model.cluster_queues():
-        selector = cq.namespace_selector
-        if isinstance(selector, Unknown):
-            return None
-        if not isinstance(selector, dict):
-            continue
-        for name in candidates:
-            labels, complete = _namespace_labels(model, name)
-            if selector_matches(selector, labels, complete=complete) is not False:
-                found.add(name)
-    return found
-
-
 def check_pod_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     releases = model.kueue_releases()
     if not releases:
@@ -100,10 +81,6 @@ def check_pod_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str
     scopes = [_pod_scope(r) for r in releases]
     if any(s is None or isinstance(s, Unknown) for s in scopes):
         reporter.cannot_check(releases[0], "the Kueue controller Configuration is unknown or unreadable")
-        return
-    teams = _team_namespaces(model)
-    if teams is None:
-        reporter.cannot_check(releases[0], "a ClusterQueue namespaceSelector is unknown until apply")
         return
     for release, scope in zip(releases, scopes, strict=True):
         assert isinstance(scope, tuple)
@@ -118,7 +95,9 @@ def check_pod_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str
             )
     for role in model.kube_objects("rbac.authorization.k8s.io", "Role"):
         namespace = role.namespace or ""
-        if namespace not in teams:
+        # A team namespace is one with a LocalQueue: users submit there (indexed lookup, so the
+        # rule stays linear in the stack).
+        if not model.local_queues_in(namespace):
             continue
         grants = _grants_pod_create(role)
         if grants is None:

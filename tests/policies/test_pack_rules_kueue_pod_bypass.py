@@ -6,7 +6,7 @@ from typing import Any
 
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy
-from tests.policies.pack_objects import cluster_queue, k8s, kueue_release, namespace, patch
+from tests.policies.pack_objects import k8s, kueue_release, local_queue, namespace
 
 RULE = get_policy("kueue-pod-bypass")
 MANAGED = {"gpu-batch/kueue-managed": "true"}
@@ -30,10 +30,8 @@ def role(pod_verbs: list[str], ns: str = "team-a") -> Res:
 
 
 def team_queue() -> Res:
-    selector = {
-        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["team-a"]}]
-    }
-    return patch(cluster_queue(), "spec.namespaceSelector", selector)
+    """The team's LocalQueue in team-a: what makes team-a a namespace where users submit."""
+    return local_queue()
 
 
 def test_pod_create_without_the_pod_integration_is_caught() -> None:
