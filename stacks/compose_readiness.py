@@ -46,28 +46,22 @@ class ReadinessGates:
     kai: WebhookReadiness | None
 
 
+def _gate(
+    name: str, kubeconfig: pulumi.Input[str], probe: Probe, release: pulumi.Resource
+) -> WebhookReadiness:
+    return WebhookReadiness(name, kubeconfig, [probe], opts=pulumi.ResourceOptions(depends_on=[release]))
+
+
 def readiness_gates(
     kubeconfig: pulumi.Input[str], schedulers: Schedulers, *, kueue_objects: bool, kai_objects: bool
 ) -> ReadinessGates:
     """A gate for each installed scheduler whose queue objects the stack declares."""
-    kueue = (
-        WebhookReadiness(
-            "kueue-webhooks-ready",
-            kubeconfig,
-            [KUEUE_PROBE],
-            opts=pulumi.ResourceOptions(depends_on=[schedulers.kueue.release]),
-        )
-        if schedulers.kueue is not None and kueue_objects
-        else None
+    kueue, kai = schedulers.kueue, schedulers.kai
+    return ReadinessGates(
+        kueue=_gate("kueue-webhooks-ready", kubeconfig, KUEUE_PROBE, kueue.release)
+        if kueue is not None and kueue_objects
+        else None,
+        kai=_gate("kai-webhooks-ready", kubeconfig, KAI_PROBE, kai.release)
+        if kai is not None and kai_objects
+        else None,
     )
-    kai = (
-        WebhookReadiness(
-            "kai-webhooks-ready",
-            kubeconfig,
-            [KAI_PROBE],
-            opts=pulumi.ResourceOptions(depends_on=[schedulers.kai.release]),
-        )
-        if schedulers.kai is not None and kai_objects
-        else None
-    )
-    return ReadinessGates(kueue=kueue, kai=kai)
