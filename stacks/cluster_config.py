@@ -12,6 +12,9 @@ from stacks.errors import pattern
 # The first GKE version whose cluster autoscaler serves queued-provisioning ProvisioningRequests
 # on Standard clusters (GKE docs, concepts/cluster-autoscaler; reference/kueue.md §7).
 QUEUED_PROVISIONING_MIN_VERSION = "1.28.3-gke.1098000"
+# Flex-start with queued provisioning, what a queued pool is (GKE how-to/provisioningrequest;
+# reference/kueue.md §7).
+QUEUED_FLEX_START_MIN_VERSION = "1.32.2-gke.1652000"
 
 
 class SystemPoolConfig(ConfigModel):

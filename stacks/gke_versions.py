@@ -22,11 +22,13 @@ from __future__ import annotations
 import pulumi_gcp as gcp
 
 from stacks.cluster_checks import gke_version
-from stacks.cluster_config import QUEUED_PROVISIONING_MIN_VERSION, ClusterConfig, GpuPoolConfig
+from stacks.cluster_config import (
+    QUEUED_FLEX_START_MIN_VERSION,
+    QUEUED_PROVISIONING_MIN_VERSION,
+    ClusterConfig,
+    GpuPoolConfig,
+)
 from stacks.errors import ConfigError, ConfigIssue
-
-# Flex-start with queued provisioning (what a queued pool now is, components.gpu_pool).
-QUEUED_FLEX_START_MIN_VERSION = "1.32.2-gke.1652000"
 
 
 def required_version(pools: list[GpuPoolConfig]) -> str | None:

@@ -244,6 +244,15 @@ class TestGkeVersion:
             "1.31.6-gke.1000000), or minMasterVersion set to such a version"
         ]
 
+    def test_an_explicit_minimum_below_flex_start_is_one_line(self) -> None:
+        cluster = {**config_value("dev", "gpu-batch:cluster"), "minMasterVersion": "1.30"}
+        with pytest.raises(ConfigError) as caught:
+            run_stack("dev", {"gpu-batch:cluster": cluster})
+        assert str(caught.value).splitlines() == [
+            "config error: gpu-batch:cluster.minMasterVersion: got '1.30', expected 1.32.2-gke.1652000 or newer: "
+            "pool(s) gpu-node-pool use flex-start with queued provisioning"
+        ]
+
     def test_an_explicit_minimum_is_kept_and_not_looked_up(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr("preview.mocks.OFFLINE_ENGINE_VERSIONS", {})
         cluster = {**config_value("dev", "gpu-batch:cluster"), "minMasterVersion": "1.33.5-gke.1080000"}
