@@ -759,6 +759,12 @@ def run_policy_pack(
 # --- output for humans -------------------------------------------------------------------------
 
 
+def in_display_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Findings in a stable order for files and the console (the engine's order follows
+    registration order, which varies from run to run): by resource URN, rule, then message."""
+    return sorted(diagnostics, key=lambda d: (d.urn, d.policy_name, d.stage, d.message))
+
+
 def format_diagnostic(diag: Diagnostic, resources: Iterable[RecordedResource] = ()) -> str:
     """``[mandatory] rule-name — <type> '<name>'`` then the message (which carries the fix)."""
     resource_type, resource_name = diag.resource_type, diag.resource_name

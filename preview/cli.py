@@ -15,7 +15,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from preview.analyzer import AnalysisResult, AnalysisSession, AnalyzerError, format_diagnostic, start_session
+from preview.analyzer import (
+    AnalysisResult,
+    AnalysisSession,
+    AnalyzerError,
+    format_diagnostic,
+    in_display_order,
+    start_session,
+)
 from preview.harness import RunResult, run_program
 from preview.manifests import render_manifests, validate_manifests, write_manifests
 from preview.plan import plan_document, write_plan
@@ -182,7 +189,7 @@ def _start_policies(
 
 
 def _print_policy_results(analysis: AnalysisResult, result: RunResult) -> None:
-    for diagnostic in analysis.diagnostics:
+    for diagnostic in in_display_order(analysis.diagnostics):
         print(format_diagnostic(diagnostic, result.resources))
     mandatory = len(analysis.mandatory)
     others = len(analysis.diagnostics) - mandatory

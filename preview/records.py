@@ -11,7 +11,7 @@ rendered manifests, the console tree) decide how to display unknowns and secrets
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,3 +73,21 @@ def for_display(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def sorted_maps(value: Any) -> Any:
+    """``value`` with every mapping's keys sorted; lists keep their order.
+
+    The wire form's key order is not stable (protobuf ``Struct`` maps), so every file the
+    preview writes sorts maps to stay byte-identical from run to run."""
+    if isinstance(value, Mapping):
+        return {key: sorted_maps(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_maps(item) for item in value]
+    return value
+
+
+def by_urn(resources: Iterable[RecordedResource]) -> list[RecordedResource]:
+    """``resources`` in URN order: registration order depends on how the program's outputs
+    resolve and which SDK executor thread registers first, a URN does not."""
+    return sorted(resources, key=lambda r: r.urn)
