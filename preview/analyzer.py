@@ -222,6 +222,11 @@ def _struct(props: Mapping[str, Any]) -> struct_pb2.Struct:
     return message
 
 
+def _wire_struct(wire: bytes, props: Mapping[str, Any]) -> struct_pb2.Struct:
+    """The recorded wire ``Struct`` when there is one, else ``props`` converted."""
+    return struct_pb2.Struct.FromString(wire) if wire else _struct(props)
+
+
 def _options(record: RecordedResource) -> analyzer_pb2.AnalyzerResourceOptions:
     return analyzer_pb2.AnalyzerResourceOptions(parent=record.parent)
 
@@ -249,7 +254,10 @@ class ProviderResolver:
         if provider is None:
             return None
         message = analyzer_pb2.AnalyzerProviderResource(
-            type=provider.type, urn=provider.urn, name=provider.name, properties=_struct(provider.inputs)
+            type=provider.type,
+            urn=provider.urn,
+            name=provider.name,
+            properties=_wire_struct(provider.wire_inputs, provider.inputs),
         )
         self._built[urn] = message
         return message
@@ -260,7 +268,7 @@ def _stack_resource(record: RecordedResource, resolver: ProviderResolver) -> ana
         type=record.type,
         urn=record.urn,
         name=record.name,
-        properties=_struct(record.outputs),
+        properties=_wire_struct(record.wire_outputs, record.outputs),
         options=_options(record),
         parent=record.parent,
         dependencies=list(record.dependencies),
@@ -547,7 +555,7 @@ class PolicyPackProcess:
             type=record.type,
             urn=record.urn,
             name=record.name,
-            properties=_struct(record.inputs),
+            properties=_wire_struct(record.wire_inputs, record.inputs),
             options=_options(record),
         )
         provider = resolver.provider(record)

@@ -59,6 +59,8 @@ class RecordingMonitor(mocks.MockMonitor):
             property_dependencies={
                 key: list(deps.urns) for key, deps in request.propertyDependencies.items()
             },
+            wire_inputs=request.object.SerializeToString(),
+            wire_outputs=response.object.SerializeToString() if registration is not None else b"",
         )
         with self._lock:
             self.recorded.append(record)

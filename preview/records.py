@@ -45,6 +45,12 @@ class RecordedResource:
     outputs: dict[str, Any]
     dependencies: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    # The serialised protobuf ``Struct``s the registration carried (inputs) and the mocks answered
+    # (outputs), when recorded from a program: the analyzer sends them as they are instead of
+    # converting ``inputs``/``outputs`` back (the same values; ``json_format.ParseDict`` was most of
+    # the client's work).  Empty for records built by hand.
+    wire_inputs: bytes = field(default=b"", compare=False, repr=False)
+    wire_outputs: bytes = field(default=b"", compare=False, repr=False)
 
 
 def is_secret(value: Any) -> bool:
