@@ -6,8 +6,11 @@ Three costs of the SDK (pulumi-policy 1.21.0, ``pulumi_policy/policy.py``,
 * ``AnalyzeStack`` loops over the stack policies and, inside that loop, converts *every*
   resource of the request again (``json_format.MessageToDict``, ``deserialize_properties``,
   ``unknown_checking_proxy``): 31 stack policies x 5,000 resources = 155,000 conversions of the
-  same messages.  The conversions are memoised by object identity for the duration of one call
-  (the same message yields the same decoded value and the same read-only proxy).
+  same messages, and reads the options and provider of each again.  The request's resources
+  are read once into plain views, and the conversions, options and provider are memoised by
+  object identity for the duration of one call (the same message yields the same decoded value,
+  the same read-only proxy and the same options).  Policies therefore share these objects: as
+  with the SDK's read-only property proxy, a policy must not mutate what it is given.
 * Every ``Analyze``/``Remediate``/``AnalyzeStack`` call re-applies the runtime settings
   (``_configure_runtime_settings``), which re-parses the whole stack config (``PULUMI_CONFIG``,
   124 KB at 1,000 teams) from the environment: ~10,000 times per preview.  The parse is cached
@@ -75,6 +78,22 @@ class _CallCache:
 
         return memoised
 
+    def memoise_method(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        """A servicer method of one request argument, memoised like :meth:`memoise`."""
+        entries: dict[int, tuple[Any, Any]] = {}
+        self._entries.append(entries)
+
+        def memoised(servicer: Any, value: Any) -> Any:
+            hit = entries.get(id(value))
+            if hit is not None and hit[0] is value:
+                return hit[1]
+            result = method(servicer, value)
+            entries[id(value)] = (value, result)
+            return result
+
+        memoised.__name__ = method.__name__
+        return memoised
+
     def per_call(self, method: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(servicer: Any, request: Any, context: Any) -> Any:
             self.clear()
@@ -125,6 +144,61 @@ class _RuntimeSettings:
             self._runtime.set_config(name, value)
         if self._settings_args is not None:
             self._runtime.configure(self._runtime.Settings(**self._settings_args))
+
+
+class _StackResourceView:
+    """One ``AnalyzeStack`` resource with the fields the 1.21.0 servicer reads, read from the
+    message once and kept as plain Python values.
+
+    The servicer walks every resource of the request once per stack policy; on the message,
+    each walk re-created the field wrappers, so nothing it derived could be memoised by
+    identity.  On these views the same resource is the same object for every policy."""
+
+    __slots__ = (
+        "_message",
+        "dependencies",
+        "name",
+        "options",
+        "parent",
+        "properties",
+        "propertyDependencies",
+        "provider",
+        "type",
+        "urn",
+    )
+
+    def __init__(self, message: Any) -> None:
+        self._message = message
+        self.type = message.type
+        self.urn = message.urn
+        self.name = message.name
+        self.parent = message.parent
+        self.properties = message.properties
+        self.options = message.options
+        self.provider = message.provider
+        self.dependencies = list(message.dependencies)
+        self.propertyDependencies = dict(message.propertyDependencies)
+
+    def HasField(self, name: str) -> bool:  # noqa: N802 - the protobuf method it stands for
+        return bool(self._message.HasField(name))
+
+
+class _StackRequestView:
+    """``AnalyzeStackRequest`` as the 1.21.0 servicer reads it: only ``resources``."""
+
+    __slots__ = ("resources",)
+
+    def __init__(self, request: Any) -> None:
+        self.resources = [_StackResourceView(r) for r in request.resources]
+
+
+def _stack_over_views(analyze_stack: Callable[..., Any]) -> Callable[..., Any]:
+    def over_views(servicer: Any, request: Any, context: Any) -> Any:
+        return analyze_stack(servicer, _StackRequestView(request), context)
+
+    over_views.__name__ = analyze_stack.__name__
+    over_views.__doc__ = analyze_stack.__doc__
+    return over_views
 
 
 def _remediate_only_when_configured(remediate: Callable[..., Any], sdk: Any) -> Callable[..., Any]:
@@ -181,7 +255,9 @@ def install() -> bool:
     sdk.unknown_checking_proxy = cache.memoise(sdk.unknown_checking_proxy)
     servicer._configure_runtime_settings = _RuntimeSettings(sdk.pulumi.runtime).apply
     servicer.Analyze = cache.per_call(servicer.Analyze)
-    servicer.AnalyzeStack = cache.per_call(servicer.AnalyzeStack)
+    servicer._get_resource_options = cache.memoise_method(servicer._get_resource_options)
+    servicer._get_provider_resource = cache.memoise_method(servicer._get_provider_resource)
+    servicer.AnalyzeStack = cache.per_call(_stack_over_views(servicer.AnalyzeStack))
     servicer.Remediate = _remediate_only_when_configured(servicer.Remediate, sdk)
     _STATE["installed"] = True
     return True
