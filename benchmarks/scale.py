@@ -1,18 +1,31 @@
 """``make bench``: the offline preview with the policy pack on stacks of 1, 10, 100 and 1,000 teams.
 
-For each size it prints one line::
+For each size, measured back to back (``--repeat N`` prints min/median of N; the machine is
+shared, so the minimum is the cleanest run)::
 
-    teams=N resources=R wall_s=W peak_mib=M floor_ratio=F
+    teams=N resources=R
+      wall_s floor_ratio program_s program_floor_s program_ratio pack_s pack_floor_s pack_ratio
+      peak_mib pack_peak_mib [baseline_wall_s]
+      stages_s program plan manifests policy report
 
-``wall_s`` is the whole ``python -m preview`` run (interpreter start, the program under the SDK
-mocks, plan.json, manifests with strict CRD validation, the policy pack over gRPC, the report) as
-a user waits for it; ``peak_mib`` the largest resident set of that process or the pack process it
-starts.  The *floor* is the same number of resources registered bare -- no components, no policy
-pack -- under the same mocks and harness, measured in the same run: ``floor_ratio`` = wall / floor.
-A second line per size says where the time went (seconds per preview stage).
+* ``wall_s``: the whole ``python -m preview`` run as a user waits for it (interpreter start, the
+  program under the SDK mocks with the pack streaming alongside, plan.json, manifests with strict
+  CRD validation, the rest of the pack, the report).  ``floor_ratio`` = wall_s / the wall of the
+  same *number* of bare resources registered under the same harness, no pack (issue 6's floor).
+* ``program_s``: the preview's program stage; ``program_floor_s``: the *same recorded resources*
+  (types, names, wire inputs) registered flat under the same mocks and harness
+  (``benchmarks/stage_floors.py``), so ``program_ratio`` is what components, typed SDKs and
+  the streaming client cost on top of registering.
+* ``pack_s``: the recorded resources sent over the analyzer protocol to the real pack, batch;
+  ``pack_floor_s``: the same to a pack of as many policies doing nothing.
+* ``peak_mib``: the preview process's peak resident set; ``pack_peak_mib``: the pack process's
+  own (its ``VmHWM``, read before it stops).
+* ``stages_s``: seconds per preview stage; ``policy`` is only the wait for the pack once the
+  outputs are written (the rest of its work overlaps the program and the outputs).
+* ``--baseline DIR``: another checkout (e.g. ``git worktree add /tmp/base main``): its own
+  preview and program on the same stack file, run right after each of this tree's previews.
 
-Targets (issue 6): 1,000 teams within 30 s and 1.5 GiB on a 2-core machine, floor_ratio <= 2,
-cost linear in teams.  Figures are printed, never asserted: speed is measured, not tested.
+Figures are printed, never asserted: speed is measured, not tested.
 """
 
 from __future__ import annotations
