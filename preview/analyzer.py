@@ -695,14 +695,6 @@ class AnalysisSession:
             self._started = False
         self._pack.close()
 
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def _work(self) -> None:
         try:
             self._pack.start()

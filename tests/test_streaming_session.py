@@ -7,6 +7,7 @@ AnalyzeStack at the end, from a client thread; these tests hold it to the batch 
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ def _records(project: Path, stack: str) -> list[RecordedResource]:
 
 
 def _streamed(resources: list[RecordedResource], pack: PolicyPackProcess) -> Any:
-    with AnalysisSession(pack) as session:
+    with closing(AnalysisSession(pack).start()) as session:
         for record in resources:
             session.analyze(record)
         session.analyze_stack(resources)
