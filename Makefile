@@ -1,6 +1,7 @@
 # gpu-batch: two commands on a fresh machine.
 #   make preview [STACK=dev]   offline preview of a stack with the policy pack -> build/<stack>/
 #   make test                  lint, type-check and the whole test suite
+#   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 STACK ?= dev
 PYTHON ?= python3
 VENV := venv
@@ -36,7 +37,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(PY) -m benchmarks.scale
+	$(PY) -m benchmarks.scale $(BENCH_ARGS)
 
 clean:
 	rm -rf build $(VENV) .mypy_cache .pytest_cache .ruff_cache

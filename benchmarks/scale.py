@@ -1,18 +1,31 @@
 """``make bench``: the offline preview with the policy pack on stacks of 1, 10, 100 and 1,000 teams.
 
-For each size it prints one line::
+For each size, measured back to back (``--repeat N`` prints min/median of N; the machine is
+shared, so the minimum is the cleanest run)::
 
-    teams=N resources=R wall_s=W peak_mib=M floor_ratio=F
+    teams=N resources=R
+      wall_s floor_ratio program_s program_floor_s program_ratio pack_s pack_floor_s pack_ratio
+      peak_mib pack_peak_mib [baseline_wall_s]
+      stages_s program plan manifests policy report
 
-``wall_s`` is the whole ``python -m preview`` run (interpreter start, the program under the SDK
-mocks, plan.json, manifests with strict CRD validation, the policy pack over gRPC, the report) as
-a user waits for it; ``peak_mib`` the largest resident set of that process or the pack process it
-starts.  The *floor* is the same number of resources registered bare -- no components, no policy
-pack -- under the same mocks and harness, measured in the same run: ``floor_ratio`` = wall / floor.
-A second line per size says where the time went (seconds per preview stage).
+* ``wall_s``: the whole ``python -m preview`` run as a user waits for it (interpreter start, the
+  program under the SDK mocks with the pack streaming alongside, plan.json, manifests with strict
+  CRD validation, the rest of the pack, the report).  ``floor_ratio`` = wall_s / the wall of the
+  same *number* of bare resources registered under the same harness, no pack (issue 6's floor).
+* ``program_s``: the preview's program stage; ``program_floor_s``: the *same recorded resources*
+  (types, names, wire inputs) registered flat under the same mocks and harness
+  (``benchmarks/stage_floors.py``), so ``program_ratio`` is what components, typed SDKs and
+  the streaming client cost on top of registering.
+* ``pack_s``: the recorded resources sent over the analyzer protocol to the real pack, batch;
+  ``pack_floor_s``: the same to a pack of as many policies doing nothing.
+* ``peak_mib``: the preview process's peak resident set; ``pack_peak_mib``: the pack process's
+  own (its ``VmHWM``, read before it stops).
+* ``stages_s``: seconds per preview stage; ``policy`` is only the wait for the pack once the
+  outputs are written (the rest of its work overlaps the program and the outputs).
+* ``--baseline DIR``: another checkout (e.g. ``git worktree add /tmp/base main``): its own
+  preview and program on the same stack file, run right after each of this tree's previews.
 
-Targets (issue 6): 1,000 teams within 30 s and 1.5 GiB on a 2-core machine, floor_ratio <= 2,
-cost linear in teams.  Figures are printed, never asserted: speed is measured, not tested.
+Figures are printed, never asserted: speed is measured, not tested.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import argparse
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from benchmarks.stage_floors import flat_project, noop_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1, 10, 100, 1000)
@@ -129,13 +145,16 @@ def floor_project(project: Path, resources: int) -> Path:
     return project
 
 
-def bench_project(root: Path) -> Path:
-    project = root / "project"
+def bench_project(root: Path, source: Path = ROOT, name: str = "project") -> Path:
+    """A project under ``root`` running ``source``'s program (its own stacks/ and components/)."""
+    project = root / name
+    if project.exists():
+        return project
     project.mkdir()
-    shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
-    shutil.copy(ROOT / "__main__.py", project / "__main__.py")
+    shutil.copy(source / "Pulumi.yaml", project / "Pulumi.yaml")
+    shutil.copy(source / "__main__.py", project / "__main__.py")
     for package in ("stacks", "components"):
-        (project / package).symlink_to(ROOT / package)
+        (project / package).symlink_to(source / package)
     return project
 
 
@@ -155,7 +174,92 @@ def preview_command(project: Path, stack: str, out: Path, *extra: str) -> list[s
     ]
 
 
-def run(sizes: tuple[int, ...]) -> list[dict[str, Any]]:
+def _python_module(module: str, *args: object) -> list[str]:
+    return [sys.executable, "-m", module, *(str(a) for a in args)]
+
+
+def _number(name: str, text: str) -> float:
+    return float(_field(rf"{name}=([0-9.]+)", text))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One preview of one size with its floors, all measured back to back."""
+
+    resources: int
+    wall_s: float
+    floor_wall_s: float
+    stages: dict[str, float]
+    peak_mib: float
+    pack_peak_mib: float
+    program_floor_s: float
+    pack_s: float
+    pack_floor_s: float
+    baseline_wall_s: float | None
+
+    @property
+    def figures(self) -> dict[str, float]:
+        figures = {
+            "wall_s": self.wall_s,
+            "floor_ratio": self.wall_s / self.floor_wall_s,
+            "program_s": self.stages["program"],
+            "program_floor_s": self.program_floor_s,
+            "program_ratio": self.stages["program"] / self.program_floor_s,
+            "pack_s": self.pack_s,
+            "pack_floor_s": self.pack_floor_s,
+            "pack_ratio": self.pack_s / self.pack_floor_s,
+            "peak_mib": self.peak_mib,
+            "pack_peak_mib": self.pack_peak_mib,
+        }
+        if self.baseline_wall_s is not None:
+            figures["baseline_wall_s"] = self.baseline_wall_s
+        return figures
+
+
+def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Sample:
+    """The preview, the baseline's preview (when given), then every floor, back to back."""
+    full = measure(preview_command(project, stack, root / "build", "--timings"), ROOT)
+    baseline_wall = None
+    if baseline is not None:
+        # The baseline tree's own preview and program, on the same stack file.
+        before = bench_project(root, baseline, f"baseline-{stack}")
+        (before / f"Pulumi.{stack}.yaml").write_text((project / f"Pulumi.{stack}.yaml").read_text())
+        baseline_wall = measure(preview_command(before, stack, root / "build-baseline"), baseline).wall_s
+    count = int(_field(r"(\d+) resources planned", full.stdout))
+    timings = json.loads(_field(r"^timings: (.*)$", full.stdout))
+    tag = f"{stack}-{time.monotonic_ns()}"
+    floor = measure(_python_module("benchmarks.floor", floor_project(root / f"floor-{tag}", count)), ROOT)
+    records = root / f"records-{tag}.json"
+    measure(_python_module("benchmarks.stage_floors", "record", project, stack, records), ROOT)
+    flat = measure(
+        _python_module("benchmarks.stage_floors", "flat", flat_project(records, root / f"flat-{tag}")), ROOT
+    )
+    packs = {}
+    for kind, pack_dir in (("real", ROOT / "policies"), ("noop", noop_pack(root / f"noop-{tag}"))):
+        done = measure(
+            _python_module("benchmarks.stage_floors", "pack", records, pack_dir, project, stack), ROOT
+        )
+        packs[kind] = _number("pack_s", done.stdout)
+    return Sample(
+        resources=count,
+        wall_s=full.wall_s,
+        floor_wall_s=floor.wall_s,
+        stages={k: v for k, v in timings.items() if not k.endswith("_mib")},
+        peak_mib=timings["peak_mib"],
+        pack_peak_mib=timings["pack_peak_mib"],
+        program_floor_s=_number("program_s", flat.stdout),
+        pack_s=packs["real"],
+        pack_floor_s=packs["noop"],
+        baseline_wall_s=baseline_wall,
+    )
+
+
+def _spread(values: list[float]) -> str:
+    """``min/median`` of paired runs (the machine is shared: the minimum is the cleanest run)."""
+    return f"{min(values):.2f}/{statistics.median(values):.2f}"
+
+
+def run(sizes: tuple[int, ...], repeat: int = 1, baseline: Path | None = None) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="gpu-batch-bench-") as tmp:
         root = Path(tmp)
@@ -163,34 +267,23 @@ def run(sizes: tuple[int, ...]) -> list[dict[str, Any]]:
         for teams in sizes:
             stack = f"bench-{teams}"
             (project / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_document(teams)))
-            full = measure(preview_command(project, stack, root / "build", "--timings"), ROOT)
-            count = int(_field(r"(\d+) resources planned", full.stdout))
-            timings = json.loads(_field(r"^timings: (.*)$", full.stdout))
-            floor = measure(
-                [
-                    sys.executable,
-                    "-m",
-                    "benchmarks.floor",
-                    str(floor_project(root / f"floor-{teams}", count)),
-                ],
-                ROOT,
-            )
+            samples = [sample(root, project, stack, baseline) for _ in range(repeat)]
+            figures = {key: [s.figures[key] for s in samples] for key in samples[0].figures}
+            stages = {key: [s.stages.get(key, 0.0) for s in samples] for key in samples[0].stages}
             row = {
                 "teams": teams,
-                "resources": count,
-                "wall_s": round(full.wall_s, 2),
-                "peak_mib": round(max(timings.pop("peak_mib"), timings.pop("pack_peak_mib"))),
-                "floor_ratio": round(full.wall_s / floor.wall_s, 2),
-                "floor_wall_s": round(floor.wall_s, 2),
-                "stages": timings,
+                "resources": samples[0].resources,
+                "runs": repeat,
+                "figures": figures,
+                "stages": stages,
             }
             rows.append(row)
+            print(f"teams={teams} resources={row['resources']} (min/median of {repeat})", flush=True)
+            print("  " + " ".join(f"{key}={_spread(values)}" for key, values in figures.items()), flush=True)
             print(
-                f"teams={teams} resources={count} wall_s={row['wall_s']} peak_mib={row['peak_mib']} "
-                f"floor_ratio={row['floor_ratio']}",
+                "  stages_s " + " ".join(f"{key}={_spread(values)}" for key, values in stages.items()),
                 flush=True,
             )
-            print(f"  floor_wall_s={row['floor_wall_s']} stages_s={json.dumps(timings)}", flush=True)
     return rows
 
 
@@ -199,9 +292,15 @@ def main() -> None:
     parser.add_argument(
         "--sizes", default=",".join(str(s) for s in SIZES), help="comma-separated team counts"
     )
+    parser.add_argument("--repeat", type=int, default=1, help="runs per size; figures are min/median")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of this project (e.g. main): its preview runs paired with this one",
+    )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args()
-    rows = run(tuple(int(s) for s in args.sizes.split(",")))
+    rows = run(tuple(int(s) for s in args.sizes.split(",")), args.repeat, args.baseline)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
 

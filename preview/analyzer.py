@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
@@ -221,50 +222,58 @@ def _struct(props: Mapping[str, Any]) -> struct_pb2.Struct:
     return message
 
 
+def _wire_struct(wire: bytes, props: Mapping[str, Any]) -> struct_pb2.Struct:
+    """The recorded wire ``Struct`` when there is one, else ``props`` converted."""
+    return struct_pb2.Struct.FromString(wire) if wire else _struct(props)
+
+
 def _options(record: RecordedResource) -> analyzer_pb2.AnalyzerResourceOptions:
     return analyzer_pb2.AnalyzerResourceOptions(parent=record.parent)
 
 
-def _provider(
-    record: RecordedResource,
-    by_urn: Mapping[str, RecordedResource],
-    built: dict[str, analyzer_pb2.AnalyzerProviderResource] | None = None,
-) -> analyzer_pb2.AnalyzerProviderResource | None:
-    """The provider resource of a registration (``<provider urn>::<id>``), if it was recorded.
+class ProviderResolver:
+    """The provider resource of each registration (``<provider urn>::<id>``), when it was recorded.
 
-    ``built`` keeps each provider's message once converted: every resource of a stack names one of
-    a few providers, and converting its inputs per resource was most of the client's own work."""
-    if not record.provider:
-        return None
-    urn = record.provider.rsplit("::", 1)[0]
-    if built is not None and urn in built:
-        return built[urn]
-    provider = by_urn.get(urn)
-    if provider is None:
-        return None
-    message = analyzer_pb2.AnalyzerProviderResource(
-        type=provider.type, urn=provider.urn, name=provider.name, properties=_struct(provider.inputs)
-    )
-    if built is not None:
-        built[urn] = message
-    return message
+    Every resource of a stack names one of a few providers, so each provider's message is
+    converted once.  ``by_urn`` may grow while the resolver is in use (the streaming session
+    adds each registration as it arrives; a provider registers before the resources using it).
+    """
+
+    def __init__(self, by_urn: Mapping[str, RecordedResource]) -> None:
+        self._by_urn = by_urn
+        self._built: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
+
+    def provider(self, record: RecordedResource) -> analyzer_pb2.AnalyzerProviderResource | None:
+        if not record.provider:
+            return None
+        urn = record.provider.rsplit("::", 1)[0]
+        message = self._built.get(urn)
+        if message is not None:
+            return message
+        provider = self._by_urn.get(urn)
+        if provider is None:
+            return None
+        message = analyzer_pb2.AnalyzerProviderResource(
+            type=provider.type,
+            urn=provider.urn,
+            name=provider.name,
+            properties=_wire_struct(provider.wire_inputs, provider.inputs),
+        )
+        self._built[urn] = message
+        return message
 
 
-def _stack_resource(
-    record: RecordedResource,
-    by_urn: Mapping[str, RecordedResource],
-    providers: dict[str, analyzer_pb2.AnalyzerProviderResource] | None = None,
-) -> analyzer_pb2.AnalyzerResource:
+def _stack_resource(record: RecordedResource, resolver: ProviderResolver) -> analyzer_pb2.AnalyzerResource:
     resource = analyzer_pb2.AnalyzerResource(
         type=record.type,
         urn=record.urn,
         name=record.name,
-        properties=_struct(record.outputs),
+        properties=_wire_struct(record.wire_outputs, record.outputs),
         options=_options(record),
         parent=record.parent,
         dependencies=list(record.dependencies),
     )
-    provider = _provider(record, by_urn, providers)
+    provider = resolver.provider(record)
     if provider is not None:
         resource.provider.CopyFrom(provider)
     for prop, urns in record.property_dependencies.items():
@@ -437,6 +446,20 @@ class PolicyPackProcess:
         for chunk in iter(stream.readline, b""):
             self._stdout_tail = [*self._stdout_tail[-50:], chunk]
 
+    def peak_kib(self) -> int | None:
+        """The pack process's own peak resident set (``VmHWM``, KiB), while it runs; None where
+        ``/proc`` is not available."""
+        if self._proc is None:
+            return None
+        try:
+            status = Path(f"/proc/{self._proc.pid}/status").read_text()
+        except OSError:
+            return None
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        return None
+
     def stderr_text(self) -> str:
         self._stderr.seek(0)
         return self._stderr.read().decode(errors="replace")
@@ -513,42 +536,66 @@ class PolicyPackProcess:
                 entry = request.policyConfig[policy]
                 entry.enforcementLevel = _TO_PROTO[cfg.level]  # type: ignore[assignment]
                 entry.properties.CopyFrom(_struct(cfg.properties))
-            self._call("Configure", request)
+            self.call("Configure", request)
         return config
 
-    def _call(self, method: str, request: Any) -> Any:
+    def call(self, method: str, request: Any) -> Any:
+        """One analyzer RPC; a failure becomes an :class:`AnalyzerError` with the pack's stderr."""
         try:
             return getattr(self.stub, method)(request, timeout=RPC_TIMEOUT_S)
         except grpc.RpcError as exc:
             code, details = _rpc_status(exc)
             raise self._error(f"{method} failed: {code.name if code else '?'}: {details}") from exc
 
+    def analyze_request(
+        self, record: RecordedResource, resolver: ProviderResolver
+    ) -> analyzer_pb2.AnalyzeRequest:
+        """What ``Remediate`` and ``Analyze`` receive for one registration: its inputs."""
+        request = analyzer_pb2.AnalyzeRequest(
+            type=record.type,
+            urn=record.urn,
+            name=record.name,
+            properties=_wire_struct(record.wire_inputs, record.inputs),
+            options=_options(record),
+        )
+        provider = resolver.provider(record)
+        if provider is not None:
+            request.provider.CopyFrom(provider)
+        return request
+
+    def analyze_resource(
+        self, record: RecordedResource, resolver: ProviderResolver
+    ) -> analyzer_pb2.AnalyzeResponse:
+        """The engine's two passes for one registration: ``Remediate``, then ``Analyze``.
+
+        Remediate is sent for every registration whatever the configured levels, as the engine
+        does (pulumi/pulumi ``pkg/resource/deploy/step_generator.go`` ``generateSteps``: ``for _,
+        remediate := range []bool{true, false}`` over every analyzer, no level check); the pack
+        answers it cheaply when no policy is at remediate level (``sdk_speedups``)."""
+        request = self.analyze_request(record, resolver)
+        remediated = self.call("Remediate", request)
+        for remediation in remediated.remediations:
+            if remediation.HasField("properties"):  # the engine analyses the remediated inputs
+                request.properties.CopyFrom(remediation.properties)
+        return cast(analyzer_pb2.AnalyzeResponse, self.call("Analyze", request))
+
+    def analyze_stack(
+        self, resources: Sequence[RecordedResource], resolver: ProviderResolver
+    ) -> analyzer_pb2.AnalyzeResponse:
+        """One ``AnalyzeStack`` with the planned outputs, parents and dependencies of every resource."""
+        request = analyzer_pb2.AnalyzeStackRequest(
+            resources=[_stack_resource(r, resolver) for r in resources]
+        )
+        return cast(analyzer_pb2.AnalyzeResponse, self.call("AnalyzeStack", request))
+
     def analyze(self, resources: Sequence[RecordedResource]) -> list[Diagnostic]:
         """``Remediate`` + ``Analyze`` per registration (inputs), then one ``AnalyzeStack``."""
         by_urn = {r.urn: r for r in resources}
-        providers: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
+        resolver = ProviderResolver(by_urn)
         found: list[Diagnostic] = []
         for record in resources:
-            request = analyzer_pb2.AnalyzeRequest(
-                type=record.type,
-                urn=record.urn,
-                name=record.name,
-                properties=_struct(record.inputs),
-                options=_options(record),
-            )
-            provider = _provider(record, by_urn, providers)
-            if provider is not None:
-                request.provider.CopyFrom(provider)
-            remediated = self._call("Remediate", request)
-            for remediation in remediated.remediations:
-                if remediation.HasField("properties"):  # the engine analyses the remediated inputs
-                    request.properties.CopyFrom(remediation.properties)
-            response = self._call("Analyze", request)
-            found.extend(_diagnostics(response, "analyze", by_urn, default_urn=record.urn))
-        stack_request = analyzer_pb2.AnalyzeStackRequest(
-            resources=[_stack_resource(r, by_urn, providers) for r in resources]
-        )
-        found.extend(_diagnostics(self._call("AnalyzeStack", stack_request), "analyze-stack", by_urn))
+            found.extend(_diagnostics(self.analyze_resource(record, resolver), "analyze", by_urn, record.urn))
+        found.extend(_diagnostics(self.analyze_stack(resources, resolver), "analyze-stack", by_urn))
         return found
 
     def run(
@@ -562,6 +609,122 @@ class PolicyPackProcess:
             config=config,
             diagnostics=tuple(diagnostics),
         )
+
+
+# --- the streaming session: the engine's timeline -----------------------------------------------
+
+# While the program and the client thread share the GIL, a client thread woken by a gRPC answer
+# waits up to the switch interval (5 ms by default) for the program thread to let it run; with
+# two calls per registration that idles the pack for seconds.  A short interval hands it back
+# quickly (CPython docs, ``sys.setswitchinterval``).
+STREAMING_SWITCH_INTERVAL_S = 0.0002
+
+_Item = RecordedResource | tuple[RecordedResource, ...] | None
+
+
+class AnalysisSession:
+    """One pack run on the engine's timeline: ``start`` -> ``analyze(record)`` per registration as it
+    is recorded -> ``analyze_stack(resources)`` -> ``result()`` -> ``close``.
+
+    ``pulumi preview --policy-pack`` starts the analyzers before the program runs, sends
+    ``Remediate``/``Analyze`` from the step generator as each ``RegisterResource`` arrives, and
+    ``AnalyzeStack`` once the program has finished (pulumi/pulumi ``pkg/resource/deploy``:
+    ``step_generator.go`` ``generateSteps``, ``deployment_executor.go`` after the source
+    iterator is done).  The calls go out from one client thread in exactly that order, so the
+    pack process works on the other core while the program runs and while the caller writes
+    its outputs; the answers are those of :meth:`PolicyPackProcess.run` on the same records.
+    """
+
+    def __init__(self, pack: PolicyPackProcess, file_config: Mapping[str, Any] | None = None) -> None:
+        self._pack = pack
+        self._file_config = dict(file_config) if file_config is not None else None
+        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._work, name="policy-pack-client", daemon=True)
+        self._by_urn: dict[str, RecordedResource] = {}
+        self._responses: list[
+            tuple[analyzer_pb2.AnalyzeResponse, Literal["analyze", "analyze-stack"], str]
+        ] = []
+        self._config: dict[str, PolicyConfig] = {}
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._cancelled = threading.Event()
+        self._switch_interval = sys.getswitchinterval()
+        self._started = False
+
+    def start(self) -> Self:
+        """Launch and configure the pack in the background; returns at once."""
+        self._started = True
+        sys.setswitchinterval(min(self._switch_interval, STREAMING_SWITCH_INTERVAL_S))
+        self._thread.start()
+        return self
+
+    def analyze(self, record: RecordedResource) -> None:
+        """Queue ``Remediate`` + ``Analyze`` for one registration (never blocks the program)."""
+        self._queue.put(record)
+
+    def analyze_stack(self, resources: Sequence[RecordedResource]) -> None:
+        """Queue the one ``AnalyzeStack``; the caller may write its outputs while it runs."""
+        self._queue.put(tuple(resources))
+
+    def result(self) -> AnalysisResult:
+        """Wait for every queued call; raise the pack's error if one failed."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        by_urn = self._by_urn
+        diagnostics = [d for r, stage, urn in self._responses for d in _diagnostics(r, stage, by_urn, urn)]
+        return AnalysisResult(
+            pack_name=self._pack.info.name if self._pack.info else "",
+            policies=self._pack.policies(),
+            config=self._config,
+            diagnostics=tuple(diagnostics),
+        )
+
+    def pack_peak_kib(self) -> int | None:
+        """The pack process's own peak resident set so far (KiB), see :meth:`PolicyPackProcess.peak_kib`."""
+        return self._pack.peak_kib()
+
+    def close(self) -> None:
+        """Stop the client thread and the pack process (also after an error or an unfinished run)."""
+        if self._started:
+            if not self._done.is_set():
+                self._cancelled.set()  # an unfinished run (the program failed): skip what is queued
+            self._queue.put(None)
+            self._done.wait()
+            sys.setswitchinterval(self._switch_interval)
+            self._started = False
+        self._pack.close()
+
+    def _work(self) -> None:
+        try:
+            self._pack.start()
+            self._config = self._pack.configure(self._file_config)
+            resolver = ProviderResolver(self._by_urn)
+            while (item := self._queue.get()) is not None and not self._cancelled.is_set():
+                if isinstance(item, RecordedResource):
+                    self._by_urn[item.urn] = item
+                    self._responses.append((self._pack.analyze_resource(item, resolver), "analyze", item.urn))
+                else:
+                    self._responses.append((self._pack.analyze_stack(item, resolver), "analyze-stack", ""))
+                    break
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+        finally:
+            self._done.set()
+
+
+def start_session(
+    *,
+    pack_dir: Path = DEFAULT_PACK_DIR,
+    config_file: Path | None = None,
+    stack: str = "dev",
+    project: str = "gpu-batch",
+    stack_config: Mapping[str, str] | None = None,
+) -> AnalysisSession:
+    """A started :class:`AnalysisSession` for ``pulumi preview --policy-pack <dir> --policy-pack-config <file>``."""
+    file_config = load_policy_config_file(config_file) if config_file else None
+    pack = PolicyPackProcess(pack_dir, stack=stack, project=project, stack_config=stack_config)
+    return AnalysisSession(pack, file_config).start()
 
 
 def run_policy_pack(
@@ -594,6 +757,12 @@ def run_policy_pack(
 
 
 # --- output for humans -------------------------------------------------------------------------
+
+
+def in_display_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Findings in a stable order for files and the console (the engine's order follows
+    registration order, which varies from run to run): by resource URN, rule, then message."""
+    return sorted(diagnostics, key=lambda d: (d.urn, d.policy_name, d.stage, d.message))
 
 
 def format_diagnostic(diag: Diagnostic, resources: Iterable[RecordedResource] = ()) -> str:

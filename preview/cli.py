@@ -1,8 +1,9 @@
 """``python -m preview --stack dev``: the offline ``pulumi preview --policy-pack policies``.
 
 Exit codes: 0 clean, 1 a mandatory policy violation, an invalid object or a chart that refuses
-its release's values, 2 a stack config or stack file error, or a pinned chart that can be
-resolved from nowhere (printed as one line each, never a traceback).
+its release's values, 2 a stack config or stack file error, a pinned chart that can be
+resolved from nowhere, or a policy pack that cannot be started, configured or called (printed
+as one line each, never a traceback).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from preview.analyzer import AnalysisResult, format_diagnostic, run_policy_pack
+from preview.analyzer import (
+    AnalysisResult,
+    AnalysisSession,
+    AnalyzerError,
+    format_diagnostic,
+    in_display_order,
+    start_session,
+)
 from preview.charts import (
     ChartUnavailableError,
     ReleaseManifests,
@@ -28,14 +36,16 @@ from preview.harness import RunResult, run_program
 from preview.manifests import render_manifests, rendered_objects, validate_manifests, write_manifests
 from preview.plan import plan_document, write_plan
 from preview.report import render_report
-from preview.stack_files import StackFileError, load_stack_files
+from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
 from stacks.errors import ConfigError
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
+    """Run the preview; ``exits_after`` says the process ends with it (``python -m preview``), so
+    the program's heap may be frozen instead of collected (see ``run_program``)."""
     parser = argparse.ArgumentParser(prog="python -m preview", description=__doc__)
     parser.add_argument("--stack", default="dev", help="stack name (Pulumi.<stack>.yaml); default dev")
     parser.add_argument("--out", type=Path, default=PROJECT_DIR / "build", help="output folder")
@@ -52,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         help="--policy-pack-config file; default policies/config.<stack>.json when it exists",
     )
     parser.add_argument("--timings", action="store_true", help="print seconds per stage as JSON")
+    parser.set_defaults(freeze_heap=exits_after)
     args = parser.parse_args(argv)
     clock = StageClock()
 
@@ -63,15 +74,64 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         files = load_stack_files(args.project_dir, args.stack)
-        with clock.stage("program"):
-            result = run_program(args.project_dir, files)
     except StackFileError as error:
         print(f"stack file error: {error}", file=sys.stderr)
         return 2
+    try:
+        session = None if args.no_policy else _start_policies(args, files.project, files.stack, files.config)
+    except AnalyzerError as error:
+        print(f"policy pack error: {error}", file=sys.stderr)
+        return 2
+    try:
+        return _preview(args, files, session, clock)
     except ConfigError as error:
         print(str(error), file=sys.stderr)
         return 2
+    except StackFileError as error:
+        print(f"stack file error: {error}", file=sys.stderr)
+        return 2
+    except AnalyzerError as error:
+        print(f"policy pack error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if session is not None:
+            session.close()
 
+
+def _preview(
+    args: argparse.Namespace, files: StackFiles, session: AnalysisSession | None, clock: StageClock
+) -> int:
+    """The program with the pack streaming alongside, then the outputs while ``AnalyzeStack`` runs."""
+    with clock.stage("program"):
+        result = run_program(
+            args.project_dir,
+            files,
+            on_record=session.analyze if session is not None else None,
+            freeze_heap=args.freeze_heap,
+        )
+    if session is not None:
+        session.analyze_stack(result.resources)
+    code = _write_outputs(args, files, result, clock)
+    analysis: AnalysisResult | None = None
+    if session is not None:
+        with clock.stage("policy"):  # only the wait left once the outputs are written
+            analysis = session.result()
+        _print_policy_results(analysis, result)
+        code = code or (0 if analysis.passed else 1)
+    with clock.stage("report"):
+        report_path = args.out / args.stack / "report.md"
+        report_path.write_text(render_report(files.stack, result.resources, analysis) + "\n")
+    print(f"capacity report: {_rel(report_path)}")
+    if args.timings:
+        print(f"timings: {json.dumps({**clock.seconds, **_peak_memory(session)})}")
+    return code
+
+
+def _write_outputs(args: argparse.Namespace, files: StackFiles, result: RunResult, clock: StageClock) -> int:
+    """plan.json, the tree, the chart renders, manifests.yaml and their validation: the work that
+    overlaps ``AnalyzeStack``.
+
+    Returns 1 when an object is invalid or a chart refuses its release's values, else 0."""
     out_dir = args.out / args.stack
     plan_path = out_dir / "plan.json"
     with clock.stage("plan"):
@@ -80,21 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in render_tree(result.resources):
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
-    failures = _charts_and_manifests(result, out_dir / "manifests.yaml", clock)
-    code = 1 if failures else 0
-    analysis: AnalysisResult | None = None
-    if not args.no_policy:
-        with clock.stage("policy"):
-            analysis = _run_policies(args, files.project, files.stack, files.config, result)
-        _print_policy_results(analysis, result)
-        code = code or (0 if analysis.passed else 1)
-    with clock.stage("report"):
-        report_path = out_dir / "report.md"
-        report_path.write_text(render_report(files.stack, result.resources, analysis) + "\n")
-    print(f"capacity report: {_rel(report_path)}")
-    if args.timings:
-        print(f"timings: {json.dumps({**clock.seconds, **_peak_memory()})}")
-    return code
+    return 1 if _charts_and_manifests(result, out_dir / "manifests.yaml", clock) else 0
 
 
 class StageClock:
@@ -112,23 +158,29 @@ class StageClock:
             self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
 
 
-def _peak_memory() -> dict[str, float]:
-    """Peak resident MiB of this process and of the largest child it waited for (the pack)."""
-    to_mib = 1 / 1024  # ru_maxrss is in KiB on Linux
+def _peak_memory(session: AnalysisSession | None) -> dict[str, float]:
+    """Peak resident MiB of this process and of the pack process itself.
+
+    The pack's figure is its own ``VmHWM``, read by the session before the pack is stopped:
+    ``RUSAGE_CHILDREN`` would report the largest child, and a child forked from this process
+    starts with a copy of its heap (that read ~360 MiB for a pack that peaked at ~198 MiB).
+    """
+    to_mib = 1 / 1024  # ru_maxrss and VmHWM are in KiB on Linux
+    pack_kib = session.pack_peak_kib() if session is not None else None
     return {
         "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * to_mib, 1),
-        "pack_peak_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * to_mib, 1),
+        "pack_peak_mib": round(pack_kib * to_mib, 1) if pack_kib is not None else 0.0,
     }
 
 
-def _run_policies(
-    args: argparse.Namespace, project: str, stack: str, config: dict[str, str], result: RunResult
-) -> AnalysisResult:
-    """The pack as ``pulumi preview --policy-pack policies --policy-pack-config <file>`` runs it."""
+def _start_policies(
+    args: argparse.Namespace, project: str, stack: str, config: dict[str, str]
+) -> AnalysisSession:
+    """The pack as ``pulumi preview --policy-pack policies --policy-pack-config <file>`` runs it,
+    started before the program (as the engine loads its analyzers first)."""
     pack_dir = args.policy_pack
     config_file = args.policy_config or pack_dir / f"config.{stack}.json"
-    return run_policy_pack(
-        result.resources,
+    return start_session(
         pack_dir=pack_dir,
         config_file=config_file if config_file.exists() else None,
         stack=stack,
@@ -138,7 +190,7 @@ def _run_policies(
 
 
 def _print_policy_results(analysis: AnalysisResult, result: RunResult) -> None:
-    for diagnostic in analysis.diagnostics:
+    for diagnostic in in_display_order(analysis.diagnostics):
         print(format_diagnostic(diagnostic, result.resources))
     mandatory = len(analysis.mandatory)
     others = len(analysis.diagnostics) - mandatory

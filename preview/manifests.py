@@ -26,7 +26,7 @@ import yaml
 
 from preview.charts import ReleaseManifests, default_resolver, store_text
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
-from preview.records import RecordedResource, for_display
+from preview.records import RecordedResource, for_display, sorted_maps
 
 _NOT_OBJECTS = ("kubernetes:helm.sh/",)
 # Top-level keys first, in the order kubectl prints them.
@@ -55,7 +55,7 @@ def render_manifests(resources: Iterable[RecordedResource]) -> list[dict[str, An
     for resource in resources:
         if not is_kubernetes_object(resource):
             continue
-        shown = _sorted(for_display(resource.inputs))
+        shown = sorted_maps(for_display(resource.inputs))
         ordered = {key: shown[key] for key in _LEADING if key in shown}
         ordered.update({key: value for key, value in shown.items() if key not in _LEADING})
         objects.append(ordered)
@@ -72,15 +72,6 @@ def _order(obj: Mapping[str, Any]) -> tuple[int, str, str, str, str]:
         str(meta.get("namespace", "")),
         str(meta.get("name", "")),
     )
-
-
-def _sorted(value: Any) -> Any:
-    """Mappings with sorted keys (the wire form's key order is not stable); lists keep their order."""
-    if isinstance(value, Mapping):
-        return {key: _sorted(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(item) for item in value]
-    return value
 
 
 def validation_results(

@@ -2,7 +2,8 @@
 
 Inputs are in wire (camelCase) form as the engine receives them; unknown values read
 ``"(unknown)"`` and secrets ``"[secret]"`` so the file can be committed to a PR comment
-without leaking anything.
+without leaking anything.  Resources are in URN order and every map's keys sorted, so the same
+stack gives the same bytes on every run and machine.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from preview.records import RecordedResource, for_display
+from preview.records import RecordedResource, by_urn, for_display, sorted_maps
 
 
 def plan_document(
@@ -31,11 +32,11 @@ def plan_document(
                 # Only where set, so plans of stacks without protection read as before.
                 **({"protect": True} if r.protect else {}),
                 "dependsOn": r.dependencies,
-                "inputs": for_display(r.inputs),
+                "inputs": sorted_maps(for_display(r.inputs)),
             }
-            for r in resources
+            for r in by_urn(resources)
         ],
-        "outputs": for_display(outputs),
+        "outputs": sorted_maps(for_display(outputs)),
     }
 
 

@@ -11,7 +11,7 @@ rendered manifests, the console tree) decide how to display unknowns and secrets
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,12 @@ class RecordedResource:
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     # The `protect` resource option: the engine refuses to delete a protected resource.
     protect: bool = False
+    # The serialised protobuf ``Struct``s the registration carried (inputs) and the mocks answered
+    # (outputs), when recorded from a program: the analyzer sends them as they are instead of
+    # converting ``inputs``/``outputs`` back (the same values; ``json_format.ParseDict`` was most of
+    # the client's work).  Empty for records built by hand.
+    wire_inputs: bytes = field(default=b"", compare=False, repr=False)
+    wire_outputs: bytes = field(default=b"", compare=False, repr=False)
 
 
 def is_secret(value: Any) -> bool:
@@ -75,3 +81,21 @@ def for_display(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def sorted_maps(value: Any) -> Any:
+    """``value`` with every mapping's keys sorted; lists keep their order.
+
+    The wire form's key order is not stable (protobuf ``Struct`` maps), so every file the
+    preview writes sorts maps to stay byte-identical from run to run."""
+    if isinstance(value, Mapping):
+        return {key: sorted_maps(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_maps(item) for item in value]
+    return value
+
+
+def by_urn(resources: Iterable[RecordedResource]) -> list[RecordedResource]:
+    """``resources`` in URN order: registration order depends on how the program's outputs
+    resolve and which SDK executor thread registers first, a URN does not."""
+    return sorted(resources, key=lambda r: r.urn)

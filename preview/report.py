@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from preview.analyzer import AnalysisResult, Diagnostic
-from preview.records import RecordedResource
+from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
+from preview.records import RecordedResource, by_urn
 from preview.report_network import network_section
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
@@ -36,7 +36,7 @@ UNKNOWN = "unknown until apply"
 
 def stack_model(resources: Iterable[RecordedResource]) -> StackModel:
     """The pack's model of the recorded resources (wire form: unknowns and secrets understood)."""
-    return StackModel.from_plain((r.type, r.inputs, r.urn, r.name) for r in resources)
+    return StackModel.from_plain((r.type, r.inputs, r.urn, r.name) for r in by_urn(resources))
 
 
 def _fmt(value: Decimal | int | None) -> str:
@@ -211,7 +211,7 @@ def mermaid(model: StackModel) -> list[str]:
 
 
 def _finding_rows(diagnostics: Sequence[Diagnostic]) -> Iterator[list[object]]:
-    for d in diagnostics:
+    for d in in_display_order(diagnostics):
         level = "cannot check yet" if d.cannot_check else d.level
         where = f"{d.resource_type} '{d.resource_name}'" if d.resource_type else "(stack)"
         yield [level, d.policy_name, where, d.message.splitlines()[0] if d.message else ""]

@@ -1,7 +1,9 @@
-"""The pack's SDK speed-up decodes each message once per analyzer call and changes no answer.
+"""The pack's SDK speed-ups change no answer, hold under normal context semantics, and stay off for
+any pulumi-policy other than the one they were written against.
 
-It patches pulumi-policy's servicer module, so it is exercised in a child process here (the
-end-to-end tests run the real pack, which installs it, and compare findings).
+The patch rewires pulumi-policy's servicer module, so it is exercised in child processes: a probe
+for the memoisation and the version gate, and two real packs over the analyzer protocol (the stock
+SDK and the patched one) whose every answer is compared.
 """
 
 from __future__ import annotations
@@ -9,9 +11,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-POLICIES = Path(__file__).resolve().parents[2] / "policies"
+import pytest
+
+from preview.analyzer import PolicyPackProcess, ProviderResolver
+from preview.harness import run_program
+from preview.records import RecordedResource
+from preview.stack_files import load_stack_files, stack_names
+from tests.stack_runner import ROOT
+
+POLICIES = ROOT / "policies"
+FOREIGN = ROOT / "tests" / "fixtures" / "foreign_program"
 
 PROBE = textwrap.dedent(
     """
@@ -31,32 +43,180 @@ PROBE = textwrap.dedent(
     assert sdk.deserialize_properties(first, True) is not decoded   # keep-unknowns form not memoised
     proxy = sdk.unknown_checking_proxy(decoded)
     assert sdk.unknown_checking_proxy(decoded) is proxy and proxy["x"] == 1
+    print("ok")
+    """
+)
 
-    # Runtime settings: applied once per thread while the environment stays the same.
-    import os, pulumi.runtime
+# Runtime settings under *normal* context-variable semantics: pulumi's ContextProperty promotes the
+# first value it is given to a process-wide default, which hid that a value set in one gRPC call's
+# context is gone in the next.  The probe removes that promotion, then applies the settings in
+# fresh contexts, as grpcio runs each call.
+SETTINGS_PROBE = textwrap.dedent(
+    """
+    import contextvars, os
+    import pulumi, pulumi.runtime
+    from pulumi import _utils
+
+    def plain_set(self, v, *_):
+        return self._data.set(v)
+    _utils.ContextProperty.fset = plain_set
+
+    from pulumi_policy import policy as sdk
+    from gpu_batch_policy import sdk_speedups
+    assert sdk_speedups.install()
     os.environ.update(PULUMI_CONFIG='{"p:k": "v"}', PULUMI_PROJECT="p", PULUMI_STACK="s", PULUMI_DRY_RUN="true")
     configure = sdk._PolicyAnalyzerServicer._configure_runtime_settings
-    configure(None)
-    assert pulumi.runtime.get_config("p:k") == "v"
-    def refuse():
-        raise AssertionError("re-parsed the config")
-    pulumi.runtime.get_config_env = refuse
-    configure(None)                                             # same environment: not re-applied
-    os.environ["PULUMI_CONFIG"] = '{"p:k": "w"}'
-    try:
-        configure(None)                                         # changed: applied again
-    except AssertionError:
-        pass
-    else:
-        raise SystemExit("a changed environment was not re-applied")
+
+    def one_call():
+        configure()
+        return pulumi.get_stack(), pulumi.get_project(), pulumi.runtime.is_dry_run(), pulumi.Config("p").get("k")
+
+    assert contextvars.Context().run(one_call) == ("s", "p", True, "v")
+    parse = sdk_speedups.json.loads
+    def refuse(*args, **kwargs):
+        raise AssertionError("re-parsed an unchanged config")
+    sdk_speedups.json.loads = refuse
+    for _ in range(3):                                       # every call, its own fresh context
+        assert contextvars.Context().run(one_call) == ("s", "p", True, "v")
+    sdk_speedups.json.loads = parse
+    os.environ["PULUMI_STACK"] = "other"
+    assert contextvars.Context().run(one_call)[0] == "other"  # a changed environment is re-read
+    print("ok")
+    """
+)
+
+VERSION_GATE_PROBE = textwrap.dedent(
+    """
+    from pulumi_policy import policy as sdk
+    from gpu_batch_policy import sdk_speedups
+    stock = dict(vars(sdk._PolicyAnalyzerServicer))
+    sdk_speedups.sdk_version = lambda: "1.22.0"
+    assert sdk_speedups.install() is False
+    assert dict(vars(sdk._PolicyAnalyzerServicer)) == stock
+    assert sdk.deserialize_properties.__module__ != "gpu_batch_policy.sdk_speedups"
     print("ok")
     """
 )
 
 
-def test_memoises_per_message_and_passes_other_forms_through() -> None:
+def _probe(code: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=POLICIES, capture_output=True, text=True, check=False
+        [sys.executable, "-c", code], cwd=POLICIES, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_memoises_per_message_and_passes_other_forms_through() -> None:
+    _probe(PROBE)
+
+
+def test_runtime_settings_hold_in_every_fresh_context_and_are_parsed_once() -> None:
+    _probe(SETTINGS_PROBE)
+
+
+def test_any_other_pulumi_policy_version_runs_stock() -> None:
+    _probe(VERSION_GATE_PROBE)
+
+
+# --- every patched function answers as the stock SDK, over the protocol --------------------------
+
+STOCK_MAIN = textwrap.dedent(
+    f"""
+    import sys
+    sys.path.insert(0, {str(POLICIES)!r})
+    from gpu_batch_policy.registry import ALL_POLICIES
+    from pulumi_policy import EnforcementLevel, PolicyPack
+
+    PolicyPack(name="gpu-batch", policies=ALL_POLICIES, enforcement_level=EnforcementLevel.MANDATORY)
+    """
+)
+
+
+def _stock_pack_dir(root: Path) -> Path:
+    """The same policies under the unpatched SDK (the real pack's entry point installs the patch)."""
+    root.mkdir()
+    (root / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: stock SDK\n")
+    (root / "__main__.py").write_text(STOCK_MAIN)
+    return root
+
+
+def _stack_records() -> Iterator[tuple[str, list[RecordedResource]]]:
+    for stack in stack_names(ROOT):
+        yield stack, run_program(ROOT, load_stack_files(ROOT, stack)).resources
+    for stack in ("broken", "fixed"):
+        yield f"foreign/{stack}", run_program(FOREIGN, load_stack_files(FOREIGN, stack)).resources
+
+
+def _answers(pack: PolicyPackProcess, resources: Sequence[RecordedResource]) -> list[bytes]:
+    """Every Remediate, Analyze and AnalyzeStack answer, serialised deterministically."""
+    resolver = ProviderResolver({r.urn: r for r in resources})
+    answers = []
+    for record in resources:
+        request = pack.analyze_request(record, resolver)
+        answers.append(pack.call("Remediate", request).SerializeToString(deterministic=True))
+        answers.append(pack.call("Analyze", request).SerializeToString(deterministic=True))
+    answers.append(pack.analyze_stack(resources, resolver).SerializeToString(deterministic=True))
+    return answers
+
+
+@pytest.mark.parametrize("levels", [None, {"all": "remediate"}], ids=["configured-levels", "all-remediate"])
+def test_patched_answers_equal_the_stock_sdk(levels: dict[str, str] | None, tmp_path: Path) -> None:
+    """Remediate (both branches of its fast path), Analyze and AnalyzeStack, byte for byte."""
+    stacks = list(_stack_records())
+    with (
+        PolicyPackProcess(POLICIES, stack="dev") as patched,
+        PolicyPackProcess(_stock_pack_dir(tmp_path / "stock"), stack="dev") as stock,
+    ):
+        assert patched.configure(levels) == stock.configure(levels)
+        for name, resources in stacks:
+            assert _answers(patched, resources) == _answers(stock, resources), name
+
+
+# A pack whose policies read the runtime settings, under normal context semantics (see SETTINGS_PROBE).
+READS_SETTINGS_MAIN = textwrap.dedent(
+    f"""
+    import sys
+    sys.path.insert(0, {str(POLICIES)!r})
+    import pulumi, pulumi.runtime
+    from pulumi import _utils
+
+    def plain_set(self, v, *_):
+        return self._data.set(v)
+    _utils.ContextProperty.fset = plain_set
+
+    from gpu_batch_policy import sdk_speedups
+    from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
+
+    assert sdk_speedups.install()
+
+    def seen():
+        return f"stack={{pulumi.get_stack()}} project={{pulumi.get_project()}} dry_run={{pulumi.runtime.is_dry_run()}}"
+
+    PolicyPack(
+        name="reads-settings",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        policies=[
+            ResourceValidationPolicy(
+                name="resource-sees-settings", description="d", validate=lambda args, report: report(seen())
+            ),
+            StackValidationPolicy(
+                name="stack-sees-settings", description="d", validate=lambda args, report: report(seen())
+            ),
+        ],
+    )
+    """
+)
+
+
+def test_a_policy_reading_the_stack_and_dry_run_sees_them_on_every_call(tmp_path: Path) -> None:
+    pack_dir = tmp_path / "reads-settings"
+    pack_dir.mkdir()
+    (pack_dir / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: reads settings\n")
+    (pack_dir / "__main__.py").write_text(READS_SETTINGS_MAIN)
+    resources = run_program(ROOT, load_stack_files(ROOT, "dev")).resources
+    with PolicyPackProcess(pack_dir, stack="dev", project="gpu-batch", dry_run=True) as pack:
+        result = pack.run(resources)
+    messages = [d.message for d in result.diagnostics]
+    assert len(messages) == len(resources) + 1  # one per Analyze, one from AnalyzeStack
+    assert set(messages) == {"stack=dev project=gpu-batch dry_run=True"}

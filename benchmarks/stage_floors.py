@@ -1,0 +1,152 @@
+"""Honest floors for the preview's two big stages, each run in its own process.
+
+* ``record <project> <stack> <records.json>``: run the stack's program under the preview harness
+  and keep every registration (type, name, wire inputs and outputs) for the floors below.
+* ``flat <project-dir>`` (a project made by :func:`flat_project`): the *program floor* -- a
+  program that registers the same recorded resources (same types, names and wire inputs) flat, with no components, parents or
+  providers, under the same mocks and harness; prints ``program_s``.
+* ``pack <records.json> <pack-dir> <project> <stack>``: the *pack stage* -- the recorded resources
+  sent over the analyzer protocol (start, configure, Remediate + Analyze each, AnalyzeStack) to
+  the pack in ``pack-dir``, batch, as ``PolicyPackProcess.run`` does; prints ``pack_s`` and the
+  pack process's own peak memory.  Pointed at :func:`noop_pack` it is the *pack floor*: as many
+  policies of each kind as the real pack, each doing nothing, under the same SDK patch.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import yaml
+
+from preview.analyzer import PolicyPackProcess
+from preview.harness import run_program
+from preview.records import RecordedResource
+from preview.stack_files import load_stack_files
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAT_PROGRAM = textwrap.dedent(
+    """
+    import json
+
+    import pulumi
+
+    seen = set()
+    for index, record in enumerate(json.load(open(pulumi.Config().require("records")))):
+        if record["type"] == "pulumi:pulumi:Stack":
+            continue  # the harness registers the root stack itself
+        name = record["name"] if (record["type"], record["name"]) not in seen else f"{record['name']}-{index}"
+        seen.add((record["type"], name))
+        kind = pulumi.CustomResource if record["custom"] else pulumi.ComponentResource
+        kind(record["type"], name, record["inputs"])
+    """
+)
+
+
+def load_records(path: Path) -> list[RecordedResource]:
+    return [RecordedResource(**entry) for entry in json.loads(path.read_text())]
+
+
+def record(project: Path, stack: str, out: Path) -> None:
+    result = run_program(project, load_stack_files(project, stack))
+    wire = ("wire_inputs", "wire_outputs")  # bytes; the floors convert inputs as hand-built records do
+    out.write_text(
+        json.dumps([{k: v for k, v in asdict(r).items() if k not in wire} for r in result.resources])
+    )
+    print(f"resources={len(result.resources)}")
+
+
+def flat_project(records: Path, project: Path) -> Path:
+    """A project whose program registers ``records`` flat (the program floor)."""
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text("name: flat\nruntime: python\n")
+    (project / "Pulumi.flat.yaml").write_text(yaml.safe_dump({"config": {"flat:records": str(records)}}))
+    (project / "__main__.py").write_text(FLAT_PROGRAM)
+    return project
+
+
+def flat(project: Path) -> None:
+    files = load_stack_files(project, "flat")
+    start = time.perf_counter()
+    result = run_program(project, files)
+    print(f"program_s={time.perf_counter() - start:.4f} resources={len(result.resources)}")
+
+
+def noop_pack(pack_dir: Path) -> Path:
+    """A pack with as many resource and stack policies as the real one, each doing nothing, with the
+    real pack's process settings and SDK patch: what the protocol and the SDK cost alone."""
+    sys.path.insert(0, str(ROOT / "policies"))
+    from gpu_batch_policy.registry import ALL_POLICIES
+    from pulumi_policy import StackValidationPolicy
+
+    stack_policies = sum(isinstance(p, StackValidationPolicy) for p in ALL_POLICIES)
+    resource_policies = len(ALL_POLICIES) - stack_policies
+    pack_dir.mkdir()
+    (pack_dir / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: no-op floor\n")
+    (pack_dir / "__main__.py").write_text(
+        textwrap.dedent(
+            f"""
+            import gc
+            import sys
+
+            sys.path.insert(0, {str(ROOT / "policies")!r})
+            from gpu_batch_policy import sdk_speedups
+            from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
+
+            gc.collect()
+            gc.freeze()
+            gc.set_threshold(100_000, 50, 100)
+            sdk_speedups.install()
+
+            def nothing(args, report_violation):
+                return None
+
+            PolicyPack(
+                name="noop",
+                enforcement_level=EnforcementLevel.MANDATORY,
+                policies=[
+                    *(ResourceValidationPolicy(name=f"r{{i}}", description="no-op", validate=nothing)
+                      for i in range({resource_policies})),
+                    *(StackValidationPolicy(name=f"s{{i}}", description="no-op", validate=nothing)
+                      for i in range({stack_policies})),
+                ],
+            )
+            """
+        )
+    )
+    return pack_dir
+
+
+def pack(records: Path, pack_dir: Path, project: Path, stack: str) -> None:
+    resources = load_records(records)
+    files = load_stack_files(project, stack)
+    start = time.perf_counter()
+    with PolicyPackProcess(
+        pack_dir, stack=stack, project=files.project, stack_config=files.config
+    ) as process:
+        result = process.run(resources)
+        peak_kib = process.peak_kib() or 0
+    print(
+        f"pack_s={time.perf_counter() - start:.4f} pack_peak_mib={peak_kib / 1024:.1f} "
+        f"findings={len(result.diagnostics)}"
+    )
+
+
+def main(argv: list[str]) -> None:
+    command, *args = argv
+    if command == "record":
+        record(Path(args[0]), args[1], Path(args[2]))
+    elif command == "flat":
+        flat(Path(args[0]))
+    elif command == "pack":
+        pack(Path(args[0]), Path(args[1]), Path(args[2]), args[3])
+    else:
+        raise SystemExit(f"unknown command {command!r}: record, flat or pack")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

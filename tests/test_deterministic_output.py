@@ -1,0 +1,46 @@
+"""Two previews of the same large generated stack write byte-identical plan.json, manifests.yaml and
+report.md (issue 13: a committed report or an artifact must diff only when the stack changed).
+
+Each preview is its own ``python -m preview`` process, so string hashing (``PYTHONHASHSEED``),
+the SDK's executor threads and the pack's streaming all differ between the two runs, as they do
+between two CI machines.  The stack is the benchmark's generator (``benchmarks/scale.py``) at
+``TEAMS`` teams: large enough that registration order really varies from run to run (it did at
+1,000 teams before outputs were sorted), small enough to keep this the suite's slowest test at
+well under a minute on a shared 2-core machine.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from benchmarks.scale import bench_project, preview_command, stack_document
+from tests.stack_runner import ROOT
+
+TEAMS = 300
+OUTPUTS = ("plan.json", "manifests.yaml", "report.md")
+
+
+def _preview(project: Path, stack: str, out: Path, hash_seed: str) -> None:
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+    done = subprocess.run(
+        preview_command(project, stack, out), cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_two_previews_of_a_large_stack_write_identical_bytes(tmp_path: Path) -> None:
+    project = bench_project(tmp_path)
+    stack = f"generated-{TEAMS}"
+    (project / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_document(TEAMS)))
+    _preview(project, stack, tmp_path / "first", hash_seed="1")
+    _preview(project, stack, tmp_path / "second", hash_seed="2")
+    for name in OUTPUTS:
+        first = (tmp_path / "first" / stack / name).read_bytes()
+        second = (tmp_path / "second" / stack / name).read_bytes()
+        assert first == second, f"{name} differs between two previews of the same stack"
+    plan = (tmp_path / "first" / stack / "plan.json").read_text()
+    assert plan.count('"urn":') > 5 * TEAMS  # the whole stack was planned, not an early failure
