@@ -43,17 +43,19 @@ class _LimitedLoader(yaml.SafeLoader):
         self._depth = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        if self.check_event(AliasEvent):
-            mark = self.peek_event().start_mark
+        events: Any = self  # PyYAML's parser methods are untyped
+        if events.check_event(AliasEvent):
+            mark = events.peek_event().start_mark
             raise YamlLimitError(
                 f"YAML aliases (*name) are not accepted in chart values (line {mark.line + 1})"
             )
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            mark = self.peek_event().start_mark
+            mark = events.peek_event().start_mark
             raise YamlLimitError(f"YAML nested deeper than {MAX_DEPTH} levels (line {mark.line + 1})")
         try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            composed: Node | None = super().compose_node(parent, index)
+            return composed
         finally:
             self._depth -= 1
 
@@ -63,7 +65,7 @@ def load_limited(text: str) -> Any:
     size = len(text.encode("utf-8", errors="replace"))
     if size > MAX_BYTES:
         raise YamlLimitError(f"YAML string of {size} bytes is over the {MAX_BYTES}-byte limit")
-    loader = _LimitedLoader(text)
+    loader: Any = _LimitedLoader(text)
     try:
         return loader.get_single_data()
     finally:
