@@ -39,6 +39,7 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs pinned; used for v
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
+from preview import property_depth
 from preview.records import RecordedResource
 
 DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
@@ -305,6 +306,27 @@ def _diagnostics(
     return found
 
 
+def _too_deep(resources: Sequence[RecordedResource]) -> list[Diagnostic]:
+    """One advisory finding per resource too deep to send (see preview/property_depth.py)."""
+    found = []
+    for record in resources:
+        levels = max(property_depth.depth(record.inputs), property_depth.depth(record.outputs))
+        if levels > property_depth.MAX_SEND_DEPTH:
+            found.append(
+                Diagnostic(
+                    policy_name=property_depth.TOO_DEEP_POLICY,
+                    policy_pack="gpu-batch",
+                    level="advisory",
+                    message=property_depth.too_deep_message(f"{record.type} '{record.name}'", levels),
+                    description="The policy pack could not read a resource",
+                    urn=record.urn,
+                    resource_type=record.type,
+                    resource_name=record.name,
+                )
+            )
+    return found
+
+
 # --- the pack process --------------------------------------------------------------------------
 
 
@@ -525,9 +547,11 @@ class PolicyPackProcess:
 
     def analyze(self, resources: Sequence[RecordedResource]) -> list[Diagnostic]:
         """``Remediate`` + ``Analyze`` per registration (inputs), then one ``AnalyzeStack``."""
+        found = _too_deep(resources)
+        unsent = {d.urn for d in found}
+        resources = [r for r in resources if r.urn not in unsent]
         by_urn = {r.urn: r for r in resources}
         providers: dict[str, analyzer_pb2.AnalyzerProviderResource] = {}
-        found: list[Diagnostic] = []
         for record in resources:
             request = analyzer_pb2.AnalyzeRequest(
                 type=record.type,

@@ -11,6 +11,10 @@ resource.  Converting the props and indexing the stack once per *policy* made th
 largest part of the pack's time, so the model (or the view) is built once per *call* and shared
 by that call's policies (:class:`_CallCache`).  A resource policy also names the view classes it
 judges, so resources of other types are never converted at all.
+
+Robustness (issue 12): both factories run the rule, model building included, under
+:func:`.rule_guard.guarded`, so a rule that raises becomes one advisory finding naming the rule
+and resource, and a new rule gets that for free.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pulumi_policy import (
 from .model import StackModel, view, view_class
 from .model_base import build_resource
 from .report import Reporter
+from .rule_guard import guarded
 
 ResourceCheck = Callable[[Any, Reporter, Mapping[str, Any]], None]
 StackCheck = Callable[[StackModel, Reporter, Mapping[str, Any]], None]
@@ -129,10 +134,14 @@ def resource_policy(
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not issubclass(view_class(args.resource_type), applies_to):
             return
-        subject = resource_view(args, report_violation)
-        reporter = Reporter(report_violation, stack=False)
-        check(subject, reporter, args.get_config() or {})
-        reporter.finish()
+
+        def run() -> None:
+            subject = resource_view(args, report_violation)
+            reporter = Reporter(report_violation, stack=False)
+            check(subject, reporter, args.get_config() or {})
+            reporter.finish()
+
+        guarded(name, f"{args.resource_type} '{args.name}'", run)
 
     return ResourceValidationPolicy(
         name=name,
@@ -154,10 +163,13 @@ def stack_policy(
     """A whole-stack rule (references, totals): ``check(model, reporter, config)``."""
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        model = stack_model(args, report_violation)
-        reporter = Reporter(report_violation, stack=True)
-        check(model, reporter, args.get_config() or {})
-        reporter.finish()
+        def run() -> None:
+            model = stack_model(args, report_violation)
+            reporter = Reporter(report_violation, stack=True)
+            check(model, reporter, args.get_config() or {})
+            reporter.finish()
+
+        guarded(name, f"the stack ({len(args.resources)} resources)", run)
 
     return StackValidationPolicy(
         name=name,
