@@ -9,6 +9,7 @@ from __future__ import annotations
 from pulumi_policy import Policy
 
 from .rules_capacity import POLICIES as RULES_CAPACITY
+from .rules_container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules_gke import POLICIES as RULES_GKE
 from .rules_kai import POLICIES as RULES_KAI
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -28,4 +29,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
+    *RULES_CONTAINER_QUANTITIES,
 ]
