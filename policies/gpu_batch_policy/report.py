@@ -46,6 +46,7 @@ class Reporter:
         self._report = report_violation
         self._stack = stack
         self.unknown_items: list[str] = []
+        self._unknown_seen: set[str] = set()  # a list scan per item made 3,000 unknowns quadratic
         self.count = 0
 
     def violation(self, subject: Subject, problem: str, fix: str) -> None:
@@ -59,7 +60,8 @@ class Reporter:
     def cannot_check(self, subject: Subject, what: str) -> None:
         """Record that ``what`` about ``subject`` is unknown until apply (deduplicated)."""
         item = f"{subject.describe()}: {what}"
-        if item not in self.unknown_items:
+        if item not in self._unknown_seen:
+            self._unknown_seen.add(item)
             self.unknown_items.append(item)
 
     def finish(self) -> None:
