@@ -65,8 +65,14 @@ def test_resource_groups_add_the_same_work_each(no_other_tracer: None) -> None:
 
 def test_many_unknowns_are_deduplicated_in_order() -> None:
     reporter = Reporter(lambda message, urn=None: None, stack=True)
-    subject = resource_flavor("f")
-    view: Any = type("S", (), {"urn": subject.urn, "describe": lambda self: "ClusterQueue 'big'"})()
+
+    class Big:
+        urn = "urn:big"
+
+        def describe(self) -> str:
+            return "ClusterQueue 'big'"
+
+    view = Big()
     for i in [*range(3000), *range(3000)]:
         reporter.cannot_check(view, f"spec.resourceGroups[{i}] is unknown")
     assert len(reporter.unknown_items) == 3000
