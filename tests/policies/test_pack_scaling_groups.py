@@ -64,7 +64,10 @@ def test_resource_groups_add_the_same_work_each(no_other_tracer: None) -> None:
 
 
 def test_many_unknowns_are_deduplicated_in_order() -> None:
-    reporter = Reporter(lambda message, urn=None: None, stack=True)
+    def ignore(message: str, urn: str | None = None) -> None:
+        pass
+
+    reporter = Reporter(ignore, stack=True)
 
     class Big:
         urn = "urn:big"
