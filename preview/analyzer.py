@@ -60,7 +60,15 @@ _CANNOT_RUN_PREFIX = "can't run policy "
 
 
 # grpc ships no type hints for these two entry points; this is their contract.
-_insecure_channel: Callable[[str], grpc.Channel] = grpc.insecure_channel
+_insecure_channel: Callable[..., grpc.Channel] = grpc.insecure_channel
+# The engine, like the SDK's own servers, accepts messages up to 400 MiB, not gRPC's 4 MiB default
+# (pulumi_policy/policy.py and pulumi/runtime/_grpc_settings.py ``_MAX_RPC_MESSAGE_SIZE``): a
+# ClusterQueue with 3,000 resource groups legitimately yields a response of more than 4 MiB.
+MAX_RPC_MESSAGE_SIZE = 400 * 1024 * 1024
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_RPC_MESSAGE_SIZE),
+    ("grpc.max_send_message_length", MAX_RPC_MESSAGE_SIZE),
+]
 
 
 def _rpc_status(exc: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
@@ -405,7 +413,7 @@ class PolicyPackProcess:
                 "starts the pack the same way and fails alike. Keep the stack config under that size."
             ) from exc
         port = self._read_port()
-        self._channel = _insecure_channel(f"127.0.0.1:{port}")
+        self._channel = _insecure_channel(f"127.0.0.1:{port}", options=_CHANNEL_OPTIONS)
         self._stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
         try:
             self._stub.Handshake(
