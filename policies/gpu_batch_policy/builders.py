@@ -118,6 +118,26 @@ def resource_view(args: ResourceValidationArgs, report_violation: ReportViolatio
     )
 
 
+def _judge(
+    name: str,
+    analysed: str,
+    subject: Callable[[], Any],
+    check: Callable[[Any, Reporter, Mapping[str, Any]], None],
+    *,
+    args: ResourceValidationArgs | StackValidationArgs,
+    report_violation: ReportViolation,
+    stack: bool,
+) -> None:
+    """Build the subject, run ``check`` and finish its reporter, all under the rule guard."""
+
+    def run() -> None:
+        reporter = Reporter(report_violation, stack=stack)
+        check(subject(), reporter, args.get_config() or {})
+        reporter.finish()
+
+    guarded(name, analysed, run)
+
+
 def resource_policy(
     name: str,
     description: str,
@@ -135,13 +155,16 @@ def resource_policy(
         if not issubclass(view_class(args.resource_type), applies_to):
             return
 
-        def run() -> None:
-            subject = resource_view(args, report_violation)
-            reporter = Reporter(report_violation, stack=False)
-            check(subject, reporter, args.get_config() or {})
-            reporter.finish()
-
-        guarded(name, f"{args.resource_type} '{args.name}'", run)
+        subject = lambda: resource_view(args, report_violation)  # noqa: E731 - built under the guard
+        _judge(
+            name,
+            f"{args.resource_type} '{args.name}'",
+            subject,
+            check,
+            args=args,
+            report_violation=report_violation,
+            stack=False,
+        )
 
     return ResourceValidationPolicy(
         name=name,
@@ -163,13 +186,16 @@ def stack_policy(
     """A whole-stack rule (references, totals): ``check(model, reporter, config)``."""
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        def run() -> None:
-            model = stack_model(args, report_violation)
-            reporter = Reporter(report_violation, stack=True)
-            check(model, reporter, args.get_config() or {})
-            reporter.finish()
-
-        guarded(name, f"the stack ({len(args.resources)} resources)", run)
+        model = lambda: stack_model(args, report_violation)  # noqa: E731 - built under the guard
+        _judge(
+            name,
+            f"the stack ({len(args.resources)} resources)",
+            model,
+            check,
+            args=args,
+            report_violation=report_violation,
+            stack=True,
+        )
 
     return StackValidationPolicy(
         name=name,

@@ -120,3 +120,26 @@ def test_redactor_replaces_whole_values_lines_and_short_words() -> None:
 def test_secrets_are_collected_from_wrapped_leaves_only() -> None:
     props = {"plain": "visible", "s": secret({"user": "u1", "n": 5.0, "list": ["x1"]})}
     assert secrets_in([_struct(props)]) == {"u1", "5", "x1"}
+
+
+def test_preview_summary_counts_internal_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from preview.analyzer import AnalysisResult, Diagnostic
+    from preview.cli import _print_policy_results
+    from preview.harness import RunResult
+
+    def diag(message: str) -> Diagnostic:
+        return Diagnostic("some-rule", "gpu-batch", "advisory", message, "d", "urn:x")
+
+    analysis = AnalysisResult(
+        "gpu-batch",
+        (),
+        {},
+        (
+            diag("can't run policy 'some-rule': internal error in rule some-rule on resource X: KeyError"),
+            diag("ok"),
+        ),
+    )
+    _print_policy_results(analysis, RunResult([], {}))
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "policy pack gpu-batch: passed (0 policies, 0 mandatory, 2 advisory findings, 1 internal errors)"
+    )
