@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal, DivisionByZero, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 # ParseQuantity's cap (quantity.go ``maxAllowed = infDecAmount{inf.NewDec((1<<63)-1, 0)}``).
@@ -90,6 +91,11 @@ def parse_quantity(text: str) -> Decimal:
     """The amount ``text`` stands for, clamped as the API server stores it; else QuantityError."""
     if not isinstance(text, str):
         raise QuantityError(f"expected a string, got {type(text).__name__}")
+    return _parse(text)
+
+
+@lru_cache(maxsize=4096)  # a plan repeats the same few spellings ("16Gi") thousands of times
+def _parse(text: str) -> Decimal:
     if not text:
         raise QuantityError("empty")
     match = _GRAMMAR.fullmatch(text)

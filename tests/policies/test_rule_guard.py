@@ -50,3 +50,27 @@ def test_resource_rule_error_falls_back_to_the_analysed_resource() -> None:
     assert error.message.startswith("internal error in rule broken-resource on resource ")
     assert "ClusterQueue" in error.message and error.message.endswith(": RecursionError")
     assert "deep" not in error.message  # the exception's text is never quoted
+
+
+def test_findings_past_the_cap_are_counted_in_one_more_finding() -> None:
+    from gpu_batch_policy.report import MAX_FINDINGS_PER_SUBJECT
+
+    sent: list[str] = []
+
+    def report(message: str, urn: str | None = None) -> None:
+        sent.append(message)
+
+    class Queue:
+        urn = "urn:q"
+
+        def describe(self) -> str:
+            return "ClusterQueue 'q'"
+
+    reporter = Reporter(report, stack=True)
+    for i in range(MAX_FINDINGS_PER_SUBJECT + 7):
+        reporter.violation(Queue(), f"problem {i}", "fix it")
+    reporter.finish()
+    assert len(sent) == MAX_FINDINGS_PER_SUBJECT + 1 and reporter.count == MAX_FINDINGS_PER_SUBJECT + 7
+    assert sent[-1].startswith(
+        "ClusterQueue 'q': 7 more findings of this rule on this resource are not listed"
+    )
