@@ -2,13 +2,15 @@
 #   make preview [STACK=dev]   offline preview of a stack with the policy pack -> build/<stack>/
 #   make test                  lint, type-check and the whole test suite
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
+#   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
 STACK ?= dev
+FUZZ_MUTATIONS ?= 5000
 PYTHON ?= python3
 VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test lint typecheck unit bench clean
+.PHONY: preview preview-all test lint typecheck unit bench fuzz clean
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +40,9 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.scale $(BENCH_ARGS)
+
+fuzz: $(STAMP)
+	$(PY) -m tests.policies.pack_fuzz --mutations $(FUZZ_MUTATIONS)
 
 clean:
 	rm -rf build $(VENV) .mypy_cache .pytest_cache .ruff_cache

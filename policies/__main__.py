@@ -7,7 +7,7 @@ per-stack levels come from ``--policy-pack-config policies/config.<stack>.json``
 
 import gc
 
-from gpu_batch_policy import sdk_speedups
+from gpu_batch_policy import sdk_speedups, servicer_guard
 from gpu_batch_policy.registry import ALL_POLICIES
 from pulumi_policy import EnforcementLevel, PolicyPack
 
@@ -19,6 +19,8 @@ gc.freeze()
 gc.set_threshold(100_000, 50, 100)
 # Decode each resource once per analyzer call instead of once per stack policy (see the module).
 sdk_speedups.install()
+# Undecodable requests and secrets in messages are handled around every call (see the module).
+servicer_guard.install()
 
 PolicyPack(
     name="gpu-batch",

@@ -40,6 +40,7 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs pinned; used for v
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
+from preview import property_depth
 from preview.records import RecordedResource
 
 DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
@@ -60,7 +61,15 @@ _CANNOT_RUN_PREFIX = "can't run policy "
 
 
 # grpc ships no type hints for these two entry points; this is their contract.
-_insecure_channel: Callable[[str], grpc.Channel] = grpc.insecure_channel
+_insecure_channel: Callable[..., grpc.Channel] = grpc.insecure_channel
+# The engine, like the SDK's own servers, accepts messages up to 400 MiB, not gRPC's 4 MiB default
+# (pulumi_policy/policy.py and pulumi/runtime/_grpc_settings.py ``_MAX_RPC_MESSAGE_SIZE``): a
+# ClusterQueue with 3,000 resource groups legitimately yields a response of more than 4 MiB.
+MAX_RPC_MESSAGE_SIZE = 400 * 1024 * 1024
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_RPC_MESSAGE_SIZE),
+    ("grpc.max_send_message_length", MAX_RPC_MESSAGE_SIZE),
+]
 
 
 def _rpc_status(exc: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
@@ -314,6 +323,27 @@ def _diagnostics(
     return found
 
 
+def _too_deep(resources: Sequence[RecordedResource]) -> list[Diagnostic]:
+    """One advisory finding per resource too deep to send (see preview/property_depth.py)."""
+    found = []
+    for record in resources:
+        levels = max(property_depth.depth(record.inputs), property_depth.depth(record.outputs))
+        if levels > property_depth.MAX_SEND_DEPTH:
+            found.append(
+                Diagnostic(
+                    policy_name=property_depth.TOO_DEEP_POLICY,
+                    policy_pack="gpu-batch",
+                    level="advisory",
+                    message=property_depth.too_deep_message(f"{record.type} '{record.name}'", levels),
+                    description="The policy pack could not read a resource",
+                    urn=record.urn,
+                    resource_type=record.type,
+                    resource_name=record.name,
+                )
+            )
+    return found
+
+
 # --- the pack process --------------------------------------------------------------------------
 
 
@@ -392,7 +422,7 @@ class PolicyPackProcess:
                 "starts the pack the same way and fails alike. Keep the stack config under that size."
             ) from exc
         port = self._read_port()
-        self._channel = _insecure_channel(f"127.0.0.1:{port}")
+        self._channel = _insecure_channel(f"127.0.0.1:{port}", options=_CHANNEL_OPTIONS)
         self._stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
         try:
             self._stub.Handshake(
@@ -590,9 +620,11 @@ class PolicyPackProcess:
 
     def analyze(self, resources: Sequence[RecordedResource]) -> list[Diagnostic]:
         """``Remediate`` + ``Analyze`` per registration (inputs), then one ``AnalyzeStack``."""
+        found = _too_deep(resources)
+        unsent = {d.urn for d in found}
+        resources = [r for r in resources if r.urn not in unsent]
         by_urn = {r.urn: r for r in resources}
         resolver = ProviderResolver(by_urn)
-        found: list[Diagnostic] = []
         for record in resources:
             found.extend(_diagnostics(self.analyze_resource(record, resolver), "analyze", by_urn, record.urn))
         found.extend(_diagnostics(self.analyze_stack(resources, resolver), "analyze-stack", by_urn))
@@ -644,6 +676,8 @@ class AnalysisSession:
         self._responses: list[
             tuple[analyzer_pb2.AnalyzeResponse, Literal["analyze", "analyze-stack"], str]
         ] = []
+        # Registrations too deeply nested to send, each with its advisory finding.
+        self._unsent: list[Diagnostic] = []
         self._config: dict[str, PolicyConfig] = {}
         self._error: BaseException | None = None
         self._done = threading.Event()
@@ -672,7 +706,8 @@ class AnalysisSession:
         if self._error is not None:
             raise self._error
         by_urn = self._by_urn
-        diagnostics = [d for r, stage, urn in self._responses for d in _diagnostics(r, stage, by_urn, urn)]
+        diagnostics = [*self._unsent]
+        diagnostics += [d for r, stage, urn in self._responses for d in _diagnostics(r, stage, by_urn, urn)]
         return AnalysisResult(
             pack_name=self._pack.info.name if self._pack.info else "",
             policies=self._pack.policies(),
@@ -703,9 +738,17 @@ class AnalysisSession:
             while (item := self._queue.get()) is not None and not self._cancelled.is_set():
                 if isinstance(item, RecordedResource):
                     self._by_urn[item.urn] = item
+                    too_deep = _too_deep([item])
+                    if too_deep:  # never sent: the SDK cannot decode it (issue 12)
+                        self._unsent.extend(too_deep)
+                        continue
                     self._responses.append((self._pack.analyze_resource(item, resolver), "analyze", item.urn))
                 else:
-                    self._responses.append((self._pack.analyze_stack(item, resolver), "analyze-stack", ""))
+                    unsent = {d.urn for d in self._unsent} | {d.urn for d in _too_deep(item)}
+                    sendable = [r for r in item if r.urn not in unsent]
+                    self._responses.append(
+                        (self._pack.analyze_stack(sendable, resolver), "analyze-stack", "")
+                    )
                     break
         except BaseException as exc:  # handed to the caller by result()
             self._error = exc

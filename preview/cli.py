@@ -195,9 +195,11 @@ def _print_policy_results(analysis: AnalysisResult, result: RunResult) -> None:
     mandatory = len(analysis.mandatory)
     others = len(analysis.diagnostics) - mandatory
     verdict = "FAILED" if mandatory else "passed"
+    internal = sum("internal error in " in d.message for d in analysis.diagnostics)
     print(
         f"policy pack {analysis.pack_name}: {verdict} "
-        f"({len(analysis.policies)} policies, {mandatory} mandatory, {others} advisory findings)"
+        f"({len(analysis.policies)} policies, {mandatory} mandatory, {others} advisory findings"
+        f"{f', {internal} internal errors' if internal else ''})"
     )
 
 

@@ -116,7 +116,7 @@ def _quota_figures(
     model: StackModel, cq: ClusterQueue, flavor: str
 ) -> tuple[Decimal | None, Decimal | None, Decimal | None]:
     """Nominal GPUs, borrowable GPUs and their sum for ``cq`` in ``flavor``; None = cannot tell."""
-    entry = next((r for f, r in cq.quotas(GPU) if f.name == flavor), None)
+    entry = cq.quota_entry(flavor, GPU)
     try:
         nominal = Decimal(0) if entry is None else kueue_capacity.value_of(entry.nominal_quota, "nominal")
         borrow = kueue_capacity.borrowable(model, cq, flavor, GPU) if cq.cohort else Decimal(0)

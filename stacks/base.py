@@ -27,8 +27,20 @@ DnsLabel = Annotated[
         ),
     ),
 ]
-PositiveInt = Annotated[int, Field(ge=1)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
+# Every count and number of seconds the stack writes into a Kubernetes object is an int32 there
+# (replicas, ttlSecondsAfterFinished, Kueue backoffLimitCount/backoffBaseSeconds, KAI and Kueue
+# priorities: kueue.md §3-§5, kai-kuberay-skypilot.md §1.1), so a larger value is refused here
+# instead of by the API server after the operators are installed.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+Int32 = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)]
+PositiveInt = Annotated[int, Field(ge=1, le=INT32_MAX)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=INT32_MAX)]
+# GKE's node limit per cluster (65,000 nodes for the largest supported clusters; "Plan for large
+# GKE clusters", https://cloud.google.com/kubernetes-engine/docs/concepts/planning-large-clusters):
+# no pool, and no pool's autoscaling bound, can be larger.
+GKE_MAX_NODES = 65_000
+NodeCount = Annotated[int, Field(ge=0, le=GKE_MAX_NODES)]
+PositiveNodeCount = Annotated[int, Field(ge=1, le=GKE_MAX_NODES)]
 
 
 class ConfigModel(BaseModel):
@@ -40,6 +52,8 @@ class ConfigModel(BaseModel):
         frozen=True,
         alias_generator=to_camel,
         populate_by_name=False,
+        # YAML's .nan and .inf are floats too; no quota, weight or fraction means them.
+        allow_inf_nan=False,
     )
 
 

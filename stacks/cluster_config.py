@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt, PositiveInt
+from stacks.base import ConfigModel, DnsLabel, NodeCount, NonEmptyStr, PositiveInt, PositiveNodeCount
 from stacks.errors import pattern
 
 # The first GKE version whose cluster autoscaler serves queued-provisioning ProvisioningRequests
@@ -22,8 +22,8 @@ class SystemPoolConfig(ConfigModel):
 
     name: DnsLabel = Field("system", description="Node pool name.")
     machine_type: NonEmptyStr = Field("e2-standard-4", description="Machine type of the CPU nodes.")
-    min_nodes: NonNegativeInt = Field(1, description="Autoscaling minimum (whole cluster).")
-    max_nodes: PositiveInt = Field(3, description="Autoscaling maximum (whole cluster).")
+    min_nodes: NodeCount = Field(1, description="Autoscaling minimum (whole cluster).")
+    max_nodes: PositiveNodeCount = Field(3, description="Autoscaling maximum (whole cluster).")
     disk_size_gb: PositiveInt = Field(100, description="Boot disk size in GB.")
 
 
@@ -97,10 +97,8 @@ class GpuPoolConfig(ConfigModel):
     provisioning: ProvisioningMode = Field(
         "queued", description="queued (DWS queued provisioning), flex-start, on-demand, spot or reservation."
     )
-    min_nodes: NonNegativeInt = Field(
-        0, description="Autoscaling minimum; must be 0 for queued and flex-start."
-    )
-    max_nodes: PositiveInt = Field(description="Autoscaling maximum (whole pool).")
+    min_nodes: NodeCount = Field(0, description="Autoscaling minimum; must be 0 for queued and flex-start.")
+    max_nodes: PositiveNodeCount = Field(description="Autoscaling maximum (whole pool).")
     reservation: NonEmptyStr | None = Field(
         None, description="Reservation name; only with provisioning: reservation."
     )

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from stacks.base import ConfigModel, DnsLabel, NonEmptyStr
+from stacks.base import ConfigModel, DnsLabel, Int32, NonEmptyStr
 from stacks.errors import ConfigIssue
 
 KAI_QUEUES_KEY = "gpu-batch:kaiQueues"
@@ -33,14 +33,27 @@ KAI_RESOURCES: tuple[KaiResource, ...] = ("cpu", "gpu", "memory")
 KAI_PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
 
 
+# KAI's Queue keeps quota, limit and overQuotaWeight as float64 (kai-kuberay-skypilot.md §1.1);
+# past 2^53 a float64 no longer holds every whole number, so quota sums and comparisons (here and
+# in KAI) stop being exact.  No cluster has that many millicores or MB.
+KAI_MAX_AMOUNT = 2**53
+
+
 class KaiResourceConfig(ConfigModel):
     """Quota, limit and over-quota weight of one resource."""
 
-    quota: float = Field(0, ge=UNLIMITED, description="Guaranteed amount; -1 unlimited; default 0 (none).")
-    limit: float = Field(
-        UNLIMITED, ge=UNLIMITED, description="Hard cap; -1 (default) no cap; 0 allows nothing."
+    quota: float = Field(
+        0, ge=UNLIMITED, le=KAI_MAX_AMOUNT, description="Guaranteed amount; -1 unlimited; default 0 (none)."
     )
-    over_quota_weight: float = Field(1, ge=0, description="Share of surplus among queues of equal priority.")
+    limit: float = Field(
+        UNLIMITED,
+        ge=UNLIMITED,
+        le=KAI_MAX_AMOUNT,
+        description="Hard cap; -1 (default) no cap; 0 allows nothing.",
+    )
+    over_quota_weight: float = Field(
+        1, ge=0, le=KAI_MAX_AMOUNT, description="Share of surplus among queues of equal priority."
+    )
 
     @field_validator("quota", "limit")
     @classmethod
@@ -67,7 +80,7 @@ class KaiTeamQueueConfig(ConfigModel):
 
     name: DnsLabel = Field(description="Queue name (cluster-wide); workloads use it as kai.scheduler/queue.")
     display_name: NonEmptyStr | None = Field(None, description="Name shown in logs and UIs.")
-    priority: int | None = Field(
+    priority: Int32 | None = Field(
         None, description="Over-quota resources go to higher-priority queues first; omitted: KAI's 100."
     )
     resources: KaiResourcesConfig = Field(

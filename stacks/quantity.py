@@ -1,10 +1,10 @@
-"""Kubernetes resource quantities in stack config, parsed by the Kubernetes client's own parser.
+"""Kubernetes resource quantities in stack config, parsed by the project's one quantity parser.
 
 Why not plain strings: a quota such as ``10000Gi`` is compared (lendingLimit <= nominalQuota)
-and summed, and a typo (``64GB``, ``1.5.3``) must be a config error before deploy, not a
-ClusterQueue the API server rejects after the operators are installed.  ``parse_quantity``
-from the ``kubernetes`` package implements the Kubernetes quantity grammar (binary and decimal
-suffixes, exponents, milli-units) and returns an exact ``Decimal``.
+and summed, and a typo (``64GB``, ``1.5.3``, ``1_000``, ``1e3m``) must be a config error before
+deploy, not a ClusterQueue the API server rejects after the operators are installed.  The parser
+is the policy pack's (``policies/gpu_batch_policy/quantity.py``: the API server's own grammar,
+with its clamping), so the program and the pack never disagree on what a quantity is.
 
 Accepted in YAML: a string only (``"16"``, ``"500m"``, ``64Gi``), the way Kubernetes itself
 prints quantities.  A bare YAML number is refused rather than converted: ``0.5`` is a float that
@@ -15,15 +15,18 @@ half a CPU is ``500m``), and one quoting rule for every quantity is easier to re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
 from decimal import Decimal
-from typing import Annotated, Any, cast
+from pathlib import Path
+from typing import Annotated, Any
 
-from kubernetes.utils import quantity
 from pydantic import PlainValidator, WithJsonSchema
 
-# The kubernetes client ships no type hints; this is its signature.
-parse_quantity = cast("Callable[[int | str], Decimal]", quantity.parse_quantity)
+POLICIES_DIR = Path(__file__).resolve().parents[1] / "policies"
+if str(POLICIES_DIR) not in sys.path:  # the pack's package, as preview/report.py imports it
+    sys.path.insert(0, str(POLICIES_DIR))
+
+from gpu_batch_policy.quantity import QuantityError, parse_quantity  # noqa: E402
 
 
 def _parse(value: Any) -> str:
@@ -38,7 +41,7 @@ def _parse(value: Any) -> str:
         raise ValueError("expected a Kubernetes quantity without surrounding spaces")
     try:
         amount = parse_quantity(value)
-    except ValueError:
+    except QuantityError:
         raise ValueError(
             "expected a Kubernetes quantity such as '16', '500m', '64Gi' or '1e3' "
             "(suffixes: m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei)"
@@ -58,4 +61,4 @@ Quantity = Annotated[
 
 def amount(value: str) -> Decimal:
     """The exact amount of a validated quantity (``"500m"`` -> ``Decimal("0.5")``)."""
-    return Decimal(parse_quantity(value))
+    return parse_quantity(value)

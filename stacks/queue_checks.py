@@ -15,6 +15,7 @@ from decimal import Decimal
 from stacks.errors import ConfigIssue
 from stacks.quantity import amount
 from stacks.queue_config import (
+    MAX_RUN_DURATION_SECONDS,
     QUEUED_PROVISIONING_CLASS,
     ClusterQueueConfig,
     CohortConfig,
@@ -35,6 +36,7 @@ def check_queues(
 ) -> Iterator[ConfigIssue]:
     """``pool_modes``: GPU pool name -> provisioning mode; ``system_pool``: the CPU pool's name."""
     yield from _unique(queues)
+    yield from _check_parameters(queues)
     yield from _check_flavors(queues, pool_modes, system_pool)
     yield from _check_cohorts(queues)
     flavor_pools = {f.name: f.pool for f in queues.resource_flavors}
@@ -62,6 +64,18 @@ def _unique(queues: KueueQueuesConfig) -> Iterator[ConfigIssue]:
                     f"{QUEUES_KEY}.{key}[{index}].name", f"a name not used by another of {key}", name
                 )
             seen.add(name)
+
+
+def _check_parameters(queues: KueueQueuesConfig) -> Iterator[ConfigIssue]:
+    """ProvisioningRequest ``*Seconds`` parameters are whole seconds; maxRunDurationSeconds is at
+    most GKE's 7 days (kueue.md §7)."""
+    for index, check in enumerate(queues.admission_checks):
+        for key, value in check.parameters.items():
+            at = f"{QUEUES_KEY}.admissionChecks[{index}].parameters.{key}"
+            if key.endswith("Seconds") and not (value.isascii() and value.isdigit() and int(value) > 0):
+                yield ConfigIssue(at, "a positive whole number of seconds as a string, e.g. '86400'", value)
+            elif key == "maxRunDurationSeconds" and int(value) > MAX_RUN_DURATION_SECONDS:
+                yield ConfigIssue(at, f"at most {MAX_RUN_DURATION_SECONDS} (GKE's 7-day cap)", value)
 
 
 def _check_flavors(

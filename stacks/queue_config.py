@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     Field,
     ModelWrapValidatorHandler,
     StringConstraints,
@@ -53,6 +54,21 @@ ProvisioningClass = Literal[
     "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
 ]
 DEFAULT_COVERED_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
+
+
+# GKE caps a ProvisioningRequest's maxRunDurationSeconds at 7 days, its default (kueue.md §7).
+MAX_RUN_DURATION_SECONDS = 7 * 24 * 3600
+
+
+def _provisioning_parameter(value: str) -> str:
+    """A ProvisioningRequest parameter value: never empty (an empty ``maxRunDurationSeconds`` is
+    not "no limit", it is a request GKE rejects)."""
+    if not value:
+        raise ValueError("expected a non-empty value, e.g. maxRunDurationSeconds: '86400'")
+    return value
+
+
+ProvisioningParameter = Annotated[str, AfterValidator(_provisioning_parameter)]
 
 
 class ResourceFlavorConfig(ConfigModel):
@@ -100,7 +116,7 @@ class AdmissionCheckConfig(ConfigModel):
         description="Merge pod sets into one request (GKE serves one pod set per ProvisioningRequest); "
         "omitted: never merge.",
     )
-    parameters: dict[str, str] = Field(
+    parameters: dict[str, ProvisioningParameter] = Field(
         default_factory=dict,
         description="ProvisioningRequest parameters, e.g. maxRunDurationSeconds: '86400'.",
     )

@@ -9,7 +9,14 @@ without the key fails with one line per team naming the exact command; the offli
 supplies throwaway secrets itself (``preview/offline_secrets.py``).
 
 The key's *shape* is checked here (present, secret, a non-empty string per SkyPilot team, no
-stray teams) so a mistake is one config-error line; no message ever includes a value.  Each
+stray teams) so a mistake is one config-error line; no message ever includes a value.
+
+Secret *per entry*: the engine marks the whole key secret as soon as one entry is ``secure:``, and
+hands the program every entry decrypted, so a team whose password was typed in plain text next to
+another team's ``secure:`` one is invisible in the config the program receives.  The stack file
+is the only place that says it, so it is read (``Pulumi.<stack>.yaml`` beside ``Pulumi.yaml``):
+every entry must be a ``{secure: ...}`` mapping.  A stack whose config does not come from a stack
+file (none there) keeps the whole-key check only.  Each
 team's password is then taken from ``pulumi.Config().require_secret_object``, so it is a secret
 ``Output`` from the moment it is read and everything computed from it (the htpasswd hash) is
 secret too.
@@ -17,7 +24,10 @@ secret too.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pulumi
+import yaml
 
 from stacks.errors import PROJECT_NAMESPACE, ConfigError, ConfigIssue
 from stacks.loader import _decode, raw_project_config, secret_project_keys
@@ -38,6 +48,30 @@ def _missing_password(team: str) -> ConfigIssue:
     )
 
 
+# Where Pulumi.<stack>.yaml lives: the project root, beside stacks/ (DESIGN.md "Layout").
+STACK_FILE_DIR = Path(__file__).resolve().parents[1]
+
+
+def plain_text_entries(stack: str, directory: Path | None = None) -> list[str]:
+    """Teams whose password entry in ``Pulumi.<stack>.yaml`` is not a ``{secure: ...}`` value."""
+    path = (directory or STACK_FILE_DIR) / f"Pulumi.{stack}.yaml"
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):  # no stack file (or the loader reports it): nothing to add
+        return []
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        return []
+    entry = config.get(KEY, config.get(SKYPILOT_PASSWORDS_KEY))
+    if not isinstance(entry, dict):
+        return []
+    return sorted(
+        str(team)
+        for team, value in entry.items()
+        if not (isinstance(value, dict) and set(value) == {"secure"})
+    )
+
+
 def password_issues(teams: list[TeamConfig]) -> list[ConfigIssue]:
     """What is wrong with the passwords key for ``teams`` (the SkyPilot teams)."""
     raw = raw_project_config().get(SKYPILOT_PASSWORDS_KEY)
@@ -50,6 +84,16 @@ def password_issues(teams: list[TeamConfig]) -> list[ConfigIssue]:
             ConfigIssue(
                 KEY, f"a secret value ({SET_HINT}); plain text would sit in the stack file", "plain text"
             )
+        ]
+    plain = plain_text_entries(pulumi.get_stack())
+    if plain:
+        return [
+            ConfigIssue(
+                f"{KEY}.{team}",
+                f"a secret value ({SET_HINT}); plain text would sit in the stack file",
+                "plain text",
+            )
+            for team in plain
         ]
     mapping = _decode(raw)
     if not isinstance(mapping, dict):

@@ -7,9 +7,27 @@ The program runs with the project root on sys.path (``import stacks``); the pack
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 for path in (ROOT, ROOT / "policies"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+
+@pytest.fixture(autouse=True)
+def no_internal_rule_errors() -> Iterator[None]:
+    """Fail any test in which a pack rule raised (the guard turned it into an advisory finding).
+
+    Tests that provoke one on purpose take the errors out of ``INTERNAL_ERRORS`` themselves.
+    """
+    from gpu_batch_policy.rule_guard import INTERNAL_ERRORS
+
+    before = len(INTERNAL_ERRORS)
+    yield
+    new = INTERNAL_ERRORS[before:]
+    del INTERNAL_ERRORS[before:]
+    assert not new, f"pack rules raised (internal errors): {new}"

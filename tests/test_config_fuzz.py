@@ -1,8 +1,8 @@
 """Mutate every leaf of every stack file: the program either accepts the edit or rejects it with
 config-error lines -- never a traceback from somewhere deeper.
 
-Mutations per leaf: a value of the wrong type, a negative number, an empty string; per mapping:
-an unknown key.  Nearly all must be rejected (a config that silently accepts garbage is the bug
+Mutations per leaf: a value of the wrong type, a negative number, a number past int64 / NaN,
+an empty string; per mapping: an unknown key.  Every stack file in the project is covered.  Nearly all must be rejected (a config that silently accepts garbage is the bug
 this guards against); the few that may legitimately pass are listed when the ratio drops.
 """
 
@@ -51,6 +51,8 @@ def _mutations(value: Any) -> Iterator[tuple[str, Any]]:
     yield "wrong type", _wrong_type(value)
     if isinstance(value, int | float) and not isinstance(value, bool):
         yield "negative", -abs(value) - 1
+        yield "2^63", 2**63
+        yield "NaN", float("nan")
     if isinstance(value, str):
         yield "empty string", ""
 
@@ -99,3 +101,44 @@ def test_every_leaf_mutation_is_accepted_or_one_line_errors(stack: str) -> None:
     assert total > 0
     print(f"{stack}: {rejected}/{total} mutations rejected; accepted: {accepted}")
     assert rejected / total >= 0.95, f"accepted {len(accepted)}/{total} mutations: {accepted}"
+
+
+OUT_OF_RANGE = [
+    ("dev", "gpu-batch:gpuPools", (0, "maxNodes"), 2**63, "gpu-batch:gpuPools[0].maxNodes"),
+    ("dev", "gpu-batch:cluster", ("systemPool", "maxNodes"), 2**63, "gpu-batch:cluster.systemPool.maxNodes"),
+    ("dev", "gpu-batch:gpuPools", (0, "maxNodes"), 65_001, "gpu-batch:gpuPools[0].maxNodes"),
+    ("kai", "gpu-batch:kaiQueues", (0, "children", 0, "priority"), 2**31, "priority"),
+    (
+        "prod",
+        "gpu-batch:kueue",
+        ("waitForPodsReady", "requeuingStrategy", "backoffLimitCount"),
+        2**63,
+        "gpu-batch:kueue.waitForPodsReady.requeuingStrategy.backoffLimitCount",
+    ),
+    (
+        "prod",
+        "gpu-batch:kueueQueues",
+        ("admissionChecks", 0, "parameters", "maxRunDurationSeconds"),
+        "",
+        "maxRunDurationSeconds",
+    ),
+    (
+        "prod",
+        "gpu-batch:kueueQueues",
+        ("admissionChecks", 0, "parameters", "maxRunDurationSeconds"),
+        "999999999",
+        "maxRunDurationSeconds",
+    ),
+    ("kai", "gpu-batch:kaiQueues", (0, "resources", "gpu", "quota"), float("inf"), "quota"),
+]
+
+
+@pytest.mark.parametrize(("stack", "key", "path", "value", "where"), OUT_OF_RANGE)
+def test_out_of_range_values_are_one_line_errors(
+    stack: str, key: str, path: Path, value: Any, where: str
+) -> None:
+    document = _plain_project_keys(stack)[key]
+    with pytest.raises(ConfigError) as caught:
+        run_stack(stack, {key: _set(document, path, value)})
+    [line] = str(caught.value).splitlines()
+    assert line.startswith("config error: ") and where in line, line

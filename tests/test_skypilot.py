@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import warnings
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import bcrypt
@@ -18,6 +19,7 @@ from preview.harness import RunResult, run_program
 from preview.plan import plan_document
 from preview.records import SECRET_SIG, SIG_KEY, RecordedResource, is_secret
 from preview.stack_files import SECRET_PLACEHOLDER
+from stacks import skypilot_secrets
 from stacks.errors import ConfigError
 from stacks.tenancy_config import SKYPILOT_CHART_VERSION
 from tests.stack_runner import ROOT, custom_objects, named, of_type, run_stack, stack_files
@@ -211,3 +213,23 @@ class TestPasswordErrors:
             f"config error: {PASSWORDS}.team3: got 'team3', expected only teams with a skypilot server "
             "(gpu-batch:teams[].skypilot)",
         ]
+
+
+def test_one_plain_text_password_next_to_a_secure_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine marks the whole key secret when one entry is secure:, so the stack file decides."""
+    text = (ROOT / "Pulumi.skypilot.yaml").read_text()
+    edited = text.replace(
+        "    team2:\n      secure: v1:placeholder-set-with-pulumi-config-set-secret", "    team2: hunter2"
+    )
+    assert edited != text
+    (tmp_path / "Pulumi.skypilot.yaml").write_text(edited)
+    monkeypatch.setattr(skypilot_secrets, "STACK_FILE_DIR", tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        run_stack("skypilot")
+    assert str(caught.value).splitlines() == [
+        f"config error: {PASSWORDS}.team2: got 'plain text', expected a secret value (pulumi config set --secret "
+        "--path 'skypilotPasswords.<team>' <password>); plain text would sit in the stack file"
+    ]
+    assert "hunter2" not in str(caught.value)

@@ -11,6 +11,10 @@ resource.  Converting the props and indexing the stack once per *policy* made th
 largest part of the pack's time, so the model (or the view) is built once per *call* and shared
 by that call's policies (:class:`_CallCache`).  A resource policy also names the view classes it
 judges, so resources of other types are never converted at all.
+
+Robustness (issue 12): both factories run the rule, model building included, under
+:func:`.rule_guard.guarded`, so a rule that raises becomes one advisory finding naming the rule
+and resource, and a new rule gets that for free.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pulumi_policy import (
 from .model import StackModel, view, view_class
 from .model_base import build_resource
 from .report import Reporter
+from .rule_guard import guarded
 
 ResourceCheck = Callable[[Any, Reporter, Mapping[str, Any]], None]
 StackCheck = Callable[[StackModel, Reporter, Mapping[str, Any]], None]
@@ -113,6 +118,26 @@ def resource_view(args: ResourceValidationArgs, report_violation: ReportViolatio
     )
 
 
+def _judge(
+    name: str,
+    analysed: str,
+    subject: Callable[[], Any],
+    check: Callable[[Any, Reporter, Mapping[str, Any]], None],
+    *,
+    args: ResourceValidationArgs | StackValidationArgs,
+    report_violation: ReportViolation,
+    stack: bool,
+) -> None:
+    """Build the subject, run ``check`` and finish its reporter, all under the rule guard."""
+
+    def run() -> None:
+        reporter = Reporter(report_violation, stack=stack)
+        check(subject(), reporter, args.get_config() or {})
+        reporter.finish()
+
+    guarded(name, analysed, run)
+
+
 def resource_policy(
     name: str,
     description: str,
@@ -129,10 +154,17 @@ def resource_policy(
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not issubclass(view_class(args.resource_type), applies_to):
             return
-        subject = resource_view(args, report_violation)
-        reporter = Reporter(report_violation, stack=False)
-        check(subject, reporter, args.get_config() or {})
-        reporter.finish()
+
+        subject = lambda: resource_view(args, report_violation)  # noqa: E731 - built under the guard
+        _judge(
+            name,
+            f"{args.resource_type} '{args.name}'",
+            subject,
+            check,
+            args=args,
+            report_violation=report_violation,
+            stack=False,
+        )
 
     return ResourceValidationPolicy(
         name=name,
@@ -154,10 +186,16 @@ def stack_policy(
     """A whole-stack rule (references, totals): ``check(model, reporter, config)``."""
 
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        model = stack_model(args, report_violation)
-        reporter = Reporter(report_violation, stack=True)
-        check(model, reporter, args.get_config() or {})
-        reporter.finish()
+        model = lambda: stack_model(args, report_violation)  # noqa: E731 - built under the guard
+        _judge(
+            name,
+            f"the stack ({len(args.resources)} resources)",
+            model,
+            check,
+            args=args,
+            report_violation=report_violation,
+            stack=True,
+        )
 
     return StackValidationPolicy(
         name=name,

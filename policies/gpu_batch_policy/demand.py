@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from .kai_quota import cpu_to_kai, memory_to_kai
 from .model_workloads import (
@@ -33,6 +33,7 @@ from .model_workloads import (
     RayGroup,
     RayWorkload,
 )
+from .quantity import QuantityError, parse_fraction
 from .values import Unknown, dig
 
 GPU_FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
@@ -99,8 +100,8 @@ def _annotation_number(template: PodTemplate, key: str) -> Decimal | None:
     if isinstance(raw, Unknown):
         raise CannotTellError(f"{template.path} annotation {key}")
     try:
-        return Decimal(raw.strip())
-    except InvalidOperation:
+        return parse_fraction(raw)
+    except QuantityError:
         return None
 
 

@@ -14,6 +14,7 @@ reported by its own rule, never guessed around.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -50,7 +51,10 @@ def _number(raw: Any) -> float | Unknown | None:
         return raw
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         return None
-    return float(raw)
+    # KAI keeps quotas as float64 (wire numbers are doubles); an int beyond a double, NaN or an
+    # infinity is no amount (a Decimal made from it would poison the tree's arithmetic).
+    number = float(raw) if isinstance(raw, float) or abs(raw) < 2**1023 else math.inf
+    return number if math.isfinite(number) else None
 
 
 def _resources(raw: Any) -> dict[str, KaiResource] | Unknown | None:

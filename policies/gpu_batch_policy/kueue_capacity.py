@@ -51,10 +51,7 @@ def value_of(q: Quantity, where: str) -> Decimal:
 
 
 def _entry(cq: ClusterQueue, flavor: str, resource: str) -> ResourceQuota | None:
-    for f, r in cq.quotas(resource):
-        if f.name == flavor:
-            return r
-    return None
+    return cq.quota_entry(flavor, resource)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import yaml
 
 from .model_base import Resource
 from .values import Unknown, as_bool, as_str, dig, plain
+from .values_yaml import YamlLimitError, load_limited
 
 KUEUE = "kueue"
 KUBERAY = "kuberay-operator"
@@ -77,9 +78,20 @@ def parse_yaml_value(raw: Any) -> ParsedYaml:
     if not isinstance(raw, str):
         return ParsedYaml(present=True, error=f"expected a YAML string, got {type(raw).__name__}")
     try:
-        return ParsedYaml(present=True, data=plain(yaml.safe_load(raw)))
+        return ParsedYaml(present=True, data=plain(load_limited(raw)))
+    except YamlLimitError as exc:
+        return ParsedYaml(present=True, error=f"refused: {exc}")
     except yaml.YAMLError as exc:
-        return ParsedYaml(present=True, error=f"invalid YAML: {exc}")
+        return ParsedYaml(present=True, error=f"invalid YAML: {_first_line(exc)}")
+
+
+def _first_line(exc: yaml.YAMLError) -> str:
+    """The parser's problem and where, without the quoted snippet of the input."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 @dataclass(frozen=True)

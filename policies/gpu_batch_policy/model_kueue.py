@@ -12,6 +12,7 @@ fields themselves, which reads ``obj.spec``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .model_base import KubeObject, ObjectView
@@ -152,6 +153,21 @@ class ClusterQueue(ObjectView):
     def quotas(self, resource: str) -> list[tuple[FlavorQuotas, ResourceQuota]]:
         """Every (flavor, quota) pair for ``resource`` across all resource groups."""
         return [(f, r) for f in self.flavors() for r in f.resources if r.name == resource]
+
+    def quota_entry(self, flavor: str, resource: str) -> ResourceQuota | None:
+        """The first quota of ``resource`` under flavor ``flavor`` (what Kueue reads), in O(1).
+
+        Rules ask this per (flavor, resource) of every resource group; scanning all groups per
+        question made a ClusterQueue with 3,000 groups take minutes (issue 12)."""
+        return self._quota_index.get((flavor, resource))
+
+    @cached_property
+    def _quota_index(self) -> dict[tuple[str | Unknown, str | Unknown], ResourceQuota]:
+        index: dict[tuple[str | Unknown, str | Unknown], ResourceQuota] = {}
+        for f in self.flavors():
+            for r in f.resources:
+                index.setdefault((f.name, r.name), r)
+        return index
 
 
 def cluster_queue(obj: KubeObject) -> ClusterQueue:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pulumi_policy import Policy
 
 from .rules_capacity import POLICIES as RULES_CAPACITY
+from .rules_container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules_dws import POLICIES as RULES_DWS
 from .rules_gke import POLICIES as RULES_GKE
 from .rules_helm import POLICIES as RULES_HELM
@@ -46,4 +47,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_FAIR_SHARING,
     *RULES_KAI_RUNTIME_CLASS,
     *RULES_KUEUE_POD_BYPASS,
+    *RULES_CONTAINER_QUANTITIES,
 ]

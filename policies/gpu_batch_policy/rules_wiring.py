@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from pulumi_policy import Policy
@@ -40,6 +40,7 @@ from .model_workloads import (
 )
 from .open_world import World, unresolved, world_schema
 from .pod_templates import owned_templates
+from .quantity import QuantityError, parse_fraction
 from .report import Reporter
 from .tokens import KUEUE_GROUP
 from .values import Unknown, as_bool, dig
@@ -234,10 +235,10 @@ def _check_values(subject: Any, where: str, notes: dict[str, str], reporter: Rep
     if GPU_FRACTION_ANNOTATION in notes:
         raw = notes[GPU_FRACTION_ANNOTATION]
         try:
-            fraction: Decimal | None = Decimal(raw.strip())
-        except InvalidOperation:
+            fraction: Decimal | None = parse_fraction(raw)
+        except QuantityError:
             fraction = None
-        if fraction is None or not fraction.is_finite() or not 0 < fraction < 1:
+        if fraction is None or not 0 < fraction < 1:
             reporter.violation(
                 subject,
                 f"{where} have gpu-fraction '{raw}', but KAI accepts only a number strictly between 0 and 1",

@@ -15,13 +15,14 @@ the engine's unknown sentinel strings become :class:`Unknown` and secret wrapper
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from kubernetes.utils import quantity as _k8s_quantity
 from pulumi_policy.proxy import UnknownValueError
+
+from .quantity import QuantityError, parse_int_or_string, shown
 
 # The engine's typed unknown sentinels (pulumi_policy/proxy.py; rpc.UNKNOWN is the string one).
 UNKNOWN_SENTINELS: frozenset[str] = frozenset(
@@ -37,9 +38,6 @@ UNKNOWN_SENTINELS: frozenset[str] = frozenset(
 )
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-
-# kubernetes.utils.quantity.parse_quantity is untyped; this is its contract (raises ValueError).
-parse_k8s_quantity: Callable[[str | int | float], Decimal] = _k8s_quantity.parse_quantity
 
 
 @dataclass(frozen=True)
@@ -195,7 +193,7 @@ def unknowns_in(value: Any) -> list[Unknown]:
 
 @dataclass(frozen=True)
 class Quantity:
-    """A Kubernetes int-or-string quantity, parsed with ``kubernetes.utils.quantity``.
+    """A Kubernetes int-or-string quantity, parsed by :mod:`.quantity` (the API server's grammar).
 
     Exactly one state holds: ``unknown`` (preview), ``error`` (not a quantity: the API server
     would reject it), or ``value`` (a finite ``Decimal``).  ``raw`` keeps what was written.
@@ -221,15 +219,10 @@ class Quantity:
 def quantity(raw: Any) -> Quantity:
     if isinstance(raw, Unknown):
         return Quantity(raw=raw, unknown=True)
-    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        return Quantity(raw=raw, error=f"{raw!r} is not a quantity")
     try:
-        parsed = parse_k8s_quantity(raw)
-    except (ValueError, ArithmeticError) as exc:
-        return Quantity(raw=raw, error=f"{raw!r} is not a quantity ({exc})")
-    if not parsed.is_finite():
-        return Quantity(raw=raw, error=f"{raw!r} is not a finite quantity")
-    return Quantity(raw=raw, value=parsed)
+        return Quantity(raw=raw, value=parse_int_or_string(raw))
+    except QuantityError as exc:
+        return Quantity(raw=raw, error=f"{shown(raw)} is not a quantity ({exc})")
 
 
 def fmt_num(value: Decimal | float | int) -> str:

@@ -257,5 +257,9 @@ def test_analyze_converts_a_resource_at_most_once() -> None:
     before = builders.RESOURCE_CACHE.builds
     servicer.Analyze(_analyze_request(queue), None)  # seven resource policies judge a ClusterQueue
     assert builders.RESOURCE_CACHE.builds == before + 1
-    servicer.Analyze(_analyze_request(namespace("team-a")), None)  # none judges a Namespace
-    assert builders.RESOURCE_CACHE.builds == before + 1
+    # container-resource-quantities judges every Kubernetes object, a Namespace too: once.
+    servicer.Analyze(_analyze_request(namespace("team-a")), None)
+    assert builders.RESOURCE_CACHE.builds == before + 2
+    account = Res("gcp:serviceaccount/account:Account", "sa", {"accountId": "sa"})
+    servicer.Analyze(_analyze_request(account), None)  # no rule judges it: never converted
+    assert builders.RESOURCE_CACHE.builds == before + 2

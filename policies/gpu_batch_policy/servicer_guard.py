@@ -1,0 +1,226 @@
+"""The pack's last line of defence, around the SDK servicer's analyzer calls.
+
+Two things no rule can do for itself, because they happen outside any rule:
+
+* **Requests the SDK cannot decode.**  pulumi-policy decodes every resource's properties with
+  recursive Python (``json_format.MessageToDict``, ``deserialize_properties``; pulumi_policy
+  ``policy.py`` ``_PolicyAnalyzerServicer``) before any rule runs.  Protobuf itself decodes a
+  Struct thousands of levels deep, but at the default recursion limit (1,000) the SDK's
+  decoding fails at about 200 levels with ``RecursionError``, which the servicer turns into a
+  gRPC error that fails the engine's whole preview.  Raising the limit only moves the cliff (and
+  deep enough input then overflows the C stack: a segfault, far worse), so the limit stays, and
+  an undecodable call is answered instead: ``Analyze`` with one advisory finding naming the
+  resource; ``AnalyzeStack`` is re-run without the resources nested deeper than
+  the resources it cannot decode (each named in one advisory finding), so one unreadable resource
+  does not switch off every stack rule; ``Remediate`` with no remediation.
+* **Secrets in finding messages.**  The servicer unwraps Pulumi secrets before the rules see
+  the properties, so a rule cannot know that a value it quotes was secret.  Every string and
+  number that arrived wrapped as a secret (``{4dabf1...: 1b4706..., value: v}``) is collected from
+  the request, and each message of the response has them replaced by ``[secret]``, whatever rule
+  wrote it.  A multi-line secret (a YAML document) is also redacted line by line and value by
+  value, since rules quote pieces of parsed YAML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy.deserialize import deserialize_properties
+
+from .values import SECRET_SIG, SECRET_SIG_KEY
+
+REDACTED = "[secret]"
+PACK_ERROR_POLICY = "gpu-batch-pack"
+# Property nesting the SDK decodes at the default recursion limit (measured: 120 levels decode,
+# 200 do not); a deeper resource is named with its depth.
+MAX_DECODABLE_DEPTH = 120
+_SIG = SECRET_SIG.encode()
+_STATE = {"installed": False}
+
+
+def _values(struct: struct_pb2.Struct) -> Iterator[tuple[struct_pb2.Value, int]]:
+    """Every Value in ``struct`` with its nesting depth, without recursion."""
+    stack: list[tuple[Any, int]] = [(v, 1) for v in struct.fields.values()]
+    while stack:
+        value, depth = stack.pop()
+        yield value, depth
+        kind = value.WhichOneof("kind")
+        if kind == "struct_value":
+            stack.extend((v, depth + 1) for v in value.struct_value.fields.values())
+        elif kind == "list_value":
+            stack.extend((v, depth + 1) for v in value.list_value.values)
+
+
+def depth_of(struct: struct_pb2.Struct) -> int:
+    return max((depth for _, depth in _values(struct)), default=0)
+
+
+def _secret_leaves(value: struct_pb2.Value) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = item.WhichOneof("kind")
+        if kind == "string_value":
+            yield item.string_value
+        elif kind == "number_value":
+            number = item.number_value
+            yield str(int(number)) if number.is_integer() else repr(number)
+        elif kind == "struct_value":
+            stack.extend(item.struct_value.fields.values())
+        elif kind == "list_value":
+            stack.extend(item.list_value.values)
+
+
+def secrets_in(structs: Iterable[struct_pb2.Struct]) -> set[str]:
+    """The texts of every secret-wrapped leaf in ``structs`` (a cheap byte search first)."""
+    found: set[str] = set()
+    for struct in structs:
+        if _SIG not in struct.SerializeToString():
+            continue
+        for value, _ in _values(struct):
+            if value.WhichOneof("kind") != "struct_value":
+                continue
+            fields = value.struct_value.fields
+            sig = fields.get(SECRET_SIG_KEY)
+            if sig is not None and sig.string_value == SECRET_SIG and "value" in fields:
+                found.update(_secret_leaves(fields["value"]))
+    return found
+
+
+def _needles(secrets: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for text in secrets:
+        pieces = {text.strip()}
+        if "\n" in text:  # a YAML/JSON document: each line, and each line's value
+            for line in text.splitlines():
+                item = line.strip()
+                pieces.add(item)
+                item = item[2:] if item.startswith("- ") else item
+                pieces.add(item.split(": ", 1)[-1].strip().strip("'\","))
+        out.update(p for p in pieces if p)
+    return out
+
+
+def redactor(secrets: Iterable[str]) -> Callable[[str], str]:
+    """A function that replaces every secret text in a message by ``[secret]``.
+
+    Texts of three characters or more are replaced wherever they occur; shorter ones (a secret
+    ``1``) only as a whole word, so the rest of the message stays readable.
+    """
+    needles = sorted(_needles(secrets), key=len, reverse=True)
+    if not needles:
+        return lambda message: message
+    parts = [re.escape(n) if len(n) >= 3 else rf"(?<![\w.]){re.escape(n)}(?![\w.])" for n in needles]
+    pattern = re.compile("|".join(parts))
+    return lambda message: pattern.sub(REDACTED, message)
+
+
+def _redact(response: analyzer_pb2.AnalyzeResponse, secrets: set[str]) -> None:
+    if not secrets:
+        return
+    redact = redactor(secrets)
+    for diagnostic in response.diagnostics:
+        diagnostic.message = redact(diagnostic.message)
+
+
+def _decodes(struct: struct_pb2.Struct) -> bool:
+    """Whether the SDK's own decoding of ``struct`` succeeds (run only after a failed call)."""
+    try:
+        deserialize_properties(json_format.MessageToDict(struct))
+    except Exception:
+        return False
+    return True
+
+
+def _unreadable(urn: str, resource: str, error: BaseException, depth: int) -> analyzer_pb2.AnalyzeDiagnostic:
+    why = f"its properties are nested {depth} levels deep" if depth > MAX_DECODABLE_DEPTH else "a property"
+    return analyzer_pb2.AnalyzeDiagnostic(
+        policyName=PACK_ERROR_POLICY,
+        policyPackName="gpu-batch",
+        message=(
+            f"internal error in the policy pack on resource {resource}: {type(error).__name__} while "
+            f"decoding the request ({why}; the pack reads at most {MAX_DECODABLE_DEPTH} levels). "
+            "No rule checked this resource. Fix: flatten the property, or pass deep data as a string"
+        ),
+        urn=urn,
+        description="The policy pack could not read a resource",
+        enforcementLevel=analyzer_pb2.ADVISORY,
+    )
+
+
+def _guard_analyze(method: Callable[..., Any]) -> Callable[..., Any]:
+    def analyze(servicer: Any, request: Any, context: Any) -> Any:
+        secrets = secrets_in([request.properties])
+        try:
+            response = method(servicer, request, context)
+        except Exception as exc:
+            response = analyzer_pb2.AnalyzeResponse()
+            where = f"{request.type} '{request.name}'"
+            response.diagnostics.append(_unreadable(request.urn, where, exc, depth_of(request.properties)))
+        _redact(response, secrets)
+        return response
+
+    return analyze
+
+
+def _guard_analyze_stack(method: Callable[..., Any]) -> Callable[..., Any]:
+    def analyze_stack(servicer: Any, request: Any, context: Any) -> Any:
+        secrets = secrets_in(r.properties for r in request.resources)
+        try:
+            response = method(servicer, request, context)
+        except Exception as exc:
+            unreadable = [r for r in request.resources if not _decodes(r.properties)]
+            kept = analyzer_pb2.AnalyzeStackRequest()
+            kept.CopyFrom(request)
+            del kept.resources[:]
+            kept.resources.extend(r for r in request.resources if r not in unreadable)
+            response = analyzer_pb2.AnalyzeResponse()
+            if unreadable:
+                try:
+                    response = method(servicer, kept, context)
+                except Exception:
+                    response = analyzer_pb2.AnalyzeResponse()
+            for r in unreadable:
+                response.diagnostics.append(
+                    _unreadable(r.urn, f"{r.type} '{r.name}'", exc, depth_of(r.properties))
+                )
+            if not unreadable:
+                response.diagnostics.append(_unreadable("", "(none identified)", exc, 0))
+        _redact(response, secrets)
+        return response
+
+    return analyze_stack
+
+
+def _guard_remediate(method: Callable[..., Any]) -> Callable[..., Any]:
+    def remediate(servicer: Any, request: Any, context: Any) -> Any:
+        try:
+            return method(servicer, request, context)
+        except Exception:
+            return analyzer_pb2.RemediateResponse()
+
+    return remediate
+
+
+def install() -> bool:
+    """Wrap the running pulumi-policy servicer; True when the guard is active."""
+    if _STATE["installed"]:
+        return True
+    try:
+        from pulumi_policy import policy
+    except ImportError:
+        return False
+    servicer: Any = getattr(policy, "_PolicyAnalyzerServicer", None)
+    if servicer is None or not all(
+        callable(getattr(servicer, m, None)) for m in ("Analyze", "AnalyzeStack", "Remediate")
+    ):
+        return False
+    servicer.Analyze = _guard_analyze(servicer.Analyze)
+    servicer.AnalyzeStack = _guard_analyze_stack(servicer.AnalyzeStack)
+    servicer.Remediate = _guard_remediate(servicer.Remediate)
+    _STATE["installed"] = True
+    return True
