@@ -6,6 +6,7 @@ The program runs with the project root on sys.path (``import stacks``); the pack
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 for path in (ROOT, ROOT / "policies"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+# Hermetic: charts come from the cache or the mirror (../shared/vendor), never from the network
+# (a test release of an unpinned version would otherwise try a registry on every call).  The
+# pack processes tests start inherit it.  Resolver tests that exercise a pull build their own.
+os.environ.setdefault("GPU_BATCH_CHARTS_OFFLINE", "1")
 
 
 @pytest.fixture(autouse=True)

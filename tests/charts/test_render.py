@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+import yaml
 from gpu_batch_policy.charts import ChartResolver, RenderError, reference_from_release, render_chart
 
 from preview.charts import ReleaseManifests, render_recorded_releases
@@ -107,8 +108,14 @@ def test_kai_chart_creates_its_priority_classes_and_operator() -> None:
     assert {c["image"] for c in containers(operator)} == {
         "ghcr.io/kai-scheduler/kai-scheduler/operator:v0.17.0"
     }
-    (config,) = of_kind(kai, "Config", "kai-config")
-    assert "namespace" not in config["metadata"], "cluster-scoped: the API server drops the namespace"
+    # v0.17.0 ships its Config as a manifest a post-install hook applies (the operator then
+    # creates the admission webhooks after Helm returns -- hence the readiness gates).
+    (manifest,) = of_kind(kai, "ConfigMap", "kai-config-manifest")
+    config = yaml.safe_load(manifest["data"]["kai-config.yaml"])
+    assert (config["kind"], config["metadata"]["name"]) == ("Config", "kai-config")
+    admission = config["spec"]["admission"]
+    assert admission["gpuFractionRuntimeClassName"] == "", "no nvidia RuntimeClass on GKE"
+    assert admission["webhook"]["targetPort"] == 9443
 
 
 def test_skypilot_refuses_an_api_server_below_its_minimum(tmp_path: Any) -> None:

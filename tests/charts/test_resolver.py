@@ -83,12 +83,30 @@ def test_nowhere_to_get_it_is_one_line_naming_chart_version_and_both_places(tmp_
 
 def test_an_unreachable_upstream_says_what_the_pull_answered(tmp_path: Path) -> None:
     """Upstream really is tried (no network here: the Helm engine's own error is quoted)."""
-    resolver = ChartResolver(tmp_path / "cache", None, offline=False)
+    resolver = ChartResolver(tmp_path / "cache", None, offline=False, pull_timeout_s=60)
     reference = ChartReference("kueue", "0.19.2", "oci://registry.invalid/kueue/charts/kueue")
     with pytest.raises(ChartUnavailableError) as caught:
         resolver.resolve(reference)
     assert "oci://registry.invalid/kueue/charts/kueue: " in str(caught.value)
     assert "mirror: none (set GPU_BATCH_CHART_MIRROR)" in str(caught.value)
+    # Remembered: the same process does not try the registry again.
+    with pytest.raises(ChartUnavailableError) as again:
+        resolver.resolve(reference)
+    assert again.value is caught.value
+
+
+def test_a_pull_that_never_answers_is_cut_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wedged registry or Helm client costs one line, never a hung preview or pack."""
+    from gpu_batch_policy.charts import resolver as module
+
+    monkeypatch.setattr(module, "_PULL_SCRIPT", "import time; time.sleep(60)")
+    slow = ChartResolver(tmp_path / "cache", None, offline=False, pull_timeout_s=0.5)
+    with pytest.raises(
+        ChartUnavailableError, match=r"no answer within 0\.5 s \(set GPU_BATCH_CHART_PULL_TIMEOUT\)"
+    ):
+        slow.resolve(KUEUE)
 
 
 def test_the_default_mirror_is_the_workspace_vendor_folder(monkeypatch: pytest.MonkeyPatch) -> None:

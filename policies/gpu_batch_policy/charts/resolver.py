@@ -9,7 +9,11 @@ upstream may be committed to the project.  Resolution order:
    ``<name>-<version>`` (``$GPU_BATCH_CHART_MIRROR``; default ``../shared/vendor`` beside the
    repository when that exists -- the workspace's offline mirror, provenance in its SOURCE.md);
 3. the upstream location, pulled with the Helm engine (``helm pull [--repo URL] --untar``);
-   skipped when ``$GPU_BATCH_CHARTS_OFFLINE`` is set.
+   skipped when ``$GPU_BATCH_CHARTS_OFFLINE`` is set.  The pull runs in a child process with a
+   deadline (``$GPU_BATCH_CHART_PULL_TIMEOUT`` seconds, default 120): a native call cannot be
+   interrupted, and a registry that never answers (or a wedged Helm client) must cost a finding,
+   never a hung preview or pack.  A failed resolution is remembered for the life of the process,
+   so a pack judging many calls does not wait for the same unreachable registry again.
 
 Whatever the source, the chart is loaded with the Helm engine and its ``Chart.yaml`` name and
 version must be the ones pinned, so a wrong folder never passes for the pinned chart.  A copy
@@ -21,8 +25,11 @@ which chart, which version and every place tried (:class:`ChartUnavailableError`
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -36,6 +43,8 @@ from .reference import ChartReference
 CACHE_ENV: Final = "GPU_BATCH_CHART_CACHE"
 MIRROR_ENV: Final = "GPU_BATCH_CHART_MIRROR"
 OFFLINE_ENV: Final = "GPU_BATCH_CHARTS_OFFLINE"
+PULL_TIMEOUT_ENV: Final = "GPU_BATCH_CHART_PULL_TIMEOUT"
+DEFAULT_PULL_TIMEOUT_S: Final = 120.0
 
 # charts/ -> gpu_batch_policy/ -> policies/ -> the repository root.
 REPO_ROOT: Final = Path(__file__).resolve().parents[3]
@@ -68,11 +77,19 @@ def _shown(path: Path) -> str:
 class ChartResolver:
     """Resolves :class:`ChartReference` objects into unpacked chart folders (thread-safe)."""
 
-    def __init__(self, cache_dir: Path, mirror_dir: Path | None, *, offline: bool = False) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        mirror_dir: Path | None,
+        *,
+        offline: bool = False,
+        pull_timeout_s: float = DEFAULT_PULL_TIMEOUT_S,
+    ) -> None:
         self.cache_dir = cache_dir
         self.mirror_dir = mirror_dir
         self.offline = offline
-        self._resolved: dict[ChartReference, Path] = {}
+        self.pull_timeout_s = pull_timeout_s
+        self._resolved: dict[ChartReference, Path | ChartUnavailableError] = {}
         self._lock = threading.Lock()
 
     def resolve(self, reference: ChartReference) -> Path:
@@ -80,8 +97,13 @@ class ChartResolver:
         with self._lock:
             found = self._resolved.get(reference)
             if found is None:
-                found = self._resolve(reference)
+                try:
+                    found = self._resolve(reference)
+                except ChartUnavailableError as error:
+                    found = error
                 self._resolved[reference] = found
+            if isinstance(found, ChartUnavailableError):
+                raise found
             return found
 
     def _resolve(self, reference: ChartReference) -> Path:
@@ -100,8 +122,8 @@ class ChartResolver:
             tried.insert(0, f"{reference.location}: not pulled, {OFFLINE_ENV} is set")
         else:
             try:
-                return self._install(target, lambda tmp: _pull(reference, tmp))
-            except (helm_python.HelmError, OSError, ValueError) as error:
+                return self._install(target, lambda tmp: _pull(reference, tmp, self.pull_timeout_s))
+            except (OSError, ValueError) as error:
                 tried.insert(0, f"{reference.location}: {_one_line(str(error))}")
         raise ChartUnavailableError(reference, tried)
 
@@ -142,22 +164,44 @@ def _copy(source: Path, staging: Path) -> Path:
     return destination
 
 
-def _pull(reference: ChartReference, staging: Path) -> Path:
-    """``helm pull`` into ``staging`` and untar; the chart lands in ``staging/untar/<name>``."""
+# The child process that pulls: ``helm pull`` with the Helm engine, errors on stderr, one line.
+_PULL_SCRIPT: Final = """
+import json, sys
+import helm_python
+args = json.loads(sys.argv[1])
+try:
+    helm_python.pull(args.pop("ref"), **args)
+except helm_python.HelmError as error:
+    sys.stderr.write(" ".join(str(error).split()))
+    sys.exit(3)
+"""
+
+
+def _pull(reference: ChartReference, staging: Path, timeout_s: float) -> Path:
+    """``helm pull`` into ``staging`` and untar, in a child process killed at the deadline; the
+    chart lands in ``staging/untar/<name>``.  Raises ValueError with the reason."""
     untar = staging / "untar"
-    if reference.oci:
-        helm_python.pull(
-            reference.source, version=reference.version, destination=staging, untar=True, untar_dir=untar
+    args: dict[str, object] = {
+        "ref": reference.source if reference.oci else reference.name,
+        "version": reference.version,
+        "destination": str(staging),
+        "untar": True,
+        "untar_dir": str(untar),
+    }
+    if not reference.oci:
+        args["repo_url"] = reference.source
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PULL_SCRIPT, json.dumps(args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
         )
-    else:
-        helm_python.pull(
-            reference.name,
-            repo_url=reference.source,
-            version=reference.version,
-            destination=staging,
-            untar=True,
-            untar_dir=untar,
-        )
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"no answer within {timeout_s:g} s (set {PULL_TIMEOUT_ENV})") from None
+    if done.returncode != 0:
+        raise ValueError(done.stderr.strip() or f"helm pull exited {done.returncode}")
     chart_dir = untar / reference.name
     if not _is_chart(chart_dir, reference):
         raise ValueError(f"the pulled archive is not chart {reference}")
@@ -182,4 +226,10 @@ def default_cache() -> Path:
 @functools.cache
 def default_resolver() -> ChartResolver:
     """One resolver per process, configured from the environment on first use."""
-    return ChartResolver(default_cache(), default_mirror(), offline=bool(os.environ.get(OFFLINE_ENV)))
+    try:
+        timeout_s = float(os.environ.get(PULL_TIMEOUT_ENV) or DEFAULT_PULL_TIMEOUT_S)
+    except ValueError:
+        timeout_s = DEFAULT_PULL_TIMEOUT_S
+    return ChartResolver(
+        default_cache(), default_mirror(), offline=bool(os.environ.get(OFFLINE_ENV)), pull_timeout_s=timeout_s
+    )
