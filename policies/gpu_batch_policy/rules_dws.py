@@ -13,7 +13,10 @@
   provisioned nodes"; GKE labels those nodes ``autoscaling.gke.io/provisioning-request`` with the
   request's ``ResizeRequestName`` detail, which xpk's ``src/xpk/templates/kueue_config.yaml.j2``
   selects.  Without it, one gang's pods can take nodes created for another gang, which then
-  waits (and its nodes are removed 10 minutes after ``Provisioned``).
+  waits (and its nodes are removed 10 minutes after ``Provisioned``).  **Advisory** by default:
+  GKE's own queued-provisioning example (cluster-toolkit's and the GKE docs' ``dws-queues.yaml``)
+  omits it and works for one gang at a time, so a mandatory level would call the vendor's working
+  example broken (issue 11); stacks that run many gangs raise it (``config.prod.json``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import Policy
+from pulumi_policy import EnforcementLevel, Policy
 
 from .builders import resource_policy
 from .model import NodePool
@@ -99,5 +102,6 @@ POLICIES: list[Policy] = [
         "A queued-provisioning.gke.io ProvisioningRequestConfig must pin pods to the nodes provisioned for them.",
         ProvisioningRequestConfig,
         check_request_node_selector,
+        enforcement_level=EnforcementLevel.ADVISORY,
     ),
 ]

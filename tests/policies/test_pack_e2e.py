@@ -249,8 +249,9 @@ def _seed_records(seed: Path) -> list[RecordedResource]:
 # The seed's Cohort is kueue.x-k8s.io/v1alpha1, which Kueue 0.19.2 does not serve (the file's own
 # header says so); kueue-served-api-version now catches it (issue 11).
 KNOWN_SEED_FINDINGS = {"skypilot-cohort.yaml": {"kueue-served-api-version"}}
-# Gaps of the upstream seed manifests themselves that the pack reports on purpose (issue 10 #7:
-# GKE's DWS sample has no podSetUpdates nodeSelector, so gangs can take each other's nodes).
+# Gaps of the upstream seed manifests themselves that the pack reports on purpose, as advisories
+# (issue 10 #7: GKE's DWS sample has no podSetUpdates nodeSelector, so gangs can take each
+# other's nodes; advisory because it is GKE's own working example).
 SEED_GAPS = {"kueue-queued-provisioning-node-selector"}
 
 
@@ -266,7 +267,9 @@ def test_seed_manifests_pass_without_mandatory_findings(pack: PolicyPackProcess,
 
 def test_the_dws_seed_gap_is_reported(pack: PolicyPackProcess) -> None:
     recs = _seed_records(SEEDS / "kueue-provisioning.yaml")
-    assert {d.policy_name for d in pack.run(recs).mandatory} == SEED_GAPS
+    result = pack.run(recs)
+    assert not result.mandatory
+    assert SEED_GAPS <= {d.policy_name for d in result.diagnostics if d.level == "advisory"}
 
 
 def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackProcess) -> None:
