@@ -616,7 +616,9 @@ def test_the_default_catalog_is_the_pinned_charts_crds_and_matches_shared_schema
     monkeypatch.delenv(SCHEMA_DIR_ENV, raising=False)
     charts = get_catalog()
     assert "pinned charts" in charts.label
-    shared = CrdCatalog(default_schema_dir()).crds()
+    # ../shared/schemas/kai holds KAI v0.13.0's CRDs (its SOURCE.txt); the pin is v0.17.0, whose
+    # PodGroup schema changed, so the KAI group is compared in the KAI render test instead.
+    shared = [c for c in CrdCatalog(default_schema_dir()).crds() if c.group in ("kueue.x-k8s.io", "ray.io")]
     assert len(shared) >= 10
     for crd in shared:
         from_chart = charts.crd(crd.group, crd.kind)

@@ -219,12 +219,12 @@ def test_one_plain_text_password_next_to_a_secure_one_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The engine marks the whole key secret when one entry is secure:, so the stack file decides."""
-    text = (ROOT / "Pulumi.skypilot.yaml").read_text()
-    edited = text.replace(
-        "    team2:\n      secure: v1:placeholder-set-with-pulumi-config-set-secret", "    team2: hunter2"
-    )
-    assert edited != text
-    (tmp_path / "Pulumi.skypilot.yaml").write_text(edited)
+    document = yaml.safe_load((ROOT / "Pulumi.skypilot.yaml").read_text())
+    # What `pulumi config set --secret --path skypilotPasswords.team1` then a plain
+    # `pulumi config set --path skypilotPasswords.team2 hunter2` would leave in the stack file
+    # (written to a temporary copy; no ciphertext is committed).
+    document["config"][PASSWORDS] = {"team1": {"secure": "v1:AAAA"}, "team2": "hunter2"}
+    (tmp_path / "Pulumi.skypilot.yaml").write_text(yaml.safe_dump(document))
     monkeypatch.setattr(skypilot_secrets, "STACK_FILE_DIR", tmp_path)
     with pytest.raises(ConfigError) as caught:
         run_stack("skypilot")

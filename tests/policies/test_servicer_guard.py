@@ -72,7 +72,9 @@ def test_one_undecodable_resource_does_not_switch_off_the_stack_rules(pack: Poli
     )
     diags = pack.stub.AnalyzeStack(request, timeout=30).diagnostics
     by_policy = {d.policyName: d for d in diags}
-    assert by_policy["kueue-localqueue-target-exists"].enforcementLevel == analyzer_pb2.MANDATORY
+    # The stack rule still judged the readable LocalQueue (advisory: no ClusterQueue is declared
+    # at all, so under the open world of issue 11 it may live in another stack).
+    assert "nowhere" in by_policy["kueue-localqueue-target-exists"].message
     unreadable = by_policy["gpu-batch-pack"]
     assert unreadable.urn == deep.urn and unreadable.enforcementLevel == analyzer_pb2.ADVISORY
 
