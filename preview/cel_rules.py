@@ -1,0 +1,290 @@
+"""Run a CRD's own CEL rules (``x-kubernetes-validations``) with cel-python, as the API server would.
+
+Why: a structural schema cannot say "borrowingLimit needs a cohort" or "a toleration without a
+key must use Exists"; CRD authors put such rules in CEL, and the API server rejects objects that
+break them.  Without running them, "valid" in the preview would mean less than what ``kubectl
+apply`` says.
+
+The semantics follow the API server (kubernetes/kubernetes, tag v1.34.0,
+``staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1/types_jsonschema.go``
+``ValidationRule`` and ``.../pkg/apiserver/schema/cel/validation.go``):
+
+* a rule on a schema node runs only when that node's value is present, with ``self`` bound to
+  it, after the schema's defaults are applied (:func:`with_defaults`);
+* a rule that evaluates to false fails with ``messageExpression`` if it evaluates to a string,
+  else ``message``, else ``failed rule: <rule>``; at the node's path, extended by ``fieldPath``;
+  with the ``reason`` (``FieldValueInvalid`` by default) shown the way the API server words it;
+* a rule whose evaluation errors on a missing field or index fails too (the API server reports
+  evaluation errors as invalid values);
+* transition rules (those that mention ``oldSelf``) do not run on create.
+
+Anything this library cannot decide is **not checked**, counted with its reason, and never
+counted as passed: transition rules and ``optionalOldSelf`` (there is no old object before
+deploy, and cel-python 0.5.0 has no optional types), rules calling functions cel-python lacks
+(the Kubernetes CEL libraries: ``isQuantity``, ``url``, ``lowerAscii``, ...), rules that do not
+parse, rules that meet a value unknown before deploy (``"(unknown)"`` / ``"[secret]"``), and
+evaluation errors other than a missing field or index (a cel-python type gap, not the object).
+
+Each distinct rule text is parsed and planned once per process (:func:`compiled_rule`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from typing import Any, Final
+
+import celpy
+import lark
+from celpy import celtypes
+from celpy.adapter import json_to_cel
+from celpy.evaluation import CELEvalError, base_functions
+
+from preview.records import SECRET_DISPLAY, UNKNOWN_DISPLAY
+
+MARKERS: Final = frozenset({UNKNOWN_DISPLAY, SECRET_DISPLAY})
+
+# CEL macros cel-python expands itself (has() as a function, the rest as methods on lists/maps).
+_MACROS: Final = frozenset({"has", "all", "exists", "exists_one", "map", "filter"})
+# Every function or method cel-python 0.5.0 can call (celpy.evaluation.base_functions).
+_KNOWN_FUNCTIONS: Final = frozenset(base_functions) | _MACROS
+
+# How the API server words each ``reason`` (k8s.io/apimachinery/pkg/util/validation/field,
+# ErrorType.String(), tag v0.34.0).
+_REASON_TEXT: Final = {
+    "FieldValueInvalid": "Invalid value",
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueRequired": "Required value",
+    "FieldValueDuplicate": "Duplicate value",
+}
+_FIELD_PATH_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]")
+
+_ENV = celpy.Environment()
+
+
+class Verdict(StrEnum):
+    """What one rule said about one value."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    UNCHECKED = "unchecked"
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """The outcome of one rule on one value: a failure carries its message and path suffix."""
+
+    verdict: Verdict
+    # FAILED: "Invalid value: <message>"; UNCHECKED: why the rule could not be decided.
+    message: str = ""
+    # FAILED: the rule's fieldPath as path segments, relative to the node the rule sits on.
+    field_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """One ``x-kubernetes-validations`` entry, parsed and ready to evaluate (or why it cannot)."""
+
+    rule: str
+    message: str
+    reason: str
+    field_path: tuple[str, ...]
+    program: celpy.Runner | None
+    message_program: celpy.Runner | None
+    # Why the rule cannot be checked before deploy; "" when ``program`` can run.
+    unchecked_reason: str = ""
+
+    def evaluate(self, value: Any, schema: Mapping[str, Any]) -> RuleResult:
+        """Evaluate with ``self`` = ``value`` (defaulted per ``schema``, the rule's node)."""
+        if self.program is None:
+            return RuleResult(Verdict.UNCHECKED, self.unchecked_reason)
+        if contains_marker(value):
+            return RuleResult(Verdict.UNCHECKED, "a value it reads is unknown until deploy")
+        activation = {"self": _to_cel(with_defaults(value, schema))}
+        outcome: Any
+        try:
+            outcome = self.program.evaluate(activation)
+        except CELEvalError as error:
+            outcome = error
+        except Exception as error:  # cel-python raises plain Python errors on some type gaps
+            return RuleResult(Verdict.UNCHECKED, f"cel-python could not evaluate it ({_brief(error)})")
+        if isinstance(outcome, CELEvalError):
+            if _is_missing_member(outcome):
+                return self._failed(activation, f" (evaluation error: {_brief(outcome)})")
+            return RuleResult(Verdict.UNCHECKED, f"cel-python could not evaluate it ({_brief(outcome)})")
+        if not isinstance(outcome, celtypes.BoolType):
+            return RuleResult(Verdict.UNCHECKED, f"rule evaluated to {type(outcome).__name__}, not a bool")
+        if outcome:
+            return RuleResult(Verdict.PASSED)
+        return self._failed(activation, "")
+
+    def _failed(self, activation: Mapping[str, Any], suffix: str) -> RuleResult:
+        message = self._message(activation) + suffix
+        return RuleResult(
+            Verdict.FAILED, f"{_REASON_TEXT.get(self.reason, self.reason)}: {message}", self.field_path
+        )
+
+    def _message(self, activation: Mapping[str, Any]) -> str:
+        if self.message_program is not None:
+            try:
+                text = self.message_program.evaluate(dict(activation))
+            except Exception:  # a broken messageExpression falls back to message, as upstream
+                text = None
+            if isinstance(text, celtypes.StringType) and str(text).strip():
+                return str(text)
+        return self.message or f"failed rule: {self.rule}"
+
+
+def _brief(error: BaseException) -> str:
+    text = str(error.args[0]) if error.args else type(error).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _is_missing_member(error: CELEvalError) -> bool:
+    """A missing field, key or index: the API server rejects the object for it too."""
+    kind = error.args[1] if len(error.args) > 1 else None
+    return isinstance(kind, type) and issubclass(kind, (KeyError, IndexError))
+
+
+def contains_marker(value: Any) -> bool:
+    """Whether a display marker (unknown or secret) sits anywhere in ``value``."""
+    if isinstance(value, str):
+        return value in MARKERS
+    if isinstance(value, Mapping):
+        return any(contains_marker(item) for item in value.values())
+    if isinstance(value, list):
+        return any(contains_marker(item) for item in value)
+    return False
+
+
+def with_defaults(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` with the schema's ``default``s filled in where absent, recursively.
+
+    The API server defaults before it validates, so ``self.reclaimWithinCohort`` on a
+    ClusterQueue's ``preemption`` reads its default ``Never`` when the user left it out.
+    Integral floats under ``type: integer`` become ints (the Pulumi wire has only doubles).
+    The input is never modified.
+    """
+    if isinstance(value, float) and value.is_integer() and schema.get("type") == "integer":
+        return int(value)
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [with_defaults(item, items) for item in value] if isinstance(items, Mapping) else value
+    if not isinstance(value, Mapping):
+        return value
+    props = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = props.get(key, additional if isinstance(additional, Mapping) else None)
+        out[key] = with_defaults(item, sub) if isinstance(sub, Mapping) else item
+    for key, sub in props.items():
+        if key not in out and isinstance(sub, Mapping) and "default" in sub:
+            out[key] = with_defaults(copy.deepcopy(sub["default"]), sub)
+    return out
+
+
+def _to_cel(value: Any) -> Any:
+    return json_to_cel(value)
+
+
+def _names_used(tree: lark.Tree[Any]) -> tuple[set[str], set[str]]:
+    """(functions and methods called, identifiers read) in a parsed CEL expression."""
+    functions: set[str] = set()
+    identifiers: set[str] = set()
+    for node in tree.iter_subtrees():
+        if node.data == "ident_arg" and node.children:
+            functions.add(str(node.children[0]))
+        elif node.data == "member_dot_arg" and len(node.children) > 1:
+            functions.add(str(node.children[1]))
+        elif node.data == "ident" and node.children:
+            identifiers.add(str(node.children[0]))
+    return functions, identifiers
+
+
+@cache
+def _plan(text: str) -> tuple[celpy.Runner | None, str]:
+    """Parse and plan one CEL text once: (runner, "") or (None, why it cannot run here)."""
+    try:
+        tree = _ENV.compile(text)
+    except Exception as error:  # CELParseError and lark's own errors alike
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return None, f"cel-python 0.5.0 cannot parse it ({first_line[:80]})"
+    functions, identifiers = _names_used(tree)
+    if "oldSelf" in identifiers:
+        return None, "transition rule (oldSelf): runs only on update"
+    missing = sorted(functions - _KNOWN_FUNCTIONS)
+    if missing:
+        return None, f"needs {', '.join(missing)}, which cel-python 0.5.0 lacks"
+    return _ENV.program(tree), ""
+
+
+@cache
+def _compile(
+    rule: str, *, message: str, reason: str, field_path: str, message_expression: str, optional: bool
+) -> CompiledRule:
+    steps, path_ok = parse_field_path(field_path)
+    program, why = (
+        (None, "optionalOldSelf needs CEL optional types, which cel-python 0.5.0 lacks")
+        if optional
+        else _plan(rule)
+    )
+    if program is not None and not path_ok:
+        program, why = None, f"fieldPath {field_path!r} is not a supported path"
+    message_program = _plan(message_expression)[0] if message_expression else None
+    return CompiledRule(
+        rule=rule,
+        message=message,
+        reason=reason or "FieldValueInvalid",
+        field_path=steps,
+        program=program,
+        message_program=message_program,
+        unchecked_reason=why,
+    )
+
+
+def compiled_rule(raw: Mapping[str, Any]) -> CompiledRule:
+    """The compiled form of one ``x-kubernetes-validations`` entry (cached by its content)."""
+
+    def text(key: str) -> str:
+        value = raw.get(key)
+        return value if isinstance(value, str) else ""
+
+    rule = text("rule")
+    if not rule:
+        return CompiledRule(
+            rule="",
+            message="",
+            reason="",
+            field_path=(),
+            program=None,
+            message_program=None,
+            unchecked_reason="entry has no rule text",
+        )
+    return _compile(
+        rule,
+        message=text("message"),
+        reason=text("reason"),
+        field_path=text("fieldPath"),
+        message_expression=text("messageExpression"),
+        optional=bool(raw.get("optionalOldSelf", False)),
+    )
+
+
+def parse_field_path(text: str) -> tuple[tuple[str, ...], bool]:
+    """Split a rule's ``fieldPath`` (``.spec.x`` / ``.m['k']``) into segments; ok False if malformed."""
+    if not text:
+        return (), True
+    steps: list[str] = []
+    position = 0
+    while position < len(text):
+        match = _FIELD_PATH_STEP.match(text, position)
+        if match is None:
+            return (), False
+        steps.append(match.group(1) if match.group(1) is not None else match.group(2))
+        position = match.end()
+    return tuple(steps), True
