@@ -134,7 +134,7 @@ class CompiledRule:
                 text = self.message_program.evaluate(dict(activation))
             except Exception:  # a broken messageExpression falls back to message, as upstream
                 text = None
-            if isinstance(text, celtypes.StringType) and str(text).strip():
+            if isinstance(text, str) and text.strip():
                 return str(text)
         return self.message or f"failed rule: {self.rule}"
 
