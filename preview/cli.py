@@ -17,7 +17,7 @@ from pathlib import Path
 
 from preview.analyzer import AnalysisResult, format_diagnostic, run_policy_pack
 from preview.harness import RunResult, run_program
-from preview.manifests import render_manifests, validate_manifests, write_manifests
+from preview.manifests import render_manifests, stack_kubernetes_minor, validate_manifests, write_manifests
 from preview.plan import plan_document, write_plan
 from preview.report import render_report
 from preview.stack_files import StackFileError, load_stack_files
@@ -70,16 +70,18 @@ def main(argv: list[str] | None = None) -> int:
         manifests_path = out_dir / "manifests.yaml"
         objects = render_manifests(result.resources)
         write_manifests(manifests_path, objects)
-        invalid = validate_manifests(objects)
+        kubernetes = stack_kubernetes_minor(result.resources)
+        invalid = validate_manifests(objects, kubernetes=kubernetes)
     for line in invalid:
         print(f"[invalid] {line}")
     print(
         f"{len(objects)} Kubernetes objects: wrote {_rel(manifests_path)}; "
         + (
-            f"{len(invalid)} rejected by their CRD schema"
+            f"{len(invalid)} rejected by their schema"
             if invalid
-            else "every custom resource valid against its CRD"
+            else "every object valid against its CRD or the Kubernetes schema"
         )
+        + f" ({kubernetes})"
     )
     code = 1 if invalid else 0
     analysis: AnalysisResult | None = None
