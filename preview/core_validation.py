@@ -47,6 +47,9 @@ _SCHEMA_ROOT: Final = "kubernetes-json-schema"
 _MINOR = re.compile(r"^v?(\d+)\.(\d+)")
 # kubernetes-validate names files by the group's first label: rbac.authorization.k8s.io/v1 -> rbac-v1.
 _GROUP_SUFFIX = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
+# What an apiVersion and a kind may look like; anything else never names a schema file.
+_API_VERSION = re.compile(r"([a-z0-9][a-z0-9.-]*/)?v[0-9]+[a-z0-9]*")
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ def _registry(minor: str) -> referencing.Registry[Any]:
 @cache
 def _validator(minor: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
     """One compiled validator per (minor, apiVersion, kind), or None when no schema exists."""
+    if not (_API_VERSION.fullmatch(api_version) and _KIND.fullmatch(kind)):
+        return None
     path = resources.files("kubernetes_validate").joinpath(
         _SCHEMA_ROOT, f"v{minor}.0-local-strict", _schema_name(api_version, kind)
     )

@@ -44,7 +44,7 @@ from typing import Any, Final
 
 import yaml
 
-from preview.cel_rules import RuleResult, Verdict, compiled_rule
+from preview.cel_rules import NodeRules, RuleResult, Verdict
 from preview.records import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 SCHEMA_DIR_ENV: Final = "GPU_BATCH_CRD_DIR"
@@ -351,9 +351,8 @@ class _Node:
         self.strict_fields = strict_fields
         enum = raw.get("enum")
         self.enum: list[Any] | None = list(enum) if isinstance(enum, list) else None
-        self.cel: tuple[Mapping[str, Any], ...] = tuple(
-            rule for rule in raw.get("x-kubernetes-validations") or () if isinstance(rule, Mapping)
-        )
+        rules = [rule for rule in raw.get("x-kubernetes-validations") or () if isinstance(rule, Mapping)]
+        self.cel = NodeRules(rules, raw) if rules else None
         self.format: str | None = raw.get("format")
         pattern = raw.get("pattern")
         self.pattern = _compile_pattern(pattern) if isinstance(pattern, str) else None
@@ -445,13 +444,14 @@ class _Node:
             self._check_object(value, path, out)
         for keyword, nodes in self.branches:
             self._check_branches(keyword, nodes, value, path, out)
-        if self.cel:
+        if self.cel is not None:
             self.check_cel(value, path, out)
 
     def check_cel(self, value: Any, path: _Path, out: _Collector) -> None:
         """Run this node's CEL rules on a present value (the API server's semantics)."""
-        for rule in self.cel:
-            out.cel(compiled_rule(rule).evaluate(value, self.raw), path)
+        if self.cel is not None:
+            for result in self.cel.run(value):
+                out.cel(result, path)
 
     def _check_string(self, value: str, path: _Path, out: _Collector) -> None:
         raw = self.raw
@@ -799,7 +799,7 @@ class _ObjectValidator:
         root = self.root
         # The root walk minus ``metadata``, which gets the ObjectMeta treatment instead.
         root._check_object(obj, (), out, skip="metadata")
-        if root.cel:
+        if root.cel is not None:
             root.check_cel(obj, (), out)
         _check_object_meta(obj.get("metadata"), ("metadata",), out, namespaced=self.crd.namespaced)
 

@@ -8,12 +8,13 @@ path, the fixed object passes, and rules that cannot run here are counted as not
 from __future__ import annotations
 
 import copy
+import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from preview.cel_rules import Verdict, compiled_rule, parse_field_path
+from preview.cel_rules import NodeRules, Verdict, compiled_rule, parse_field_path
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, validate_object
 from preview.records import UNKNOWN_DISPLAY
 
@@ -298,7 +299,13 @@ def test_a_value_unknown_until_deploy_leaves_the_rule_unchecked() -> None:
     broken["spec"]["cohortName"] = UNKNOWN_DISPLAY
     result = validate_object(broken)
     assert result.outcome is Outcome.VALID
-    assert "a value it reads is unknown until deploy" in " ".join(result.cel_unchecked_reasons)
+    assert "a value under its node is unknown until deploy" in " ".join(result.cel_unchecked_reasons)
+
+
+def test_values_cel_python_cannot_convert_leave_the_rule_unchecked() -> None:
+    rule = compiled_rule({"rule": "self.size() > 0"})
+    result = rule.evaluate({"created": datetime.date(2026, 1, 1)}, {})  # an unquoted YAML date
+    assert result.verdict is Verdict.UNCHECKED and "cel-python could not evaluate it" in result.message
 
 
 def test_workload_exactly_one_of_rule_runs() -> None:
@@ -320,3 +327,13 @@ def test_field_paths_parse_like_the_api_server_spells_them() -> None:
 def test_each_rule_text_is_compiled_once() -> None:
     raw = {"rule": "self.size() > 0", "message": "m"}
     assert compiled_rule(raw) is compiled_rule(dict(raw))
+
+
+def test_node_rules_memoise_per_value_without_mixing_values() -> None:
+    rules = NodeRules(
+        [{"rule": "self.a < self.b", "message": "a must be below b"}, {"rule": "self == oldSelf"}], {}
+    )
+    first = rules.run({"a": 1, "b": 2})
+    assert [r.verdict for r in first] == [Verdict.PASSED, Verdict.UNCHECKED]
+    assert rules.run({"b": 2, "a": 1}) is first  # same value, key order aside: one evaluation
+    assert rules.run({"a": 3, "b": 2})[0].message == "Invalid value: a must be below b"

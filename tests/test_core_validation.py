@@ -138,6 +138,14 @@ def test_a_kind_the_schema_lacks_is_not_validated_and_manifests_say_so() -> None
     assert error.startswith("Widget/w: not validated: no example.com/v1 Widget in the Kubernetes")
 
 
+@pytest.mark.parametrize(
+    ("api_version", "kind"), [("v1", "../../_definitions"), ("../v1", "Service"), ("apps/v1", "deployment-apps")]
+)
+def test_odd_identities_name_no_schema_file(api_version: str, kind: str) -> None:
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
+    assert VALIDATOR.validate(obj).outcome is Outcome.NO_SCHEMA
+
+
 def test_validate_manifests_routes_built_in_objects_to_the_kubernetes_schema() -> None:
     bad = deployment()
     bad["spec"]["template"]["spec"]["nodeSelectr"] = {"pool": "gpu"}
