@@ -82,8 +82,18 @@ def built_in_objects() -> list[dict[str, Any]]:
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "api", "namespace": ns}},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": ns}, "data": {"a": "b"}},
-        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "auth", "namespace": ns}, "stringData": {"x": "[secret]"}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cfg", "namespace": ns},
+            "data": {"a": "b"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "auth", "namespace": ns},
+            "stringData": {"x": "[secret]"},
+        },
         {
             "apiVersion": "v1",
             "kind": "Service",
@@ -100,14 +110,18 @@ def built_in_objects() -> list[dict[str, Any]]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
             "metadata": {"name": "submitter", "namespace": ns},
-            "rules": [{"apiGroups": ["ray.io"], "resources": ["rayjobs"], "verbs": ["create", "get", "list"]}],
+            "rules": [
+                {"apiGroups": ["ray.io"], "resources": ["rayjobs"], "verbs": ["create", "get", "list"]}
+            ],
         },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
             "metadata": {"name": "submitter", "namespace": ns},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "submitter"},
-            "subjects": [{"kind": "Group", "name": "team-a@example.com", "apiGroup": "rbac.authorization.k8s.io"}],
+            "subjects": [
+                {"kind": "Group", "name": "team-a@example.com", "apiGroup": "rbac.authorization.k8s.io"}
+            ],
         },
     ]
 
@@ -115,7 +129,7 @@ def built_in_objects() -> list[dict[str, Any]]:
 def chart_objects() -> list[dict[str, Any]]:
     """Every object the pinned charts render with default values ([] without vendor/helm)."""
     try:
-        import helm_python  # noqa: PLC0415 - optional: only for the chart figure
+        import helm_python  # optional: only for the chart figure
     except ImportError:
         return []
     objects: list[dict[str, Any]] = []

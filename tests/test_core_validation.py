@@ -139,7 +139,8 @@ def test_a_kind_the_schema_lacks_is_not_validated_and_manifests_say_so() -> None
 
 
 @pytest.mark.parametrize(
-    ("api_version", "kind"), [("v1", "../../_definitions"), ("../v1", "Service"), ("apps/v1", "deployment-apps")]
+    ("api_version", "kind"),
+    [("v1", "../../_definitions"), ("../v1", "Service"), ("apps/v1", "deployment-apps")],
 )
 def test_odd_identities_name_no_schema_file(api_version: str, kind: str) -> None:
     obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
