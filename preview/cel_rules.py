@@ -98,6 +98,8 @@ class CompiledRule:
     message_program: celpy.Runner | None
     # Why the rule cannot be checked before deploy; "" when ``program`` can run.
     unchecked_reason: str = ""
+    # The fields of ``self`` the rule (and its messageExpression) read; None when it reads all.
+    self_fields: frozenset[str] | None = None
 
     def evaluate(self, value: Any, schema: Mapping[str, Any]) -> RuleResult:
         """Evaluate with ``self`` = ``value`` (defaulted per ``schema``, the rule's node)."""
@@ -154,18 +156,27 @@ class NodeRules:
     a millisecond per rule, so this matters at scale.
     """
 
-    __slots__ = ("_memo", "rules", "schema")
+    __slots__ = ("_memo", "fields", "rules", "schema")
 
     def __init__(self, rules: Iterable[Mapping[str, Any]], schema: Mapping[str, Any]) -> None:
         self.rules = tuple(compiled_rule(rule) for rule in rules)
         self.schema = schema
         self._memo: dict[str, tuple[RuleResult, ...]] = {}
+        # The fields of an object value the runnable rules read (None: the whole value): only
+        # they are keyed, converted and scanned for markers, so a ClusterQueue spec rule that
+        # reads cohortName and resourceGroups ignores each team's own namespaceSelector.
+        self.fields: frozenset[str] | None = None
+        runnable = [rule.self_fields for rule in self.rules if rule.program is not None]
+        if runnable and all(fields is not None for fields in runnable):
+            self.fields = frozenset(field for fields in runnable if fields is not None for field in fields)
 
     def __len__(self) -> int:
         return len(self.rules)
 
     def run(self, value: Any) -> tuple[RuleResult, ...]:
         """Every rule's result on ``value`` (a present value of this node)."""
+        if self.fields is not None and isinstance(value, Mapping):
+            value = {key: value[key] for key in self.fields if key in value}
         key = json.dumps(value, sort_keys=True, default=repr)
         results = self._memo.get(key)
         if results is None:
@@ -259,21 +270,53 @@ def _names_used(tree: lark.Tree[Any]) -> tuple[set[str], set[str]]:
     return functions, identifiers
 
 
+def _is_bare_self(node: Any) -> bool:
+    """Whether a parse-tree node is just ``self`` (member -> primary -> ident self)."""
+    while isinstance(node, lark.Tree) and node.data in ("member", "primary") and len(node.children) == 1:
+        node = node.children[0]
+    return isinstance(node, lark.Tree) and node.data == "ident" and str(node.children[0]) == "self"
+
+
+def _self_fields(tree: lark.Tree[Any]) -> frozenset[str] | None:
+    """The fields of ``self`` an expression reads, or None if it uses ``self`` whole.
+
+    ``self.a.b``, ``has(self.a)`` read field ``a``; ``self.all(...)``, ``self == x`` or
+    ``size(self)`` read all of it.
+    """
+    fields: set[str] = set()
+    selves = accounted = 0
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot" and len(node.children) == 2 and _is_bare_self(node.children[0]):
+            fields.add(str(node.children[1]))
+            accounted += 1
+        elif node.data == "ident" and node.children and str(node.children[0]) == "self":
+            selves += 1
+    return frozenset(fields) if selves == accounted else None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    runner: celpy.Runner | None
+    # Why it cannot run here ("" when it can), and the fields of self it reads (None: all).
+    why: str = ""
+    self_fields: frozenset[str] | None = None
+
+
 @cache
-def _plan(text: str) -> tuple[celpy.Runner | None, str]:
-    """Parse and plan one CEL text once: (runner, "") or (None, why it cannot run here)."""
+def _plan(text: str) -> _Plan:
+    """Parse and plan one CEL text once."""
     try:
         tree = _ENV.compile(text)
     except Exception as error:  # CELParseError and lark's own errors alike
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return None, f"cel-python 0.5.0 cannot parse it ({first_line[:80]})"
+        return _Plan(None, f"cel-python 0.5.0 cannot parse it ({first_line[:80]})")
     functions, identifiers = _names_used(tree)
     if "oldSelf" in identifiers:
-        return None, "transition rule (oldSelf): runs only on update"
+        return _Plan(None, "transition rule (oldSelf): runs only on update")
     missing = sorted(functions - _KNOWN_FUNCTIONS)
     if missing:
-        return None, f"needs {', '.join(missing)}, which cel-python 0.5.0 lacks"
-    return _ENV.program(tree), ""
+        return _Plan(None, f"needs {', '.join(missing)}, which cel-python 0.5.0 lacks")
+    return _Plan(_ENV.program(tree), "", _self_fields(tree))
 
 
 @cache
@@ -281,14 +324,16 @@ def _compile(
     rule: str, *, message: str, reason: str, field_path: str, message_expression: str, optional: bool
 ) -> CompiledRule:
     steps, path_ok = parse_field_path(field_path)
-    program, why = (
-        (None, "optionalOldSelf needs CEL optional types, which cel-python 0.5.0 lacks")
-        if optional
-        else _plan(rule)
-    )
+    plan = _Plan(None, "optionalOldSelf needs CEL optional types, which cel-python 0.5.0 lacks")
+    if not optional:
+        plan = _plan(rule)
+    program, why, fields = plan.runner, plan.why, plan.self_fields
     if program is not None and not path_ok:
         program, why = None, f"fieldPath {field_path!r} is not a supported path"
-    message_program = _plan(message_expression)[0] if message_expression else None
+    message_plan = _plan(message_expression) if message_expression else _Plan(None, self_fields=frozenset())
+    message_program = message_plan.runner
+    if fields is not None and message_program is not None:
+        fields = None if message_plan.self_fields is None else fields | message_plan.self_fields
     return CompiledRule(
         rule=rule,
         message=message,
@@ -297,6 +342,7 @@ def _compile(
         program=program,
         message_program=message_program,
         unchecked_reason=why,
+        self_fields=fields,
     )
 
 

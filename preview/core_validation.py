@@ -253,16 +253,60 @@ class CoreValidator:
                 outcome=Outcome.NO_SCHEMA,
                 note=f"no {api_version} {kind} in the Kubernetes {self.minor.minor} OpenAPI schema",
             )
-        violations: list[Violation] = []
-        for error in validator.iter_errors(obj):
-            if _is_marker(error.instance):
-                continue
-            violations.extend(_violations(error))
-        violations.sort(key=lambda v: v.path)
+        memo = _memo(self.minor.minor)
+        key = _memo_key(obj, meta)
+        found = memo.get(key)
+        if found is None:
+            found = _check(validator, obj)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[key] = found
+        violations, unchecked = found
         return replace(
             base,
             outcome=Outcome.INVALID if violations else Outcome.VALID,
             schema=f"kubernetes {self.minor.minor} {api_version}",
-            violations=tuple(violations),
-            unchecked_values=_count_markers(obj),
+            violations=violations,
+            unchecked_values=unchecked,
         )
+
+
+_MEMO_LIMIT: Final = 8192
+_NAME_STAND_IN: Final = "name"
+
+
+@cache
+def _memo(minor: str) -> dict[str, tuple[tuple[Violation, ...], int]]:
+    """Verdicts per object shape, per minor: a thousand teams' identical Roles cost one check."""
+    return {}
+
+
+def _memo_key(obj: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
+    """The object as JSON with its identity strings replaced by a stand-in.
+
+    The schema's ObjectMeta has no enum, pattern or length on ``name``, ``namespace``,
+    ``generateName`` or label and annotation values, so any two strings there get the same
+    verdict (a thousand teams' Roles differ only there); markers and non-strings are kept,
+    since they change it.
+    """
+    if not isinstance(obj.get("metadata"), Mapping):
+        return json.dumps(obj, sort_keys=True, default=repr)
+    shown = {key: _stand_in(meta[key]) for key in ("name", "namespace", "generateName") if key in meta}
+    for key in ("labels", "annotations"):
+        if isinstance(meta.get(key), Mapping):
+            shown[key] = {k: _stand_in(v) for k, v in meta[key].items()}
+    return json.dumps({**obj, "metadata": {**meta, **shown}}, sort_keys=True, default=repr)
+
+
+def _stand_in(value: Any) -> Any:
+    return _NAME_STAND_IN if isinstance(value, str) and not _is_marker(value) else value
+
+
+def _check(validator: Any, obj: Mapping[str, Any]) -> tuple[tuple[Violation, ...], int]:
+    violations: list[Violation] = []
+    for error in validator.iter_errors(obj):
+        if _is_marker(error.instance):
+            continue
+        violations.extend(_violations(error))
+    violations.sort(key=lambda v: v.path)
+    return tuple(violations), _count_markers(obj)

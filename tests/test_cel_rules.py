@@ -337,3 +337,31 @@ def test_node_rules_memoise_per_value_without_mixing_values() -> None:
     assert [r.verdict for r in first] == [Verdict.PASSED, Verdict.UNCHECKED]
     assert rules.run({"b": 2, "a": 1}) is first  # same value, key order aside: one evaluation
     assert rules.run({"a": 3, "b": 2})[0].message == "Invalid value: a must be below b"
+
+
+@pytest.mark.parametrize(
+    ("rule", "fields"),
+    [
+        (
+            "!has(self.cohortName) && has(self.resourceGroups) ? self.resourceGroups.size() > 0 : true",
+            {"cohortName", "resourceGroups"},
+        ),
+        (
+            "self.flavors.all(x, size(x.resources) == size(self.coveredResources))",
+            {"flavors", "coveredResources"},
+        ),
+        ("self.all(x, has(x.key))", None),
+        ("size(self) > 0", None),
+        ("self.a == 1 || self == {}", None),
+    ],
+)
+def test_rules_read_only_the_fields_of_self_they_name(rule: str, fields: set[str] | None) -> None:
+    assert compiled_rule({"rule": rule}).self_fields == (None if fields is None else frozenset(fields))
+
+
+def test_fields_a_node_rule_does_not_read_do_not_change_its_verdict_or_hide_it() -> None:
+    rules = NodeRules([{"rule": "has(self.cohortName)", "message": "needs a cohort"}], {})
+    first = rules.run({"cohortName": "ml", "namespaceSelector": {"team": "a"}})
+    assert rules.run({"cohortName": "ml", "namespaceSelector": {"team": "b"}}) is first
+    # An unknown value in a field the rule never reads does not make it unchecked.
+    assert rules.run({"namespaceSelector": UNKNOWN_DISPLAY})[0].verdict is Verdict.FAILED
