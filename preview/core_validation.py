@@ -154,6 +154,10 @@ def _count_markers(value: Any) -> int:
     return 0
 
 
+def _hidden(_value: Any) -> str:
+    return "(value hidden: Secret)"
+
+
 def _show(value: Any) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -171,8 +175,12 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "null"
 
 
-def _violations(error: SchemaError) -> Iterable[Violation]:
-    """Readable violations for one jsonschema error (markers already excluded)."""
+def _violations(error: SchemaError, reveal: bool) -> Iterable[Violation]:
+    """Readable violations for one jsonschema error (markers already excluded).
+
+    ``reveal`` False (a Secret) keeps values out of the message: secrets never reach output.
+    """
+    show = _show if reveal else _hidden
     path = list(error.absolute_path)
     keyword = error.validator
     if keyword == "additionalProperties" and isinstance(error.instance, Mapping):
@@ -195,13 +203,13 @@ def _violations(error: SchemaError) -> Iterable[Violation]:
         wanted_text = "/".join(t for t in wanted if t != "null") if isinstance(wanted, list) else str(wanted)
         yield Violation(
             format_path(path),
-            f"expected {wanted_text}, got {_json_type(error.instance)} {_show(error.instance)}",
+            f"expected {wanted_text}, got {_json_type(error.instance)} {show(error.instance)}",
         )
         return
     if keyword == "enum":
         allowed = ", ".join(_show(e) for e in error.validator_value if e is not None)
         yield Violation(
-            format_path(path), f"unsupported value {_show(error.instance)}; supported values: {allowed}"
+            format_path(path), f"unsupported value {show(error.instance)}; supported values: {allowed}"
         )
         return
     if keyword == "oneOf" and error.context:
@@ -210,10 +218,11 @@ def _violations(error: SchemaError) -> Iterable[Violation]:
         if kinds:
             yield Violation(
                 format_path(path),
-                f"got {_json_type(error.instance)} {_show(error.instance)}, expected one of {', '.join(kinds)}",
+                f"got {_json_type(error.instance)} {show(error.instance)}, expected one of {', '.join(kinds)}",
             )
             return
-    message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+    message = error.message if reveal else f"fails the schema's {keyword} rule (value hidden: Secret)"
+    message = message if len(message) <= 160 else message[:157] + "..."
     yield Violation(format_path(path), message)
 
 
@@ -307,6 +316,6 @@ def _check(validator: Any, obj: Mapping[str, Any]) -> tuple[tuple[Violation, ...
     for error in validator.iter_errors(obj):
         if _is_marker(error.instance):
             continue
-        violations.extend(_violations(error))
+        violations.extend(_violations(error, reveal=obj.get("kind") != "Secret"))
     violations.sort(key=lambda v: v.path)
     return tuple(violations), _count_markers(obj)

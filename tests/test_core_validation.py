@@ -131,6 +131,30 @@ def test_markers_are_accepted_for_any_type_and_counted() -> None:
     assert paths(VALIDATOR.validate(obj)) == ["spec.replicas"]
 
 
+def test_a_secrets_values_never_appear_in_messages() -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "auth", "namespace": "team-a"},
+        "stringData": {"password": 1234567},
+    }
+    (violation,) = VALIDATOR.validate(secret).violations
+    assert violation.path == "stringData.password"
+    assert "1234567" not in violation.message and "value hidden" in violation.message
+
+
+def test_objects_differing_only_in_identity_share_one_verdict_but_not_their_identity() -> None:
+    first, second = role(), role()
+    second["metadata"] = {"name": "other", "namespace": "team-b", "labels": {"team": "b"}}
+    first["metadata"]["labels"] = {"team": "a"}
+    assert VALIDATOR.validate(first).ok and VALIDATOR.validate(second).ref == "Role/team-b/other"
+    broken = copy.deepcopy(second)
+    broken["metadata"]["labels"] = {"team": 7}  # a non-string label value is not stood in for
+    assert paths(VALIDATOR.validate(broken)) == ["metadata.labels.team"]
+    second["rules"][0]["verbs"] = "get"
+    assert paths(VALIDATOR.validate(second)) == ["rules[0].verbs"]
+
+
 def test_a_kind_the_schema_lacks_is_not_validated_and_manifests_say_so() -> None:
     obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     assert VALIDATOR.validate(obj).outcome is Outcome.NO_SCHEMA
