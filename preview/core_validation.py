@@ -35,7 +35,16 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs pinned
 import referencing
 from jsonschema.exceptions import ValidationError as SchemaError  # type: ignore[import-untyped]
 
-from preview.crd_validation import MARKERS, Outcome, ValidationResult, Violation, format_path
+from preview.crd_validation import (
+    MARKERS,
+    Outcome,
+    ValidationResult,
+    Violation,
+    _is_marker,
+    _json_type,
+    _show,
+    format_path,
+)
 
 GKE_NEWEST_MINOR: Final = "1.37"
 """Newest Kubernetes minor GKE serves, as of the GKE release notes' "Current versions" table
@@ -140,10 +149,6 @@ def has_schema(api_version: str, kind: str, minor: str = GKE_NEWEST_MINOR) -> bo
     return _validator(minor, api_version, kind) is not None
 
 
-def _is_marker(value: Any) -> bool:
-    return isinstance(value, str) and value in MARKERS
-
-
 def _count_markers(value: Any) -> int:
     if isinstance(value, str):
         return int(value in MARKERS)
@@ -156,23 +161,6 @@ def _count_markers(value: Any) -> int:
 
 def _hidden(_value: Any) -> str:
     return "(value hidden: Secret)"
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number" if isinstance(value, float) and not value.is_integer() else "integer"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    return "array" if isinstance(value, list) else "null"
 
 
 def _violations(error: SchemaError, reveal: bool) -> Iterable[Violation]:
