@@ -170,9 +170,6 @@ class NodeRules:
         if runnable and all(fields is not None for fields in runnable):
             self.fields = frozenset(field for fields in runnable if fields is not None for field in fields)
 
-    def __len__(self) -> int:
-        return len(self.rules)
-
     def run(self, value: Any) -> tuple[RuleResult, ...]:
         """Every rule's result on ``value`` (a present value of this node)."""
         if self.fields is not None and isinstance(value, Mapping):
