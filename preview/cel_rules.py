@@ -11,7 +11,8 @@ The semantics follow the API server (kubernetes/kubernetes, tag v1.34.0,
 
 * a rule on a schema node runs only when that node's value is present, with ``self`` bound to
   it, after the schema's defaults are applied (:func:`with_defaults`);
-* a rule that evaluates to false fails with ``messageExpression`` if it evaluates to a string,
+* a rule that evaluates to false fails with ``messageExpression`` if it evaluates to a
+  non-blank one-line string,
   else ``message``, else ``failed rule: <rule>``; at the node's path, extended by ``fieldPath``;
   with the ``reason`` (``FieldValueInvalid`` by default) shown the way the API server words it;
 * a rule whose evaluation errors on a missing field or index fails too (the API server reports
@@ -22,8 +23,9 @@ Anything this library cannot decide is **not checked**, counted with its reason,
 counted as passed: transition rules and ``optionalOldSelf`` (there is no old object before
 deploy, and cel-python 0.5.0 has no optional types), rules calling functions cel-python lacks
 (the Kubernetes CEL libraries: ``isQuantity``, ``url``, ``lowerAscii``, ...), rules that do not
-parse, rules that meet a value unknown before deploy (``"(unknown)"`` / ``"[secret]"``), and
-evaluation errors other than a missing field or index (a cel-python type gap, not the object).
+parse, rules reading escaped property names (``self.x__dash__prop``), rules that meet a value
+unknown before deploy (``"(unknown)"`` / ``"[secret]"``), and evaluation errors other than a
+missing field or index (a cel-python type gap, not the object).
 
 Each distinct rule text is parsed and planned once per process (:func:`compiled_rule`).
 """
@@ -62,6 +64,8 @@ _REASON_TEXT: Final = {
     "FieldValueRequired": "Required value",
     "FieldValueDuplicate": "Duplicate value",
 }
+# The API server's escapes for property names CEL cannot spell (types_jsonschema.go, Rule).
+_ESCAPED_NAME = re.compile(r"__(underscores|dot|dash|slash|[a-z]+)__")
 _FIELD_PATH_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]")
 
 _ENV = celpy.Environment()
@@ -138,7 +142,7 @@ class CompiledRule:
                 text = self.message_program.evaluate(dict(activation))
             except Exception:  # a broken messageExpression falls back to message, as upstream
                 text = None
-            if isinstance(text, str) and text.strip():
+            if isinstance(text, str) and text.strip() and "\n" not in text:
                 return str(text)
         return self.message or f"failed rule: {self.rule}"
 
@@ -308,6 +312,8 @@ def _plan(text: str) -> _Plan:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         return _Plan(None, f"cel-python 0.5.0 cannot parse it ({first_line[:80]})")
     functions, identifiers = _names_used(tree)
+    if _ESCAPED_NAME.search(text):
+        return _Plan(None, "reads an escaped property name (__dash__, __dot__, ...), not mapped here")
     if "oldSelf" in identifiers:
         return _Plan(None, "transition rule (oldSelf): runs only on update")
     missing = sorted(functions - _KNOWN_FUNCTIONS)

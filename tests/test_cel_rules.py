@@ -282,6 +282,7 @@ def test_message_falls_back_to_the_rule_text() -> None:
         ({"rule": "self.lowerAscii() == 'a'"}, "needs lowerAscii, which cel-python 0.5.0 lacks"),
         ({"rule": "self.?a.orValue(1) == 1"}, "cel-python 0.5.0 cannot parse it"),
         ({"rule": "self.a == 1", "fieldPath": "spec[0]"}, "is not a supported path"),
+        ({"rule": "self.x__dash__prop > 0"}, "escaped property name"),
     ],
 )
 def test_rules_this_library_cannot_decide_are_unchecked_never_passed(
