@@ -1,9 +1,11 @@
-"""``build/<stack>/manifests.yaml``: every Kubernetes object the stack declares, ready for ``kubectl diff``.
+"""``build/<stack>/manifests.yaml``: everything that would land in the cluster, ready for ``kubectl diff``.
 
-Rendered from the recorded registrations, so it is exactly what the program sends: any resource
-whose type token is ``kubernetes:<group>/<version>:<Kind>`` -- Namespaces, RBAC, and every custom
-resource.  Helm releases (``kubernetes:helm.sh/v3:Release``) are not Kubernetes objects but
-instructions to Helm, and providers are not objects at all; both are left out.  Values not known
+First the program's own objects, rendered from the recorded registrations, so exactly what the
+program sends: any resource whose type token is ``kubernetes:<group>/<version>:<Kind>`` --
+Namespaces, RBAC, and every custom resource.  Then, grouped under one comment line per release,
+what each Helm release installs, rendered from its pinned chart with its values by the real Helm
+engine (``preview.charts``): the chart's CRDs, then its templates, namespaced objects placed in
+the release namespace as Helm places them.  Providers are not objects and are left out.  Values not known
 before deploy read ``(unknown)`` and secrets ``[secret]`` (``preview.records.for_display``), so
 the file never holds a secret and can be attached to a pull request.
 
@@ -17,14 +19,17 @@ validated.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from preview.charts import ReleaseManifests, default_resolver, store_text
 from preview.core_validation import CoreValidator, KubernetesMinor, kubernetes_minor
-from preview.crd_validation import Outcome, ValidationResult, validate_objects
+from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
 from preview.records import RecordedResource, for_display
 
 _GKE_CLUSTER = "gcp:container/cluster:Cluster"
@@ -96,21 +101,25 @@ def stack_kubernetes_minor(resources: Iterable[RecordedResource]) -> KubernetesM
 def validation_results(
     objects: Sequence[Mapping[str, Any]],
     schema_dir: Path | None = None,
+    catalog: CrdCatalog | None = None,
     kubernetes: KubernetesMinor | None = None,
 ) -> list[ValidationResult]:
     """Each object's verdict: by its CRD, or, for built-in API groups, by the Kubernetes schema."""
+    chosen = catalog if catalog is not None else get_catalog(schema_dir)
     core = CoreValidator(kubernetes or kubernetes_minor(None))
-    return [
-        core.validate(obj)
-        if result.outcome is Outcome.NOT_CUSTOM_RESOURCE and isinstance(obj, Mapping)
-        else result
-        for obj, result in zip(objects, validate_objects(objects, schema_dir), strict=True)
-    ]
+    results = []
+    for obj in objects:
+        result = chosen.validate(obj)
+        if result.outcome is Outcome.NOT_CUSTOM_RESOURCE and isinstance(obj, Mapping):
+            result = core.validate(obj)
+        results.append(result)
+    return results
 
 
 def validate_manifests(
     objects: Sequence[Mapping[str, Any]],
     schema_dir: Path | None = None,
+    catalog: CrdCatalog | None = None,
     kubernetes: KubernetesMinor | None = None,
 ) -> list[str]:
     """One line per problem: schema violations, and objects with no schema to check them by.
@@ -121,7 +130,7 @@ def validate_manifests(
     checked.
     """
     errors: list[str] = []
-    for result in validation_results(objects, schema_dir, kubernetes):
+    for result in validation_results(objects, schema_dir, catalog, kubernetes):
         if result.outcome is Outcome.INVALID:
             errors.extend(result.messages())
         elif result.outcome is Outcome.NO_SCHEMA:
@@ -129,9 +138,42 @@ def validate_manifests(
     return errors
 
 
-def write_manifests(path: Path, objects: Sequence[Mapping[str, Any]]) -> None:
-    """Multi-document YAML, one object per document."""
+def write_manifests(
+    path: Path, objects: Sequence[Mapping[str, Any]], releases: Sequence[ReleaseManifests] = ()
+) -> None:
+    """Multi-document YAML, one object per document: the program's objects, then each release's
+    under a ``# --- Helm release <ns>/<name> (<chart> <version>) ---`` comment, in install order."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    parts = [_dump(objects)] if objects else []
+    for release in sorted(releases, key=lambda r: r.title):
+        header = f"# --- {release.title} ---\n"
+        if release.render.status != "rendered":
+            header += f"# not rendered ({release.render.status}): {release.render.message}\n"
+        body = _dump_cached(release.objects) if release.objects else ""
+        parts.append(header + body)
+    path.write_text("---\n".join(parts))
+
+
+def rendered_objects(releases: Sequence[ReleaseManifests]) -> list[dict[str, Any]]:
+    """Every object the releases install, in :func:`write_manifests` order."""
+    return [obj for release in sorted(releases, key=lambda r: r.title) for obj in release.objects]
+
+
+def _dump_cached(objects: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`_dump` of a release's objects, kept beside the render cache: PyYAML's representer
+    is pure Python and a chart's CRDs are megabytes (KubeRay: ~3 s per preview otherwise)."""
+    key = hashlib.sha256(json.dumps(objects, sort_keys=True, default=str).encode()).hexdigest()
+    path = default_resolver().cache_dir / ".renders" / f"{key}.yaml"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    text = _dump(objects)
+    store_text(path, text)
+    return text
+
+
+def _dump(objects: Sequence[Mapping[str, Any]]) -> str:
     # libyaml's emitter when PyYAML has it: ~10x faster than the pure-Python one on big stacks.
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    path.write_text(yaml.dump_all(list(objects), Dumper=dumper, sort_keys=False, default_flow_style=False))
+    return yaml.dump_all([dict(o) for o in objects], Dumper=dumper, sort_keys=False, default_flow_style=False)
