@@ -249,6 +249,9 @@ def _seed_records(seed: Path) -> list[RecordedResource]:
 # The seed's Cohort is kueue.x-k8s.io/v1alpha1, which Kueue 0.19.2 does not serve (the file's own
 # header says so); kueue-served-api-version now catches it (issue 11).
 KNOWN_SEED_FINDINGS = {"skypilot-cohort.yaml": {"kueue-served-api-version"}}
+# Gaps of the upstream seed manifests themselves that the pack reports on purpose (issue 10 #7:
+# GKE's DWS sample has no podSetUpdates nodeSelector, so gangs can take each other's nodes).
+SEED_GAPS = {"kueue-queued-provisioning-node-selector"}
 
 
 @pytest.mark.parametrize("seed", sorted(SEEDS.glob("*.yaml")), ids=lambda p: p.name)
@@ -256,9 +259,14 @@ def test_seed_manifests_pass_without_mandatory_findings(pack: PolicyPackProcess,
     recs = _seed_records(seed)
     result = pack.run(recs)
     known = KNOWN_SEED_FINDINGS.get(seed.name, set())
-    unexpected = [d for d in result.mandatory if d.policy_name not in known]
+    unexpected = [d for d in result.mandatory if d.policy_name not in known | SEED_GAPS]
     assert not unexpected, "\n".join(format_diagnostic(d, recs) for d in unexpected)
-    assert {d.policy_name for d in result.mandatory} == known
+    assert known <= {d.policy_name for d in result.mandatory}
+
+
+def test_the_dws_seed_gap_is_reported(pack: PolicyPackProcess) -> None:
+    recs = _seed_records(SEEDS / "kueue-provisioning.yaml")
+    assert {d.policy_name for d in pack.run(recs).mandatory} == SEED_GAPS
 
 
 def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackProcess) -> None:

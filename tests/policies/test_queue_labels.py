@@ -26,6 +26,8 @@ ENFORCED = POLICY["workload-has-queue-label"]
 ADVISED = POLICY["workload-queue-label-advised"]
 KAI = {"kai.scheduler/queue": "team-a"}
 KUEUE = {"kueue.x-k8s.io/queue-name": "user-queue"}
+# KAI chart values that stop it creating default-parent-queue / default-queue.
+NO_CHART_QUEUES = {"createDefaultQueue": False}
 
 
 def kueue_release(manage_all: bool) -> Registration:
@@ -73,7 +75,7 @@ def test_kai_without_default_queue_is_enforced() -> None:
     kai_pod = pod(gpu=1)
     kai_pod["spec"]["schedulerName"] = "kai-scheduler"
     job = k8s("batch/v1", "Job", "train", spec={"template": kai_pod})
-    stack = [kai_release(), kai_queue("team-a"), job]
+    stack = [kai_release(defaultQueue=NO_CHART_QUEUES), kai_queue("team-a"), job]
     assert run(ENFORCED, stack).mentions("Job 'default/train'", "default-queue")
     with_default = [*stack, kai_queue("default-queue")]
     assert run(ENFORCED, with_default).violations == []
@@ -81,8 +83,24 @@ def test_kai_without_default_queue_is_enforced() -> None:
 
 
 def test_ray_under_kuberay_kai_plugin_counts_as_kai_scheduled() -> None:
-    stack = [kai_release(), kuberay_release(), kai_queue("team-a"), ray_cluster("rc")]
+    stack = [
+        kai_release(defaultQueue=NO_CHART_QUEUES),
+        kuberay_release(),
+        kai_queue("team-a"),
+        ray_cluster("rc"),
+    ]
     assert run(ENFORCED, stack).mentions("RayCluster 'default/rc'", "default-queue")
+
+
+def test_the_kai_charts_own_default_queue_counts_as_declared() -> None:
+    """The chart creates default-queue unless told not to (KAI v0.13.0 values.yaml
+    defaultQueue.createDefaultQueue: true); the rendered Queue is judged like a declared one."""
+    kai_pod = pod(gpu=1)
+    kai_pod["spec"]["schedulerName"] = "kai-scheduler"
+    job = k8s("batch/v1", "Job", "train", spec={"template": kai_pod})
+    stack = [kai_release(), kai_queue("team-a"), job]
+    assert run(ENFORCED, stack).violations == []
+    assert run(ADVISED, stack).mentions("Job 'default/train'")
 
 
 def test_kai_label_on_the_pod_template_counts() -> None:
