@@ -95,11 +95,10 @@ def kubernetes_minor(min_master_version: str | None) -> KubernetesMinor:
     text = (min_master_version or "").strip()
     match = _MINOR.match(text)
     if match is None:
-        why = (
-            f"minMasterVersion {text!r} names no minor"
-            if text and text not in MARKERS
-            else "no minMasterVersion"
-        )
+        if text in MARKERS:
+            why = "minMasterVersion unknown until deploy"
+        else:
+            why = f"minMasterVersion {text!r} names no minor" if text else "no minMasterVersion"
         return KubernetesMinor(GKE_NEWEST_MINOR, f"{why}: the newest minor GKE serves")
     wanted = f"{match.group(1)}.{match.group(2)}"
     if wanted in shipped:
