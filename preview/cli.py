@@ -33,7 +33,13 @@ from preview.charts import (
     resolve_locked,
 )
 from preview.harness import RunResult, run_program
-from preview.manifests import render_manifests, rendered_objects, validate_manifests, write_manifests
+from preview.manifests import (
+    render_manifests,
+    rendered_objects,
+    stack_kubernetes_minor,
+    validate_manifests,
+    write_manifests,
+)
 from preview.plan import plan_document, write_plan
 from preview.report import render_report
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
@@ -214,7 +220,8 @@ def _charts_and_manifests(result: RunResult, manifests_path: Path, clock: StageC
         declared = render_manifests(result.resources)
         objects = [*declared, *rendered_objects(releases)]
         write_manifests(manifests_path, declared, releases)
-        invalid = validate_manifests(objects, catalog=crd_catalog_for(releases))
+        kubernetes = stack_kubernetes_minor(result.resources)
+        invalid = validate_manifests(objects, catalog=crd_catalog_for(releases), kubernetes=kubernetes)
     for line in invalid:
         print(f"[invalid] {line}")
     print(
@@ -223,8 +230,9 @@ def _charts_and_manifests(result: RunResult, manifests_path: Path, clock: StageC
         + (
             f"{len(invalid)} rejected by their schema"
             if invalid
-            else "every custom resource valid against its CRD"
+            else "every object valid against its CRD or the Kubernetes schema"
         )
+        + f" ({kubernetes})"
     )
     return len(invalid) + refused
 

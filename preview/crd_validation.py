@@ -10,9 +10,10 @@ uniqueness, and the standard ObjectMeta rules CRD schemas leave open at the root
 
 What this does not do, on purpose:
 
-* CEL rules (``x-kubernetes-validations``) cannot run here.  They are skipped, and every result
-  says how many rules applied to the object were skipped, so "valid" is never mistaken for
-  "the API server would accept it".  The policy pack re-implements the rules that matter.
+* CEL rules (``x-kubernetes-validations``) run through ``preview.cel_rules`` (cel-python).  A
+  rule it cannot decide (``oldSelf``, a function cel-python lacks, a value unknown before
+  deploy) is counted in ``cel_rules_unchecked`` with its reason, never as passed, so "valid" is
+  never mistaken for "the API server would accept it".
 * Values not known at preview time are rendered as the display markers ``"(unknown)"`` and
   ``"[secret]"`` (``preview.records.UNKNOWN_DISPLAY`` / ``SECRET_DISPLAY``).  A string equal to a
   marker is accepted for *any* schema type and counted in ``unchecked_values``: it cannot be
@@ -44,6 +45,7 @@ from typing import Any, Final
 
 import yaml
 
+from preview.cel_rules import NodeRules, RuleResult, Verdict
 from preview.records import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 SCHEMA_DIR_ENV: Final = "GPU_BATCH_CRD_DIR"
@@ -132,8 +134,12 @@ class ValidationResult:
     violations: tuple[Violation, ...] = ()
     # Why the object was not checked (NOT_CUSTOM_RESOURCE / NO_SCHEMA), for humans.
     note: str = ""
-    # CEL rules attached to schema nodes the object populated: they exist but were not run.
-    cel_rules_skipped: int = 0
+    # CEL rules attached to schema nodes the object populated: run (passed or failed) ...
+    cel_rules_checked: int = 0
+    # ... or not decidable here (oldSelf, a function cel-python lacks, an unknown value).
+    cel_rules_unchecked: int = 0
+    # Why rules were not checked, one line per distinct reason: "<reason> (<count>)".
+    cel_unchecked_reasons: tuple[str, ...] = ()
     # Values equal to a display marker, accepted without a check.
     unchecked_values: int = 0
     # Schema patterns this Python cannot compile (Go RE2 syntax), skipped.
@@ -264,16 +270,29 @@ def _unique_key(value: Any) -> str:
 class _Collector:
     """Mutable tallies for one validation run (kept out of the immutable result until the end)."""
 
-    __slots__ = ("cel", "errors", "patterns_skipped", "unchecked")
+    __slots__ = ("cel_checked", "cel_unchecked", "errors", "patterns_skipped", "unchecked")
 
     def __init__(self) -> None:
         self.errors: list[Violation] = []
-        self.cel = 0
+        self.cel_checked = 0
+        self.cel_unchecked: dict[str, int] = {}
         self.unchecked = 0
         self.patterns_skipped = 0
 
     def error(self, path: _Path, message: str) -> None:
         self.errors.append(Violation(format_path(path), message))
+
+    def cel(self, result: RuleResult, path: _Path) -> None:
+        """Tally one CEL rule's result; a failure is a violation at its (fieldPath-extended) path."""
+        if result.verdict is Verdict.UNCHECKED:
+            self.cel_unchecked[result.message] = self.cel_unchecked.get(result.message, 0) + 1
+            return
+        self.cel_checked += 1
+        if result.verdict is Verdict.FAILED:
+            self.error((*path, *result.field_path), result.message)
+
+    def cel_reasons(self) -> tuple[str, ...]:
+        return tuple(f"{reason} ({count})" for reason, count in sorted(self.cel_unchecked.items()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -333,7 +352,8 @@ class _Node:
         self.strict_fields = strict_fields
         enum = raw.get("enum")
         self.enum: list[Any] | None = list(enum) if isinstance(enum, list) else None
-        self.cel = len(raw.get("x-kubernetes-validations") or ())
+        rules = [rule for rule in raw.get("x-kubernetes-validations") or () if isinstance(rule, Mapping)]
+        self.cel = NodeRules(rules, raw) if rules else None
         self.format: str | None = raw.get("format")
         pattern = raw.get("pattern")
         self.pattern = _compile_pattern(pattern) if isinstance(pattern, str) else None
@@ -397,7 +417,6 @@ class _Node:
             if not self.nullable:
                 out.error(path, "null is not allowed here (the API server would drop it)")
             return
-        out.cel += self.cel
         if self.pattern_skipped:
             out.patterns_skipped += 1
         if self.int_or_string:
@@ -426,6 +445,14 @@ class _Node:
             self._check_object(value, path, out)
         for keyword, nodes in self.branches:
             self._check_branches(keyword, nodes, value, path, out)
+        if self.cel is not None:
+            self.check_cel(value, path, out)
+
+    def check_cel(self, value: Any, path: _Path, out: _Collector) -> None:
+        """Run this node's CEL rules on a present value (the API server's semantics)."""
+        if self.cel is not None:
+            for result in self.cel.run(value):
+                out.cel(result, path)
 
     def _check_string(self, value: str, path: _Path, out: _Collector) -> None:
         raw = self.raw
@@ -771,9 +798,10 @@ class _ObjectValidator:
 
     def check(self, obj: Mapping[str, Any], out: _Collector) -> None:
         root = self.root
-        out.cel += root.cel
         # The root walk minus ``metadata``, which gets the ObjectMeta treatment instead.
         root._check_object(obj, (), out, skip="metadata")
+        if root.cel is not None:
+            root.check_cel(obj, (), out)
         _check_object_meta(obj.get("metadata"), ("metadata",), out, namespaced=self.crd.namespaced)
 
 
@@ -984,7 +1012,9 @@ class CrdCatalog:
             Outcome.INVALID if out.errors else Outcome.VALID,
             schema=f"{group}/{version}",
             violations=tuple(out.errors),
-            cel_rules_skipped=out.cel,
+            cel_rules_checked=out.cel_checked,
+            cel_rules_unchecked=sum(out.cel_unchecked.values()),
+            cel_unchecked_reasons=out.cel_reasons(),
             unchecked_values=out.unchecked,
             patterns_skipped=out.patterns_skipped,
         )

@@ -9,9 +9,12 @@ the release namespace as Helm places them.  Providers are not objects and are le
 before deploy read ``(unknown)`` and secrets ``[secret]`` (``preview.records.for_display``), so
 the file never holds a secret and can be attached to a pull request.
 
-:func:`validate_manifests` checks every custom resource strictly against the upstream CRD
-schemas (``preview.crd_validation``): a field the schema does not declare is an error, because
-the API server would prune it silently (a v1beta1 ``cohort`` on a v1beta2 ClusterQueue).
+:func:`validate_manifests` checks every object strictly: custom resources against the upstream CRD
+schemas and their CEL rules (``preview.crd_validation``), everything else against the Kubernetes
+OpenAPI schema of the cluster's minor version (``preview.core_validation``).  A field the schema
+does not declare is an error, because the API server would prune it silently (a v1beta1
+``cohort`` on a v1beta2 ClusterQueue) or reject it; an object neither knows is reported as not
+validated.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ from typing import Any
 import yaml
 
 from preview.charts import ReleaseManifests, default_resolver, store_text
+from preview.core_validation import CoreValidator, KubernetesMinor, kubernetes_minor
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
 from preview.records import RecordedResource, for_display, sorted_maps
+
+_GKE_CLUSTER = "gcp:container/cluster:Cluster"
 
 _NOT_OBJECTS = ("kubernetes:helm.sh/",)
 # Top-level keys first, in the order kubectl prints them.
@@ -74,23 +80,48 @@ def _order(obj: Mapping[str, Any]) -> tuple[int, str, str, str, str]:
     )
 
 
+def stack_kubernetes_minor(resources: Iterable[RecordedResource]) -> KubernetesMinor:
+    """The Kubernetes minor of the stack's GKE cluster: its ``minMasterVersion``, else GKE's newest."""
+    for resource in resources:
+        if resource.type == _GKE_CLUSTER:
+            version = for_display(resource.inputs.get("minMasterVersion"))
+            return kubernetes_minor(version if isinstance(version, str) else None)
+    return kubernetes_minor(None)
+
+
 def validation_results(
-    objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None, catalog: CrdCatalog | None = None
+    objects: Sequence[Mapping[str, Any]],
+    schema_dir: Path | None = None,
+    catalog: CrdCatalog | None = None,
+    kubernetes: KubernetesMinor | None = None,
 ) -> list[ValidationResult]:
+    """Each object's verdict: by its CRD, or, for built-in API groups, by the Kubernetes schema."""
     chosen = catalog if catalog is not None else get_catalog(schema_dir)
-    return [chosen.validate(obj) for obj in objects]
+    core = CoreValidator(kubernetes or kubernetes_minor(None))
+    results = []
+    for obj in objects:
+        result = chosen.validate(obj)
+        if result.outcome is Outcome.NOT_CUSTOM_RESOURCE and isinstance(obj, Mapping):
+            result = core.validate(obj)
+        results.append(result)
+    return results
 
 
 def validate_manifests(
-    objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None, catalog: CrdCatalog | None = None
+    objects: Sequence[Mapping[str, Any]],
+    schema_dir: Path | None = None,
+    catalog: CrdCatalog | None = None,
+    kubernetes: KubernetesMinor | None = None,
 ) -> list[str]:
-    """One line per problem: schema violations, and custom resources with no schema to check.
+    """One line per problem: schema violations, and objects with no schema to check them by.
 
-    Core and built-in API groups (``v1``, ``rbac.authorization.k8s.io``) have no CRD and pass.
-    A kind of a group we hold CRDs for, but not its own, is an error: it could not be checked.
+    Custom resources are judged by their CRD; built-in kinds (``v1``, ``apps/v1``,
+    ``rbac.authorization.k8s.io/v1``, ...) by the Kubernetes OpenAPI schema of ``kubernetes``
+    (default: the newest minor GKE serves).  A kind neither knows is an error: it could not be
+    checked.
     """
     errors: list[str] = []
-    for result in validation_results(objects, schema_dir, catalog):
+    for result in validation_results(objects, schema_dir, catalog, kubernetes):
         if result.outcome is Outcome.INVALID:
             errors.extend(result.messages())
         elif result.outcome is Outcome.NO_SCHEMA:

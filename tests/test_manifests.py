@@ -12,7 +12,13 @@ import yaml
 
 from preview.crd_validation import Outcome
 from preview.harness import RunResult
-from preview.manifests import render_manifests, validate_manifests, validation_results, write_manifests
+from preview.manifests import (
+    render_manifests,
+    stack_kubernetes_minor,
+    validate_manifests,
+    validation_results,
+    write_manifests,
+)
 from preview.records import SECRET_SIG, SIG_KEY, UNKNOWN_SENTINEL, RecordedResource
 from preview.stack_files import stack_names
 from tests.stack_runner import ROOT, run_stack
@@ -45,6 +51,20 @@ def test_every_custom_resource_validates_strictly(plans: dict[str, RunResult], s
     for result in validation_results(resources):
         assert result.outcome is Outcome.VALID, result.ref
         assert result.schema == result.api_version
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_built_in_object_validates_against_the_clusters_kubernetes_schema(
+    plans: dict[str, RunResult], stack: str
+) -> None:
+    objects = render_manifests(plans[stack].resources)
+    kubernetes = stack_kubernetes_minor(plans[stack].resources)
+    assert "minMasterVersion" in kubernetes.source
+    built_in = [o for o in objects if o not in custom(objects)]
+    assert {o["kind"] for o in built_in} >= {"Namespace", "Role", "RoleBinding"}
+    for result in validation_results(built_in, kubernetes=kubernetes):
+        assert result.outcome is Outcome.VALID, (result.ref, result.messages(), result.note)
+        assert result.schema == f"kubernetes {kubernetes.minor} {result.api_version}"
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -1,0 +1,308 @@
+"""Strict validation of built-in Kubernetes objects against the OpenAPI schema of the cluster's minor.
+
+Why: ``crd_validation`` covers custom resources only, yet most of what a stack installs is
+built-in -- Namespaces, RBAC, Secrets, Services, Deployments, webhook configurations, and every
+object a Helm chart renders.  A misspelt field there is dropped (or, with strict field
+validation, rejected) by the API server, and a wrong type fails ``kubectl apply``.  Here both are
+errors before deploy.
+
+The schemas are the JSON-schema form of the Kubernetes OpenAPI document that
+``kubernetes-validate`` (PyPI, pinned 1.37.0; github.com/willthames/kubernetes-validate) ships
+per minor version, in its ``-strict`` flavour where every object sets
+``additionalProperties: false``: an unknown field is an error.
+
+Which minor: the GKE cluster's ``minMasterVersion`` (``1.33`` or ``1.33.5-gke.1080000``) when
+the stack sets it, else :data:`GKE_NEWEST_MINOR`, the newest minor GKE serves (Rapid channel)
+that kubernetes-validate ships.  :func:`kubernetes_minor` says which, and why.
+
+As in ``crd_validation``: the display markers ``"(unknown)"`` / ``"[secret]"`` are accepted for
+any type and counted in ``unchecked_values``; results are :class:`ValidationResult` values.
+What the schema cannot say (name syntax, port ranges, cross-field rules the API server's Go
+validation enforces) is not checked here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs pinned
+import referencing
+from jsonschema.exceptions import ValidationError as SchemaError  # type: ignore[import-untyped]
+
+from preview.crd_validation import (
+    MARKERS,
+    Outcome,
+    ValidationResult,
+    Violation,
+    _is_marker,
+    _json_type,
+    _show,
+    format_path,
+)
+
+GKE_NEWEST_MINOR: Final = "1.37"
+"""Newest Kubernetes minor GKE serves, as of the GKE release notes' "Current versions" table
+(Rapid channel "Available minor versions 1.34 to 1.37";
+https://cloud.google.com/kubernetes-engine/docs/release-notes), and the newest
+kubernetes-validate 1.37.0 ships.  Used when the stack does not pin ``minMasterVersion``."""
+
+_SCHEMA_ROOT: Final = "kubernetes-json-schema"
+_MINOR = re.compile(r"^v?(\d+)\.(\d+)")
+# kubernetes-validate names files by the group's first label: rbac.authorization.k8s.io/v1 -> rbac-v1.
+_GROUP_SUFFIX = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
+# What an apiVersion and a kind may look like; anything else never names a schema file.
+_API_VERSION = re.compile(r"([a-z0-9][a-z0-9.-]*/)?v[0-9]+[a-z0-9]*")
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+@dataclass(frozen=True)
+class KubernetesMinor:
+    """The minor version objects are validated against, and where it came from (for output)."""
+
+    minor: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"Kubernetes {self.minor} ({self.source})"
+
+
+@cache
+def shipped_minors() -> tuple[str, ...]:
+    """Minor versions kubernetes-validate ships strict schemas for, oldest first."""
+    root = resources.files("kubernetes_validate").joinpath(_SCHEMA_ROOT)
+    found = {
+        m.group(0).lstrip("v")
+        for p in root.iterdir()
+        if p.name.endswith("-local-strict") and (m := _MINOR.match(p.name))
+    }
+    return tuple(sorted(found, key=lambda v: tuple(int(x) for x in v.split("."))))
+
+
+def _as_tuple(minor: str) -> tuple[int, int]:
+    major, _, rest = minor.partition(".")
+    return int(major), int(rest)
+
+
+def kubernetes_minor(min_master_version: str | None) -> KubernetesMinor:
+    """The minor to validate against for a cluster pinned to ``min_master_version`` (or not)."""
+    shipped = shipped_minors()
+    text = (min_master_version or "").strip()
+    match = _MINOR.match(text)
+    if match is None:
+        if text in MARKERS:
+            why = "minMasterVersion unknown until deploy"
+        else:
+            why = f"minMasterVersion {text!r} names no minor" if text else "no minMasterVersion"
+        return KubernetesMinor(GKE_NEWEST_MINOR, f"{why}: the newest minor GKE serves")
+    wanted = f"{match.group(1)}.{match.group(2)}"
+    if wanted in shipped:
+        return KubernetesMinor(wanted, f"the cluster's minMasterVersion {text}")
+    older = [m for m in shipped if _as_tuple(m) <= _as_tuple(wanted)]
+    chosen = older[-1] if older else shipped[0]
+    return KubernetesMinor(
+        chosen, f"the cluster's minMasterVersion {text}; kubernetes-validate ships no {wanted} schema"
+    )
+
+
+def _schema_name(api_version: str, kind: str) -> str:
+    """kubernetes-validate's file name: ``rbac.authorization.k8s.io/v1`` Role -> ``role-rbac-v1.json``."""
+    group_version = _GROUP_SUFFIX.sub(r"\1-", api_version)
+    return f"{kind.lower()}-{group_version}.json"
+
+
+@cache
+def _registry(minor: str) -> referencing.Registry[Any]:
+    directory = resources.files("kubernetes_validate").joinpath(_SCHEMA_ROOT, f"v{minor}.0-local-strict")
+    definitions = json.loads(directory.joinpath("_definitions.json").read_text(encoding="utf-8"))
+    return referencing.Resource.from_contents(definitions) @ referencing.Registry()
+
+
+@cache
+def _validator(minor: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
+    """One compiled validator per (minor, apiVersion, kind), or None when no schema exists."""
+    if not (_API_VERSION.fullmatch(api_version) and _KIND.fullmatch(kind)):
+        return None
+    path = resources.files("kubernetes_validate").joinpath(
+        _SCHEMA_ROOT, f"v{minor}.0-local-strict", _schema_name(api_version, kind)
+    )
+    if not path.is_file():
+        return None
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    if schema.get("x-kubernetes-group-version-kind") is None and "apiVersion" not in (
+        schema.get("properties") or {}
+    ):
+        return None  # a fragment such as affinity-v1.json, not a top-level kind
+    registry = referencing.Resource.from_contents(schema) @ _registry(minor)
+    validator: jsonschema.protocols.Validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    return validator
+
+
+def has_schema(api_version: str, kind: str, minor: str = GKE_NEWEST_MINOR) -> bool:
+    """Whether the minor's OpenAPI schema defines this built-in kind."""
+    return _validator(minor, api_version, kind) is not None
+
+
+def _count_markers(value: Any) -> int:
+    if isinstance(value, str):
+        return int(value in MARKERS)
+    if isinstance(value, Mapping):
+        return sum(_count_markers(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_markers(v) for v in value)
+    return 0
+
+
+def _hidden(_value: Any) -> str:
+    return "(value hidden: Secret)"
+
+
+def _violations(error: SchemaError, reveal: bool) -> Iterable[Violation]:
+    """Readable violations for one jsonschema error (markers already excluded).
+
+    ``reveal`` False (a Secret) keeps values out of the message: secrets never reach output.
+    """
+    show = _show if reveal else _hidden
+    path = list(error.absolute_path)
+    keyword = error.validator
+    if keyword == "additionalProperties" and isinstance(error.instance, Mapping):
+        declared = set((error.schema.get("properties") or {}) if isinstance(error.schema, Mapping) else ())
+        for key in error.instance:
+            if key not in declared:
+                yield Violation(format_path([*path, key]), "field not declared in the Kubernetes schema")
+        return
+    if (
+        keyword == "required"
+        and isinstance(error.validator_value, list)
+        and isinstance(error.instance, Mapping)
+    ):
+        for key in error.validator_value:
+            if key not in error.instance:
+                yield Violation(format_path([*path, key]), "required field missing")
+        return
+    if keyword == "type":
+        wanted = error.validator_value
+        wanted_text = "/".join(t for t in wanted if t != "null") if isinstance(wanted, list) else str(wanted)
+        yield Violation(
+            format_path(path),
+            f"expected {wanted_text}, got {_json_type(error.instance)} {show(error.instance)}",
+        )
+        return
+    if keyword == "enum":
+        allowed = ", ".join(_show(e) for e in error.validator_value if e is not None)
+        yield Violation(
+            format_path(path), f"unsupported value {show(error.instance)}; supported values: {allowed}"
+        )
+        return
+    if keyword == "oneOf" and error.context:
+        # int-or-string and friends: name the alternatives rather than dump the instance.
+        kinds = sorted({str(sub.validator_value) for sub in error.context if sub.validator == "type"})
+        if kinds:
+            yield Violation(
+                format_path(path),
+                f"got {_json_type(error.instance)} {show(error.instance)}, expected one of {', '.join(kinds)}",
+            )
+            return
+    message = error.message if reveal else f"fails the schema's {keyword} rule (value hidden: Secret)"
+    message = message if len(message) <= 160 else message[:157] + "..."
+    yield Violation(format_path(path), message)
+
+
+class CoreValidator:
+    """Validates built-in objects against one Kubernetes minor's strict OpenAPI schema."""
+
+    def __init__(self, minor: KubernetesMinor | str = GKE_NEWEST_MINOR) -> None:
+        self.minor = minor if isinstance(minor, KubernetesMinor) else KubernetesMinor(minor, "given")
+        if self.minor.minor not in shipped_minors():
+            raise ValueError(f"kubernetes-validate ships no schema for Kubernetes {self.minor.minor}")
+
+    def validate(self, obj: Mapping[str, Any]) -> ValidationResult:
+        """Validate one object; ``NO_SCHEMA`` when the minor's OpenAPI document lacks the kind."""
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        assert isinstance(meta, Mapping)
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+        namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else None
+        base = ValidationResult(
+            api_version=api_version if isinstance(api_version, str) else "",
+            kind=kind if isinstance(kind, str) else "",
+            name=str(name),
+            namespace=namespace,
+            outcome=Outcome.VALID,
+        )
+        if not (isinstance(api_version, str) and api_version and isinstance(kind, str) and kind):
+            missing = tuple(
+                Violation(key, "required field missing (a string)")
+                for key, value in (("apiVersion", api_version), ("kind", kind))
+                if not (isinstance(value, str) and value)
+            )
+            return replace(base, outcome=Outcome.INVALID, violations=missing)
+        validator = _validator(self.minor.minor, api_version, kind)
+        if validator is None:
+            return replace(
+                base,
+                outcome=Outcome.NO_SCHEMA,
+                note=f"no {api_version} {kind} in the Kubernetes {self.minor.minor} OpenAPI schema",
+            )
+        memo = _memo(self.minor.minor)
+        key = _memo_key(obj, meta)
+        found = memo.get(key)
+        if found is None:
+            found = _check(validator, obj)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[key] = found
+        violations, unchecked = found
+        return replace(
+            base,
+            outcome=Outcome.INVALID if violations else Outcome.VALID,
+            schema=f"kubernetes {self.minor.minor} {api_version}",
+            violations=violations,
+            unchecked_values=unchecked,
+        )
+
+
+_MEMO_LIMIT: Final = 8192
+_NAME_STAND_IN: Final = "name"
+
+
+@cache
+def _memo(minor: str) -> dict[str, tuple[tuple[Violation, ...], int]]:
+    """Verdicts per object shape, per minor: a thousand teams' identical Roles cost one check."""
+    return {}
+
+
+def _memo_key(obj: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
+    """The object as JSON with its identity strings replaced by a stand-in.
+
+    The schema's ObjectMeta has no enum, pattern or length on ``name``, ``namespace``,
+    ``generateName`` or label and annotation values, so any two strings there get the same
+    verdict (a thousand teams' Roles differ only there); markers and non-strings are kept,
+    since they change it.
+    """
+    if not isinstance(obj.get("metadata"), Mapping):
+        return json.dumps(obj, sort_keys=True, default=repr)
+    shown = {key: _stand_in(meta[key]) for key in ("name", "namespace", "generateName") if key in meta}
+    for key in ("labels", "annotations"):
+        if isinstance(meta.get(key), Mapping):
+            shown[key] = {k: _stand_in(v) for k, v in meta[key].items()}
+    return json.dumps({**obj, "metadata": {**meta, **shown}}, sort_keys=True, default=repr)
+
+
+def _stand_in(value: Any) -> Any:
+    return _NAME_STAND_IN if isinstance(value, str) and not _is_marker(value) else value
+
+
+def _check(validator: Any, obj: Mapping[str, Any]) -> tuple[tuple[Violation, ...], int]:
+    violations: list[Violation] = []
+    for error in validator.iter_errors(obj):
+        if _is_marker(error.instance):
+            continue
+        violations.extend(_violations(error, reveal=obj.get("kind") != "Secret"))
+    violations.sort(key=lambda v: v.path)
+    return tuple(violations), _count_markers(obj)
