@@ -18,9 +18,10 @@ ClusterQueue is unchanged; here every attempt scans from the first flavor).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from whatif.cluster import Cluster, ClusterQueue, Group
-from whatif.preemption import NO_CANDIDATES, PREEMPT, RECLAIM, Preemptor
+from whatif.preemption import NO_CANDIDATES, PREEMPT, RECLAIM
 from whatif.tree import FlavorResource, cq_available, height_of_lowest_subtree_that_fits, potential_available
 from whatif.workload import Workload
 
@@ -91,10 +92,18 @@ def should_try_next_flavor(mode: GranularMode, cq: ClusterQueue) -> bool:
     return mode[1] != 0 and cq.when_can_borrow == "TryNextFlavor"
 
 
+class Oracle(Protocol):
+    """``preemptionOracle``: can preemption make ``quantity`` of ``fr`` fit, and borrowing after it."""
+
+    def simulate(
+        self, preemptor: Workload, cq: ClusterQueue, fr: FlavorResource, quantity: int
+    ) -> tuple[str, int]: ...
+
+
 class FlavorAssigner:
-    def __init__(self, cluster: Cluster, preemptor: Preemptor) -> None:
+    def __init__(self, cluster: Cluster, oracle: Oracle) -> None:
         self.cluster = cluster
-        self.preemptor = preemptor
+        self.oracle = oracle
 
     def _fits_quota(
         self,
@@ -118,7 +127,7 @@ class FlavorAssigner:
         quota = node.quotas.get(fr)
         nominal = quota.nominal if quota else 0
         if nominal >= val or may_reclaim or cq.preemption.borrow_within_cohort != "Never":
-            possibility, borrow_after = self.preemptor.simulate(wl, cq, fr, val)
+            possibility, borrow_after = self.oracle.simulate(wl, cq, fr, val)
             return _FROM_ORACLE[possibility], borrow_after
         return NO_FIT, borrow
 
