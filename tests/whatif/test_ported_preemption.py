@@ -326,13 +326,13 @@ def test_preemption_targets_match_kueue(name: str) -> None:
 def test_preempt_newer_workloads_with_the_same_priority() -> None:
     """TestPreemption "preempt newer workloads with the same priority": LowerOrNewerEqualPriority
     preempts the most recently admitted of the newer equal-priority workloads."""
-    w = World_ = world(_defaults(), [])
+    w = world(_defaults(), [])
     incoming = w.workload("in", 1)  # created first (now - 15s): older than wl2 and wl3
     incoming.cluster_queue = "preventStarvation"
     w.admit(ad("wl1", "preventStarvation", "2", 2))
     w.admit(ad("wl2", "preventStarvation", "2", 1, reserved_at=1.0))
     w.admit(ad("wl3", "preventStarvation", "2", 1, reserved_at=0.0))
-    cq = World_.cluster.cluster_queues["preventStarvation"]
+    cq = w.cluster.cluster_queues["preventStarvation"]
     got = w.preemptor().targets(incoming, cq, {(D, "cpu")}, {(D, "cpu"): amount("2")})
     assert [(t.workload.name, t.reason) for t in got] == [("wl2", "InClusterQueue")]
 
