@@ -31,6 +31,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fresh", action="store_true", help="run the stack's program even if a plan exists")
     p.add_argument("--base", help="git ref: compare the stack at this ref with the working tree")
     p.add_argument("--provisioning-delay", type=float, help="seconds a ProvisioningRequest takes")
+    p.add_argument(
+        "--ignore-fair-sharing",
+        action="store_true",
+        help="simulate a stack that enables fair sharing with classical preemption instead (said in every output)",
+    )
     p.add_argument("--eviction-delay", type=float, default=0.0, help="seconds an eviction takes (default 0)")
     p.add_argument("--build-dir", type=Path, default=PROJECT_DIR / "build", help=argparse.SUPPRESS)
     return p
@@ -42,13 +47,40 @@ def _trace(args: argparse.Namespace, model: Any) -> Trace:
     return default_trace(model, args.stack, args.profile)
 
 
+def _simulate(args: argparse.Namespace, model: Any, trace: Trace) -> dict[str, Any]:
+    return simulate(
+        model,
+        trace,
+        provisioning_delay=args.provisioning_delay,
+        eviction_delay=args.eviction_delay,
+        ignore_fair_sharing=args.ignore_fair_sharing,
+    )
+
+
 def _simulate_or_reason(args: argparse.Namespace, model: Any, trace: Trace) -> dict[str, Any] | str:
     try:
-        return simulate(
-            model, trace, provisioning_delay=args.provisioning_delay, eviction_delay=args.eviction_delay
-        )
+        return _simulate(args, model, trace)
     except NotModelledError as error:
         return f"not simulated: {error}"
+
+
+def _compare(args: argparse.Namespace, model: Any, trace: Trace) -> None:
+    if args.manifests is not None:
+        raise WhatIfError("--base needs --stack (a stack's history), not --manifests")
+    head = _simulate_or_reason(args, model, trace)
+    base_model = model_at(args.base, args.stack)
+    base = _simulate_or_reason(args, base_model, trace)
+    queues = sorted({cq.name for m in (model, base_model) for cq in m.cluster_queues()})
+    print("\n".join(diff_lines(args.stack, args.base, base, head, queues)))
+
+
+def _print(result: dict[str, Any]) -> None:
+    print("\n".join(queue_table(result["queues"])))
+    starved = starved_lines(result["queues"])
+    if starved:
+        print("\nnever admitted:\n" + "\n".join(starved))
+    for note in result["notes"]:
+        print(f"note: {note}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,33 +88,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.manifests is not None:
             model = from_manifests(args.manifests)
-        elif args.fresh or args.base:
-            model = from_stack(
-                args.stack, build_dir=Path("/nonexistent") if args.fresh or args.base else None
-            )
         else:
-            model = from_stack(args.stack, build_dir=args.build_dir)
+            model = from_stack(args.stack, build_dir=args.build_dir, fresh=args.fresh or bool(args.base))
+        if not model.cluster_queues() and not args.base:
+            print("no Kueue ClusterQueues in these objects: nothing to simulate")
+            return 0
         trace = _trace(args, model)
         if args.base:
-            if args.manifests is not None:
-                raise WhatIfError("--base needs --stack (a stack's history), not --manifests")
-            head = _simulate_or_reason(args, model, trace)
-            base = _simulate_or_reason(args, model_at(args.base, args.stack), trace)
-            print("\n".join(diff_lines(args.stack, args.base, base, head)))
+            _compare(args, model, trace)
             return 0
-        result = simulate(
-            model, trace, provisioning_delay=args.provisioning_delay, eviction_delay=args.eviction_delay
-        )
+        result = _simulate(args, model, trace)
     except WhatIfError as error:
         print(f"whatif: {error}", file=sys.stderr)
         return 2
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1) + "\n")
-    print("\n".join(queue_table(result["queues"])))
-    starved = starved_lines(result["queues"])
-    if starved:
-        print("\nnever admitted:\n" + "\n".join(starved))
-    for note in result["notes"]:
-        print(f"note: {note}")
+    _print(result)
     return 0

@@ -151,14 +151,27 @@ def kueue_configuration(model: StackModel) -> dict[str, Any] | None:
     return None
 
 
-def refuse_unmodelled_configuration(config: dict[str, Any] | None) -> None:
+IGNORED_FAIR_SHARING = (
+    "fair sharing is enabled in Kueue's Configuration but NOT simulated (--ignore-fair-sharing): "
+    "classical preemption and entry ordering were simulated instead, so preemptions and waits "
+    "may differ from what Kueue does"
+)
+
+
+def refuse_unmodelled_configuration(
+    config: dict[str, Any] | None, *, ignore_fair_sharing: bool = False
+) -> bool:
     """Fair sharing: enabled by the presence of ``fairSharing`` (Configuration v1beta2) or
-    ``fairSharing.enable: true`` (v1beta1) -- kueue.md §4; admission fair sharing likewise."""
+    ``fairSharing.enable: true`` (v1beta1) -- kueue.md §4; admission fair sharing likewise.
+
+    Returns True when fair sharing is on and the caller explicitly chose to simulate without it.
+    """
     if not config:
-        return
+        return False
     fair = config.get("fairSharing")
     v1beta1 = str(config.get("apiVersion", "")).endswith("v1beta1")
-    if isinstance(fair, dict) and (fair.get("enable") is True or not v1beta1):
+    enabled = isinstance(fair, dict) and (fair.get("enable") is True or not v1beta1)
+    if enabled and not ignore_fair_sharing:
         raise NotModelledError(
             "fair sharing is enabled in Kueue's Configuration (fairSharing); the what-if models "
             "classical preemption only and does not simulate fair sharing"
@@ -168,13 +181,15 @@ def refuse_unmodelled_configuration(config: dict[str, Any] | None) -> None:
             "admission fair sharing is enabled in Kueue's Configuration (admissionFairSharing); "
             "the what-if does not simulate it"
         )
+    return enabled
 
 
-def build_cluster(model: StackModel) -> Cluster:
+def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cluster:
     """The simulator's view of ``model``; raises a one-line error for what it cannot simulate."""
     config = kueue_configuration(model)
-    refuse_unmodelled_configuration(config)
     notes: list[str] = []
+    if refuse_unmodelled_configuration(config, ignore_fair_sharing=ignore_fair_sharing):
+        notes.append(IGNORED_FAIR_SHARING)
     flavors: set[str] = set()
     for rf in model.resource_flavors():
         if rf.topology_name is not None:
@@ -274,7 +289,7 @@ def _cluster_queue(
     )
     provisioning, names = _checks(view, model, groups, notes)
     fung = spec.get("flavorFungibility") or {}
-    if spec.get("fairSharing"):
+    if spec.get("fairSharing") and not any(n == IGNORED_FAIR_SHARING for n in notes):
         notes.append(
             f"{where}: fairSharing.weight is ignored, as Kueue ignores it, because fair sharing is "
             + (

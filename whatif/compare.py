@@ -66,13 +66,45 @@ def _delta(before: str, after: str) -> str:
     return after if before == after else f"{before} → {after}"
 
 
-def diff_lines(stack: str, ref: str, base: dict[str, Any] | str, head: dict[str, Any] | str) -> list[str]:
+def _refused_rows(
+    queues: list[str], base: dict[str, Any] | str, head: dict[str, Any] | str
+) -> list[list[str]]:
+    """A side that was not simulated says why in every queue's row, instead of a number."""
+
+    def side(result: dict[str, Any] | str, name: str) -> str:
+        if isinstance(result, str):
+            return result
+        fig = result["queues"].get(name)
+        if fig is None:
+            return "(no such queue)"
+        wait = fig["waitSeconds"]
+        return f"p50 {fmt_seconds(wait['p50'])}, p95 {fmt_seconds(wait['p95'])}, GPU {fmt_use(fig['gpuUtilisation'])}"
+
+    return [[name, side(base, name), side(head, name)] for name in queues]
+
+
+def _notes(*results: dict[str, Any] | str) -> list[str]:
+    notes = [n for r in results if not isinstance(r, str) for n in r.get("notes", [])]
+    return [f"- note: {n}" for n in dict.fromkeys(notes)]
+
+
+def diff_lines(
+    stack: str,
+    ref: str,
+    base: dict[str, Any] | str,
+    head: dict[str, Any] | str,
+    queues: list[str] | None = None,
+) -> list[str]:
     """Markdown: one row per queue, ``before → after`` where a figure changed."""
     out = [f"### What-if `{stack}`: `{ref}` → working tree", ""]
     if isinstance(base, str) or isinstance(head, str):
-        out.append(f"- at `{ref}`: {base if isinstance(base, str) else 'simulated'}")
-        out.append(f"- working tree: {head if isinstance(head, str) else 'simulated'}")
-        return out
+        out += table(_refused_rows(queues or [], base, head), ["ClusterQueue", f"at {ref}", "working tree"])
+        out += [
+            "",
+            "A side that enables fair sharing is not simulated; `--ignore-fair-sharing` simulates it "
+            "with classical preemption instead, and says so.",
+        ]
+        return out + _notes(base, head)
     bq, hq = base["queues"], head["queues"]
     rows = []
     for name in sorted(set(bq) | set(hq)):
@@ -87,7 +119,8 @@ def diff_lines(stack: str, ref: str, base: dict[str, Any] | str, head: dict[str,
     out += table(rows)
     changed = [r for r in rows if any("→" in c or "(new)" in c or "(removed)" in c for c in r[1:])]
     out += ["", f"{len(changed)} of {len(rows)} queues changed." if rows else "No ClusterQueues."]
-    return out
+    notes = dict.fromkeys([*base.get("notes", []), *head.get("notes", [])])
+    return out + [f"- note: {n}" for n in notes]
 
 
 __all__ = ["diff_lines", "fmt_seconds", "fmt_use", "model_at"]

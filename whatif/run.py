@@ -29,8 +29,9 @@ def simulate(
     *,
     provisioning_delay: float | None = None,
     eviction_delay: float = 0.0,
+    ignore_fair_sharing: bool = False,
 ) -> dict[str, Any]:
-    cluster = build_cluster(model)
+    cluster = build_cluster(model, ignore_fair_sharing=ignore_fair_sharing)
     cluster.largest_pool_gpus = largest_pool_gpus(model)
     sim = Simulation(cluster, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay)
     return document(cluster, sim.run())

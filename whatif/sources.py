@@ -70,9 +70,12 @@ def plan_items(plan: dict[str, Any]) -> list[Plain]:
     return [(r["type"], r.get("inputs") or {}, r["urn"], r["name"]) for r in plan.get("resources", [])]
 
 
-def from_stack(stack: str, project_dir: Path = PROJECT_DIR, build_dir: Path | None = None) -> StackModel:
+def from_stack(
+    stack: str, project_dir: Path = PROJECT_DIR, build_dir: Path | None = None, *, fresh: bool = False
+) -> StackModel:
+    """The recorded plan when there is one (unless ``fresh``), else the program run now."""
     plan_path = (build_dir or project_dir / "build") / stack / "plan.json"
-    if plan_path.exists():
+    if plan_path.exists() and not fresh:
         try:
             plan = json.loads(plan_path.read_text())
         except json.JSONDecodeError as error:
