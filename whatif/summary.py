@@ -50,7 +50,7 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str] = HEADER) -> list
 
 
 def queue_table(queues: dict[str, dict[str, Any]]) -> list[str]:
-    return table([[name, *cells(fig)] for name, fig in queues.items()])
+    return table([[f"`{name}`", *cells(fig)] for name, fig in queues.items()])
 
 
 def starved_lines(queues: dict[str, dict[str, Any]], limit: int = 5) -> list[str]:
