@@ -150,5 +150,10 @@ def pod_set(name: str = "main", count: int = 1, **requests: str) -> PodSet:
     return PodSet(name, count, {_res(k): amount(v) for k, v in requests.items()})
 
 
+def pod_set_of(requests: dict[str, str], name: str = "main", count: int = 1) -> PodSet:
+    """A pod set whose resource names are not Python identifiers (``example.com/gpu``)."""
+    return PodSet(name, count, {k: amount(v) for k, v in requests.items()})
+
+
 def _res(key: str) -> str:
     return {"gpu": "nvidia.com/gpu"}.get(key, key)

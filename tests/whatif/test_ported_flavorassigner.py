@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from tests.whatif.kueue_cases import amount, build, cluster_queue, flavor, flavor_quotas, group, pod_set
+from tests.whatif.kueue_cases import (
+    amount,
+    build,
+    cluster_queue,
+    flavor,
+    flavor_quotas,
+    group,
+    pod_set,
+    pod_set_of,
+)
 from whatif.cluster import ClusterQueue
 from whatif.flavors import FlavorAssigner
 from whatif.preemption import NO_CANDIDATES, PREEMPT
@@ -188,17 +197,17 @@ CASES: dict[str, Case] = {
         oracle={("one", "cpu"): (NO_CANDIDATES, 0)},
     ),
     "resource not listed in clusterQueue": Case(
-        [pod_set(**{"example.com/gpu": "2"})],
+        [pod_set_of({"example.com/gpu": "2"})],
         cq(group(flavor_quotas("one", ("cpu", "4")))),
         "NoFit", {},
     ),
     "zero resource request not in clusterQueue should succeed": Case(
-        [pod_set(cpu="1", **{"example.com/gpu": "0"})],
+        [pod_set_of({"cpu": "1", "example.com/gpu": "0"})],
         cq(group(flavor_quotas("default", ("cpu", "4")))),
         "Fit", {MAIN: {"cpu": "default"}},
     ),
     "zero resource request defined in clusterQueue should get flavor assigned": Case(
-        [pod_set(cpu="1", **{"example.com/gpu": "0"})],
+        [pod_set_of({"cpu": "1", "example.com/gpu": "0"})],
         cq(group(flavor_quotas("default", ("cpu", "4"), ("example.com/gpu", "4")))),
         "Fit", {MAIN: {"cpu": "default", "example.com/gpu": "default"}},
     ),
