@@ -1,13 +1,14 @@
 # gpu-batch: two commands on a fresh machine.
 #   make preview [STACK=dev]   offline preview of a stack with the policy pack -> build/<stack>/
 #   make test                  lint, type-check and the whole test suite
+#   make whatif [STACK=dev] [BASE=<git ref>]   Kueue admission what-if; with BASE, the change per queue
 STACK ?= dev
 PYTHON ?= python3
 VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test lint typecheck unit bench clean
+.PHONY: preview preview-all test lint typecheck unit bench whatif clean
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,12 @@ preview: $(STAMP)
 preview-all: $(STAMP)
 	@for s in $$(ls Pulumi.*.yaml | sed -e 's/Pulumi\.//' -e 's/\.yaml//'); do \
 		$(PY) -m preview --stack $$s --quiet || exit 1; done
+
+# The stack's program is run afresh (not a stale build/<stack>/plan.json); BASE runs the stack's
+# own preview at that git ref and simulates both with one trace.  WHATIF_ARGS passes more options
+# (e.g. --ignore-fair-sharing, --trace FILE).
+whatif: $(STAMP)
+	$(PY) -m whatif --stack $(STACK) --fresh $(if $(BASE),--base $(BASE)) $(WHATIF_ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
