@@ -26,10 +26,12 @@ class QueueManager:
         self.heaps: dict[str, list[tuple[int, int, Workload]]] = {name: [] for name in cluster.cluster_queues}
         self.inadmissible: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
         self.members: dict[Node, list[str]] = {}
+        self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
 
     def push(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
         heapq.heappush(self.heaps[wl.cluster_queue], (-wl.priority, wl.seq, wl))
+        self.active.add(wl.cluster_queue)
 
     def park(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
@@ -46,8 +48,11 @@ class QueueManager:
     def heads(self) -> list[Workload]:
         """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order."""
         out = []
-        for name in sorted(n for n, h in self.heaps.items() if h):
-            out.append(heapq.heappop(self.heaps[name])[2])
+        for name in sorted(self.active):
+            heap = self.heaps[name]
+            out.append(heapq.heappop(heap)[2])
+            if not heap:
+                self.active.discard(name)
         return out
 
     def _tree(self, node: Node) -> list[str]:
