@@ -106,8 +106,8 @@ def run_one(n: int) -> str:
 
 
 def stacks_line() -> str:
-    from preview.report import what_if_section
     from preview.harness import run_program
+    from preview.report import what_if_section
     from preview.stack_files import load_stack_files
 
     parts = []
