@@ -34,7 +34,7 @@ def test_dev_profile_uses_the_declared_rayjob_gang_and_is_deterministic(runs: di
     classes = {e.priority_class for e in trace.entries}
     assert classes == {"dev-priority", "prod-priority"}
     gang = trace.entries[0].pod_sets
-    assert [p.name for p in gang][0] == "head" and all(e.submit < 168 * 3600 for e in trace.entries)
+    assert gang[0].name == "head" and all(e.submit < 168 * 3600 for e in trace.entries)
     doc = simulate(model, trace)
     assert json.dumps(doc) == json.dumps(simulate(model, trace))
     assert doc["queues"]["cluster-queue"]["admitted"] == len(trace.entries)
