@@ -1,9 +1,12 @@
 """``python -m benchmarks.whatif_bench``: the what-if simulator at scale (issue 14).
 
 1,000 ClusterQueues in 100 cohorts of 10 (each 8 GPUs nominal, may borrow 8 more; preemption
-LowerPriority within the queue, reclaim Any in the cohort), and a seeded synthetic trace spread
-over a simulated week: gangs of 1-8 GPUs at priorities 0 / 100 / 1000, 10 min to 6 h long.  Each
-size runs in its own process so that its peak memory is its own; for each it prints::
+LowerPriority within the queue, reclaim Any in the cohort), and a seeded synthetic trace arriving
+at 100,000 workloads per simulated week (about 70% of the GPU quota, with random bursts that
+borrow and preempt): gangs of 1-8 GPUs at priorities 0 / 100 / 1000, 10 min to 4 h long.  A size
+of N workloads spans N / 100,000 of a week, so the load is the same at every size and the cost
+per workload shows whether growth is linear; 100,000 is the full week.  Each size runs in its own
+process so that its peak memory is its own; for each it prints::
 
     workloads=N events=E wall_s=W us_per_workload=U peak_mib=M
 
@@ -26,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (12_500, 25_000, 50_000, 100_000)
 WEEK = 7 * 24 * 3600
+PER_WEEK = 100_000
 COHORTS, PER_COHORT = 100, 10
 
 
@@ -65,6 +69,7 @@ def _objects() -> list[tuple[str, Any, str, str]]:
 
 def _trace(n: int) -> dict[str, Any]:
     rng = random.Random(14)
+    span = WEEK * n // PER_WEEK
     workloads = []
     for i in range(n):
         ns = f"cq-{rng.randrange(COHORTS)}-{rng.randrange(PER_COHORT)}"
@@ -74,8 +79,8 @@ def _trace(n: int) -> dict[str, Any]:
                 "namespace": ns,
                 "queue": "q",
                 "priority": rng.choice((0, 100, 1000)),
-                "submit": rng.randrange(WEEK),
-                "duration": rng.randrange(600, 6 * 3600),
+                "submit": rng.randrange(span),
+                "duration": rng.randrange(600, 4 * 3600),
                 "podSets": [
                     {"name": "main", "count": 1, "requests": {"nvidia.com/gpu": str(rng.randint(1, 8))}}
                 ],

@@ -28,9 +28,28 @@ LOWER = "LowerPriority"
 D = "default"
 
 
+def _cq(
+    name: str, *quotas: tuple[str, ...], cohort: str | None = None, policy: str = "", borrow: bool = False
+) -> dict[str, Any]:
+    """One ClusterQueue of ``defaultClusterQueues`` with one flavor ``default``.
+
+    ``policy`` is "<withinClusterQueue>/<reclaimWithinCohort>"; ``borrow`` adds borrowWithinCohort
+    LowerPriority with maxPriorityThreshold 0, as the ``with_shared_cq`` queues have it.
+    """
+    within, _, reclaim = policy.partition("/")
+    preemption: dict[str, Any] = {}
+    if within:
+        preemption["withinClusterQueue"] = within
+    if reclaim:
+        preemption["reclaimWithinCohort"] = reclaim
+    if borrow:
+        preemption["borrowWithinCohort"] = {"policy": LOWER, "maxPriorityThreshold": 0}
+    return cluster_queue(name, group(flavor_quotas(D, *quotas)), cohort=cohort, preemption=preemption or None)
+
+
 def _defaults() -> list[dict[str, Any]]:
     """``defaultClusterQueues`` of TestPreemption (preemption_test.go)."""
-    reclaim_threshold = {"policy": LOWER, "maxPriorityThreshold": 0}
+    lower_lower, never_any, never_lower = f"{LOWER}/{LOWER}", "Never/Any", f"Never/{LOWER}"
     return [
         flavor("default"),
         flavor("alpha"),
@@ -41,102 +60,22 @@ def _defaults() -> list[dict[str, Any]]:
             group(flavor_quotas("alpha", ("memory", "3Gi")), flavor_quotas("beta", ("memory", "3Gi"))),
             preemption={"withinClusterQueue": LOWER},
         ),
-        cluster_queue(
-            "c1",
-            group(flavor_quotas(D, ("cpu", "6", "6"), ("memory", "3Gi", "3Gi"))),
-            cohort="cohort",
-            preemption={"withinClusterQueue": LOWER, "reclaimWithinCohort": LOWER},
-        ),
-        cluster_queue(
-            "c2",
-            group(flavor_quotas(D, ("cpu", "6", "6"), ("memory", "3Gi", "3Gi"))),
-            cohort="cohort",
-            preemption={"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
-        ),
-        cluster_queue(
-            "d1",
-            group(flavor_quotas(D, ("cpu", "6"), ("memory", "3Gi"))),
-            cohort="cohort-no-limits",
-            preemption={"withinClusterQueue": LOWER, "reclaimWithinCohort": LOWER},
-        ),
-        cluster_queue(
-            "d2",
-            group(flavor_quotas(D, ("cpu", "6"), ("memory", "3Gi"))),
-            cohort="cohort-no-limits",
-            preemption={"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
-        ),
-        cluster_queue(
-            "l1",
-            group(flavor_quotas(D, ("cpu", "6", "12"), ("memory", "3Gi", "6Gi"))),
-            cohort="legion",
-            preemption={"withinClusterQueue": LOWER, "reclaimWithinCohort": LOWER},
-        ),
-        cluster_queue(
-            "preventStarvation",
-            group(flavor_quotas(D, ("cpu", "6"))),
-            preemption={"withinClusterQueue": "LowerOrNewerEqualPriority"},
-        ),
-        cluster_queue(
-            "a_standard",
-            group(flavor_quotas(D, ("cpu", "1", "12"))),
-            cohort="with_shared_cq",
-            preemption={
-                "withinClusterQueue": "Never",
-                "reclaimWithinCohort": LOWER,
-                "borrowWithinCohort": reclaim_threshold,
-            },
-        ),
-        cluster_queue(
-            "b_standard",
-            group(flavor_quotas(D, ("cpu", "1", "12"))),
-            cohort="with_shared_cq",
-            preemption={
-                "withinClusterQueue": LOWER,
-                "reclaimWithinCohort": "Any",
-                "borrowWithinCohort": reclaim_threshold,
-            },
-        ),
-        cluster_queue(
-            "a_best_effort",
-            group(flavor_quotas(D, ("cpu", "1", "12"))),
-            cohort="with_shared_cq",
-            preemption={
-                "withinClusterQueue": "Never",
-                "reclaimWithinCohort": LOWER,
-                "borrowWithinCohort": reclaim_threshold,
-            },
-        ),
-        cluster_queue(
-            "b_best_effort",
-            group(flavor_quotas(D, ("cpu", "0", "13"))),
-            cohort="with_shared_cq",
-            preemption={
-                "withinClusterQueue": "Never",
-                "reclaimWithinCohort": LOWER,
-                "borrowWithinCohort": reclaim_threshold,
-            },
-        ),
-        cluster_queue("shared", group(flavor_quotas(D, ("cpu", "10"))), cohort="with_shared_cq"),
-        cluster_queue(
-            "lend1",
-            group(flavor_quotas(D, ("cpu", "6", "", "4"))),
-            cohort="cohort-lend",
-            preemption={"withinClusterQueue": LOWER, "reclaimWithinCohort": LOWER},
-        ),
-        cluster_queue(
-            "lend2",
-            group(flavor_quotas(D, ("cpu", "6", "", "2"))),
-            cohort="cohort-lend",
-            preemption={"withinClusterQueue": LOWER, "reclaimWithinCohort": LOWER},
-        ),
-        cluster_queue(
-            "a",
-            group(flavor_quotas(D, ("cpu", "2"), ("memory", "2"))),
-            cohort="cohort-three",
-            preemption={"withinClusterQueue": LOWER, "reclaimWithinCohort": "Any"},
-        ),
-        cluster_queue("b", group(flavor_quotas(D, ("cpu", "2"), ("memory", "2"))), cohort="cohort-three"),
-        cluster_queue("c", group(flavor_quotas(D, ("cpu", "2"), ("memory", "2"))), cohort="cohort-three"),
+        _cq("c1", ("cpu", "6", "6"), ("memory", "3Gi", "3Gi"), cohort="cohort", policy=lower_lower),
+        _cq("c2", ("cpu", "6", "6"), ("memory", "3Gi", "3Gi"), cohort="cohort", policy=never_any),
+        _cq("d1", ("cpu", "6"), ("memory", "3Gi"), cohort="cohort-no-limits", policy=lower_lower),
+        _cq("d2", ("cpu", "6"), ("memory", "3Gi"), cohort="cohort-no-limits", policy=never_any),
+        _cq("l1", ("cpu", "6", "12"), ("memory", "3Gi", "6Gi"), cohort="legion", policy=lower_lower),
+        _cq("preventStarvation", ("cpu", "6"), policy="LowerOrNewerEqualPriority"),
+        _cq("a_standard", ("cpu", "1", "12"), cohort="with_shared_cq", policy=never_lower, borrow=True),
+        _cq("b_standard", ("cpu", "1", "12"), cohort="with_shared_cq", policy=f"{LOWER}/Any", borrow=True),
+        _cq("a_best_effort", ("cpu", "1", "12"), cohort="with_shared_cq", policy=never_lower, borrow=True),
+        _cq("b_best_effort", ("cpu", "0", "13"), cohort="with_shared_cq", policy=never_lower, borrow=True),
+        _cq("shared", ("cpu", "10"), cohort="with_shared_cq"),
+        _cq("lend1", ("cpu", "6", "", "4"), cohort="cohort-lend", policy=lower_lower),
+        _cq("lend2", ("cpu", "6", "", "2"), cohort="cohort-lend", policy=lower_lower),
+        _cq("a", ("cpu", "2"), ("memory", "2"), cohort="cohort-three", policy=f"{LOWER}/Any"),
+        _cq("b", ("cpu", "2"), ("memory", "2"), cohort="cohort-three"),
+        _cq("c", ("cpu", "2"), ("memory", "2"), cohort="cohort-three"),
     ]
 
 
