@@ -289,14 +289,16 @@ def _cluster_queue(
     )
     provisioning, names = _checks(view, model, groups, notes)
     fung = spec.get("flavorFungibility") or {}
-    if spec.get("fairSharing") and not any(n == IGNORED_FAIR_SHARING for n in notes):
-        notes.append(
-            f"{where}: fairSharing.weight is ignored, as Kueue ignores it, because fair sharing is "
-            + (
-                "not enabled in Kueue's Configuration"
-                if config is not None
-                else "assumed off (no Kueue Configuration found)"
+    if spec.get("fairSharing") and IGNORED_FAIR_SHARING not in notes:
+        if config is None:
+            raise NotModelledError(
+                f"{where} sets fairSharing but the objects carry no Kueue Configuration (Helm release "
+                "values or the kueue-manager-config ConfigMap), so whether fair sharing is enabled cannot "
+                "be told; include it, or pass --ignore-fair-sharing"
             )
+        notes.append(
+            f"{where}: fairSharing.weight is ignored, as Kueue ignores it: fair sharing is not enabled "
+            "in Kueue's Configuration"
         )
     return ClusterQueue(
         name=view.name,

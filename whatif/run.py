@@ -33,5 +33,12 @@ def simulate(
 ) -> dict[str, Any]:
     cluster = build_cluster(model, ignore_fair_sharing=ignore_fair_sharing)
     cluster.largest_pool_gpus = largest_pool_gpus(model)
+    for cq in cluster.cluster_queues.values():
+        unknown = sorted(f for f in cq.provisioning_flavors if f not in cluster.largest_pool_gpus)
+        if unknown:
+            cluster.notes.append(
+                f"ClusterQueue {cq.name}: the node pools behind flavor(s) {', '.join(unknown)} are not known, so "
+                "a gang larger than one queued pool is not failed as GKE would"
+            )
     sim = Simulation(cluster, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay)
     return document(cluster, sim.run())

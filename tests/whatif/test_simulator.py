@@ -321,3 +321,10 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Cap
     code = main(["--manifests", str(tmp_path / "objects.yaml"), "--trace", str(tmp_path / "trace.yaml")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("whatif: --trace") and err.count("\n") == 1
+
+
+def test_fair_sharing_weights_without_a_kueue_configuration_are_not_guessed() -> None:
+    cq = cluster_queue("cq", group(flavor_quotas("l4", ("cpu", "1"))))
+    cq["spec"]["fairSharing"] = {"weight": "1"}
+    with pytest.raises(NotModelledError, match="cannot be told; include it, or pass --ignore-fair-sharing"):
+        build([flavor("l4"), cq])
