@@ -200,25 +200,27 @@ class Preemptor:
             for cand in candidates:
                 if not self._valid(cq, cand, borrowing, frs):
                     continue
-                self._remove(cand.workload)
+                self.remove_workload(cand.workload)
                 chosen.append(cand)
                 if self._fits(cq, requests, borrowing):
                     chosen = self._fill_back(cq, requests, borrowing, chosen)
                     for c in chosen:
-                        self._add(c.workload)
+                        self.add_workload(c.workload)
                     return [Target(c.workload, REASONS[c.variant]) for c in chosen]
             for c in chosen:
-                self._add(c.workload)
+                self.add_workload(c.workload)
         return []
 
     def _node(self, wl: Workload) -> Node:
         assert wl.cluster_queue is not None
         return self.cluster.cluster_queues[wl.cluster_queue].node
 
-    def _remove(self, wl: Workload) -> None:
+    def remove_workload(self, wl: Workload) -> None:
+        """``Snapshot.RemoveWorkload``: take its usage out of the quota tree."""
         remove_all(self._node(wl), wl.usage)
 
-    def _add(self, wl: Workload) -> None:
+    def add_workload(self, wl: Workload) -> None:
+        """``Snapshot.AddWorkload``: put its usage back."""
         add_all(self._node(wl), wl.usage)
 
     @staticmethod
@@ -261,12 +263,12 @@ class Preemptor:
         chosen: list[_Candidate],
     ) -> list[_Candidate]:
         for i in range(len(chosen) - 2, -1, -1):
-            self._add(chosen[i].workload)
+            self.add_workload(chosen[i].workload)
             if self._fits(cq, requests, borrowing):
                 chosen[i] = chosen[-1]
                 chosen.pop()
             else:
-                self._remove(chosen[i].workload)
+                self.remove_workload(chosen[i].workload)
         return chosen  # still removed from the tree: the caller restores them
 
     # --- oracle ---------------------------------------------------------------------------
@@ -278,10 +280,10 @@ class Preemptor:
         if not found:
             return NO_CANDIDATES, height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
         for t in found:
-            self._remove(t.workload)
+            self.remove_workload(t.workload)
         borrow = height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
         for t in found:
-            self._add(t.workload)
+            self.add_workload(t.workload)
         if any(t.workload.cluster_queue == cq.name for t in found):
             return PREEMPT, borrow
         return RECLAIM, borrow

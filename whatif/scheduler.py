@@ -139,10 +139,10 @@ class Scheduler:
         victims = dict(preempted)
         victims.update({t.workload.key: t.workload for t in e.targets})
         for v in victims.values():
-            self.preemptor._remove(v)
+            self.preemptor.remove_workload(v)
         ok = fits(e.cq.node, e.assignment.usage)
         for v in victims.values():
-            self.preemptor._add(v)
+            self.preemptor.add_workload(v)
         if not ok:
             e.immediate = True
             return

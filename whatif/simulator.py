@@ -139,7 +139,7 @@ class Simulation:
         wl.reserved_at = self.now
         assert wl.cluster_queue is not None
         self.running[wl.cluster_queue][wl.key] = wl
-        needs_check = any(f in e.cq.provisioning_flavors for fr in wl.usage for f in (fr[0],))
+        needs_check = any(flavor in e.cq.provisioning_flavors for flavor, _ in wl.usage)
         if needs_check:
             wl.state = RESERVED
             self._schedule(self.now + self.provisioning_delay, CHECK, wl)
