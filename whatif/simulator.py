@@ -3,7 +3,8 @@
 At each instant the simulator applies every event due (finishes, evictions and admission-check
 results first, then arrivals in creation order) and then runs scheduling cycles until one changes
 nothing, so the state at time T is the settled state (issue 14).  An eviction by preemption frees
-its quota after ``eviction_delay`` seconds (default 0: at once) and requeues the victim.
+its quota after ``eviction_delay`` seconds (default 0: at once) and requeues the victim, which
+competes again once the cycles after its eviction have settled (see ``Simulation._evict``).
 
 Admission checks (Kueue v0.19.2 ``pkg/controller/admissionchecks/provisioning``): on a flavor
 with a ``queued-provisioning.gke.io`` ProvisioningRequest check, a workload holds its quota for
@@ -28,7 +29,7 @@ from whatif.tree import remove_all
 from whatif.workload import ADMITTED, FINISHED, PENDING, REJECTED, RESERVED, Workload
 
 GPU = "nvidia.com/gpu"
-FINISH, EVICT, CHECK, SUBMIT = range(4)
+FINISH, EVICT, CHECK, SUBMIT, REQUEUE = range(5)
 MAX_CYCLES_PER_INSTANT = 100_000
 
 
@@ -173,11 +174,19 @@ class Simulation:
         self._admit(wl)
 
     def _evict(self, victim: Workload) -> None:
+        """Free the victim's quota now; requeue it once this instant has settled.
+
+        The preemptor, requeued at once, is admitted into the freed quota by the next cycles;
+        the victim competes again only after that (its pods must stop before its job is
+        suspended and requeued).  Requeueing both together can loop forever at one instant: a
+        head the victim's quota cannot help blocks the preemptor's queue for a cycle while the
+        victim takes its quota back, and the preemptor evicts it again.
+        """
         self.evicting.discard(victim.key)
         self._release(victim)
         victim.state = PENDING
         victim.reported_inadmissible = False
-        self.queues.push(victim)
+        self._schedule(self.now, REQUEUE, victim)
 
     def _submit(self, wl: Workload) -> None:
         if wl.cluster_queue is None or wl.cluster_queue not in self.cluster.cluster_queues:
@@ -212,8 +221,10 @@ class Simulation:
             self._schedule(wl.submit, SUBMIT, wl)
         while self.agenda:
             self.now = self.agenda[0][0]
+            due = []  # what is due now; events this round schedules for now wait for the next round
             while self.agenda and self.agenda[0][0] == self.now:
-                _, kind, _, generation, wl = heapq.heappop(self.agenda)
+                due.append(heapq.heappop(self.agenda))
+            for _, kind, _, generation, wl in due:
                 if kind == SUBMIT:
                     self._submit(wl)
                 elif generation != wl.generation:
@@ -226,6 +237,8 @@ class Simulation:
                     self._check(wl)
                 elif kind == EVICT:
                     self._evict(wl)
+                elif kind == REQUEUE:
+                    self.queues.push(wl)
             self._settle()
         end = max([self.now] + [w.submit for w in self.workloads if math.isfinite(w.submit)])
         return Outcome(self.events, self.workloads, end)
