@@ -328,3 +328,34 @@ def test_fair_sharing_weights_without_a_kueue_configuration_are_not_guessed() ->
     cq["spec"]["fairSharing"] = {"weight": "1"}
     with pytest.raises(NotModelledError, match="cannot be told; include it, or pass --ignore-fair-sharing"):
         build([flavor("l4"), cq])
+
+
+def test_a_reclaimed_borrower_does_not_take_its_quota_back_before_the_preemptor() -> None:
+    """A head that cannot fit (``big``) blocks the preemptor's queue for one cycle after the
+    eviction; the victim must not win the freed quota back in that cycle (it used to loop forever)."""
+    c = build(
+        [
+            flavor("l4"),
+            cluster_queue(
+                "a",
+                group(flavor_quotas("l4", ("nvidia.com/gpu", "4"))),
+                cohort="co",
+                preemption={"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+            ),
+            cluster_queue("b", group(flavor_quotas("l4", ("nvidia.com/gpu", "0", "4"))), cohort="co"),
+            local_queue("team-a", "user-queue", "a"),
+            local_queue("team-b", "user-queue", "b"),
+        ]
+    )
+    trace = [
+        {**wl("borrower", 0, 100, gpus="4"), "namespace": "team-b"},
+        wl("big", 1, 10, gpus="8", priority=1000),
+        wl("small", 1, 10, gpus="4", priority=100),
+    ]
+    events = brief(run(c, trace))
+    assert (1, "borrower", "preempted", "small") in events
+    assert (1, "small", "admitted", "") in events
+    assert [e for e in events if e[1] == "borrower" and e[2] == "admitted"] == [
+        (0, "borrower", "admitted", ""),
+        (11, "borrower", "admitted", ""),
+    ]
