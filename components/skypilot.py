@@ -31,12 +31,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from components.chart_lock import locked
 from components.htpasswd import htpasswd_line
 from components.k8s_object import compact
 from components.workloads import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 
-SKYPILOT_REPO = "https://helm.skypilot.co"
-SKYPILOT_CHART = "skypilot"
+SKYPILOT_REPO = locked("skypilot").source
+SKYPILOT_CHART = locked("skypilot").name
+SKYPILOT_VERSION = locked("skypilot").version
+# The bundled ingress-nginx admission webhook's port (skypilot 0.13.0 charts/ingress-nginx
+# values.yaml controller.admissionWebhooks.port: 8443).
+INGRESS_NGINX_WEBHOOK_PORT = 8443
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from preview.analyzer import AnalysisResult, Diagnostic
 from preview.records import RecordedResource
+from preview.report_network import network_section
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the analyzer host has it
@@ -233,6 +234,7 @@ def render_report(stack: str, resources: Sequence[RecordedResource], analysis: A
             ["pool", "machine", "GPUs/node", "max nodes", "GPU capacity", "provisioning"], pool_rows
         )
         out.append("")
+    out += network_section(resources, _table)
     cq_rows = list(_cluster_queue_rows(model))
     if cq_rows:
         out += ["### Kueue ClusterQueues (GPUs)", ""]
