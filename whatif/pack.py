@@ -15,7 +15,6 @@ if str(POLICIES_DIR) not in sys.path:
     sys.path.insert(0, str(POLICIES_DIR))
 
 from gpu_batch_policy import pools  # noqa: E402
-from gpu_batch_policy.demand import CannotTellError, kueue_pod_sets  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
 from gpu_batch_policy.model_kueue import (  # noqa: E402
     MULTIKUEUE_CONTROLLER,
@@ -23,16 +22,16 @@ from gpu_batch_policy.model_kueue import (  # noqa: E402
     ResourceGroup,
 )
 from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
+from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
 
 __all__ = [
     "MULTIKUEUE_CONTROLLER",
     "PROVISIONING_REQUEST_CONTROLLER",
-    "CannotTellError",
     "Quantity",
     "ResourceGroup",
     "StackModel",
     "Unknown",
-    "kueue_pod_sets",
+    "kueue_gangs",
     "pools",
     "quantity",
 ]

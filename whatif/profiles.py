@@ -19,8 +19,8 @@ arrivals:                     # one stream per team / queue
 ```
 
 ``declared`` reads the RayJob / RayCluster the stack declares with that name, through the pack's
-own pod-set arithmetic (``gpu_batch_policy.demand.kueue_pod_sets``), so the trace uses the gang
-Kueue would really see.  Generated names are ``<namespace>-<stream index>-<n>``; the output is
+own pod-set arithmetic (``gpu_batch_policy.workload_kinds.kueue_gangs``), so the trace uses the
+gang Kueue would really see.  Generated names are ``<namespace>-<stream index>-<n>``; the output is
 deterministic (seeded generator, stable order).
 """
 
@@ -34,7 +34,7 @@ import yaml
 
 from whatif.amounts import fmt_amount, to_amount
 from whatif.errors import WhatIfError
-from whatif.pack import CannotTellError, StackModel, Unknown, kueue_pod_sets
+from whatif.pack import StackModel, Unknown, kueue_gangs
 from whatif.trace import Trace, parse_trace
 
 PROFILE_DIR = Path(__file__).resolve().parent
@@ -60,15 +60,15 @@ def load_profile(path: Path) -> dict[str, Any]:
 
 
 def declared_pod_sets(model: StackModel, name: str, where: str) -> list[dict[str, Any]]:
-    for wl in model.ray_workloads():
-        if wl.name != name:
+    """The pod sets Kueue makes of the workload the stack declares as ``name`` (any kind the pack
+    counts: RayJob, RayCluster, Job, JobSet, PyTorchJob, ...), in trace form."""
+    for counted in kueue_gangs(model):
+        if getattr(counted.obj, "name", None) != name:
             continue
-        try:
-            pod_sets = kueue_pod_sets(wl)
-        except CannotTellError as error:
-            raise WhatIfError(f"{where}: {name}'s pod sets are unknown until apply ({error.what})") from None
+        if counted.error is not None:
+            raise WhatIfError(f"{where}: {name}'s pod sets are unknown until apply ({counted.error})")
         out = []
-        for ps in pod_sets:
+        for ps in (p for gang in counted.gangs for p in gang.pod_sets):
             requests: dict[str, str] = {}
             for res in RESOURCES:
                 value = ps.template.request(res)
@@ -78,7 +78,7 @@ def declared_pod_sets(model: StackModel, name: str, where: str) -> list[dict[str
                     requests[res] = fmt_amount(to_amount(value))
             out.append({"name": ps.name, "count": ps.count, "requests": requests})
         return out
-    raise WhatIfError(f"{where}.declared: got {name!r}, expected a RayJob or RayCluster the stack declares")
+    raise WhatIfError(f"{where}.declared: got {name!r}, expected a workload the stack declares")
 
 
 def _number(raw: Any, where: str) -> float:
