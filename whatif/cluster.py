@@ -142,7 +142,7 @@ def kueue_configuration(model: StackModel) -> dict[str, Any] | None:
         if parsed.present and isinstance(parsed.data, dict):
             return parsed.data
         return {}
-    for obj in model.kube_objects("core", "ConfigMap"):
+    for obj in model.kube_objects("", "ConfigMap"):  # core group: ""
         data = obj.props.get("data")
         text = data.get("controller_manager_config.yaml") if isinstance(data, dict) else None
         if isinstance(text, str):

@@ -359,3 +359,22 @@ def test_a_reclaimed_borrower_does_not_take_its_quota_back_before_the_preemptor(
         (0, "borrower", "admitted", ""),
         (11, "borrower", "admitted", ""),
     ]
+
+
+def test_the_kueue_configmap_in_manifests_says_whether_fair_sharing_is_on() -> None:
+    """``--manifests`` of ``build/<stack>/manifests.yaml`` carries the Kueue chart's rendered
+    ``kueue-manager-config`` ConfigMap (key ``controller_manager_config.yaml``)."""
+    from whatif.cluster import build_cluster
+    from whatif.pack import StackModel
+    from whatif.sources import manifests_items
+
+    config = {"fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]}}
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+        "data": {"controller_manager_config.yaml": yaml.safe_dump(config)},
+    }
+    text = yaml.safe_dump_all([config_map, cluster_queue("cq", group(flavor_quotas("l4", ("cpu", "1"))))])
+    with pytest.raises(NotModelledError, match="fair sharing is enabled"):
+        build_cluster(StackModel.from_plain(manifests_items(text, "test")))
