@@ -3,6 +3,7 @@
 #   make test                  lint, type-check and the whole test suite
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
+#   make whatif [STACK=dev] [BASE=<git ref>]   Kueue admission what-if; with BASE, the change per queue
 STACK ?= dev
 FUZZ_MUTATIONS ?= 5000
 PYTHON ?= python3
@@ -10,7 +11,7 @@ VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test lint typecheck unit bench fuzz clean
+.PHONY: preview preview-all test lint typecheck unit bench fuzz whatif clean
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +24,12 @@ preview: $(STAMP)
 preview-all: $(STAMP)
 	@for s in $$(ls Pulumi.*.yaml | sed -e 's/Pulumi\.//' -e 's/\.yaml//'); do \
 		$(PY) -m preview --stack $$s --quiet || exit 1; done
+
+# The stack's program is run afresh (not a stale build/<stack>/plan.json); BASE runs the stack's
+# own preview at that git ref and simulates both with one trace.  WHATIF_ARGS passes more options
+# (e.g. --ignore-fair-sharing, --trace FILE).
+whatif: $(STAMP)
+	$(PY) -m whatif --stack $(STACK) --fresh $(if $(BASE),--base $(BASE)) $(WHATIF_ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

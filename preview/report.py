@@ -217,6 +217,13 @@ def _finding_rows(diagnostics: Sequence[Diagnostic]) -> Iterator[list[object]]:
         yield [level, d.policy_name, where, d.message.splitlines()[0] if d.message else ""]
 
 
+def what_if_section(stack: str, resources: Sequence[RecordedResource]) -> list[str]:
+    """The What-if section (issue 14): Kueue admission simulated under the stack's load profile."""
+    from whatif.section import section_lines
+
+    return section_lines(stack, ((r.type, r.inputs, r.urn, r.name) for r in resources))
+
+
 def render_report(stack: str, resources: Sequence[RecordedResource], analysis: AnalysisResult | None) -> str:
     model = stack_model(resources)
     out = [f"## gpu-batch capacity report: `{stack}`", ""]
@@ -259,6 +266,7 @@ def render_report(stack: str, resources: Sequence[RecordedResource], analysis: A
     diagram = mermaid(model)
     if diagram:
         out += ["### Queue hierarchy", "", *diagram, ""]
+    out += what_if_section(stack, resources)
     out += ["### Policy results", ""]
     if analysis is None:
         out += ["The policy pack was not run (`--no-policy`).", ""]

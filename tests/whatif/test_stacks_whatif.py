@@ -1,0 +1,76 @@
+"""The repo stacks' default what-if: load profiles, the report section, and its refusals."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from preview.harness import RunResult
+from tests.stack_runner import run_stack
+from whatif.errors import WhatIfError
+from whatif.pack import StackModel
+from whatif.profiles import generate_trace, load_profile, profile_path
+from whatif.run import simulate
+from whatif.section import HEADING, section_lines
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, RunResult]:
+    return {s: run_stack(s) for s in ("dev", "prod", "kai")}
+
+
+def _items(run: RunResult) -> list[tuple[str, Any, str, str]]:
+    return [(r.type, r.inputs, r.urn, r.name) for r in run.resources]
+
+
+def test_dev_profile_uses_the_declared_rayjob_gang_and_is_deterministic(runs: dict[str, RunResult]) -> None:
+    model = StackModel.from_plain(_items(runs["dev"]))
+    profile = load_profile(profile_path("dev"))
+    trace = generate_trace(profile, model, "dev.yaml")
+    again = generate_trace(profile, model, "dev.yaml")
+    assert trace == again and len(trace.entries) > 100
+    classes = {e.priority_class for e in trace.entries}
+    assert classes == {"dev-priority", "prod-priority"}
+    gang = trace.entries[0].pod_sets
+    assert gang[0].name == "head" and all(e.submit < 168 * 3600 for e in trace.entries)
+    doc = simulate(model, trace)
+    assert json.dumps(doc) == json.dumps(simulate(model, trace))
+    assert doc["queues"]["cluster-queue"]["admitted"] == len(trace.entries)
+
+
+def test_report_section_has_a_row_per_queue_for_dev(runs: dict[str, RunResult]) -> None:
+    lines = section_lines("dev", _items(runs["dev"]))
+    assert lines[0] == HEADING
+    assert any(line.startswith("| `cluster-queue` |") for line in lines)
+
+
+def test_report_section_says_why_prod_is_not_simulated(runs: dict[str, RunResult]) -> None:
+    text = "\n".join(section_lines("prod", _items(runs["prod"])))
+    assert "**Not simulated:** fair sharing is enabled in Kueue's Configuration" in text
+
+
+def test_report_section_for_a_stack_without_kueue(runs: dict[str, RunResult]) -> None:
+    assert "No Kueue ClusterQueues in this stack: nothing to simulate." in section_lines(
+        "kai", _items(runs["kai"])
+    )
+
+
+def test_prod_with_fair_sharing_ignored_runs_and_says_so(runs: dict[str, RunResult]) -> None:
+    model = StackModel.from_plain(_items(runs["prod"]))
+    trace = generate_trace(load_profile(profile_path("prod")), model, "prod.yaml")
+    doc = simulate(model, trace, ignore_fair_sharing=True)
+    assert set(doc["queues"]) == {"applied", "research"}
+    assert "NOT simulated" in doc["notes"][0]
+
+
+def test_a_declared_shape_that_does_not_exist_is_one_line(runs: dict[str, RunResult]) -> None:
+    model = StackModel.from_plain(_items(runs["dev"]))
+    profile = {
+        "arrivals": [
+            {"namespace": "default", "queue": "user-queue", "perHour": 1, "shapes": [{"declared": "nope"}]}
+        ]
+    }
+    with pytest.raises(WhatIfError, match=r"^p arrivals\[0\].shapes\[0\].declared: got 'nope'"):
+        generate_trace(profile, model, "p")

@@ -1,0 +1,7 @@
+"""``python -m whatif``."""
+
+import sys
+
+from whatif.cli import main
+
+sys.exit(main())

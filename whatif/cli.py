@@ -1,0 +1,108 @@
+"""``python -m whatif``: simulate Kueue admission for a stack or a manifests file.
+
+Exit codes: 0 simulated; 2 bad input or a Kueue behaviour the simulator does not model (one line
+on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from whatif.compare import diff_lines, model_at
+from whatif.errors import NotModelledError, WhatIfError
+from whatif.run import default_trace, simulate
+from whatif.sources import PROJECT_DIR, from_manifests, from_stack
+from whatif.summary import queue_table, starved_lines
+from whatif.trace import Trace, load_trace
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m whatif", description=__doc__)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--stack", help="a stack: build/<stack>/plan.json, or its program when absent")
+    src.add_argument("--manifests", type=Path, help="multi-document Kubernetes YAML (kind: List too)")
+    p.add_argument("--trace", type=Path, help="workload trace YAML (default: the stack's load profile)")
+    p.add_argument("--profile", type=Path, help="load profile YAML (default: whatif/<stack>.yaml)")
+    p.add_argument("--json", type=Path, help="write events and per-queue figures here")
+    p.add_argument("--fresh", action="store_true", help="run the stack's program even if a plan exists")
+    p.add_argument("--base", help="git ref: compare the stack at this ref with the working tree")
+    p.add_argument("--provisioning-delay", type=float, help="seconds a ProvisioningRequest takes")
+    p.add_argument(
+        "--ignore-fair-sharing",
+        action="store_true",
+        help="simulate a stack that enables fair sharing with classical preemption instead (said in every output)",
+    )
+    p.add_argument("--eviction-delay", type=float, default=0.0, help="seconds an eviction takes (default 0)")
+    p.add_argument("--build-dir", type=Path, default=PROJECT_DIR / "build", help=argparse.SUPPRESS)
+    return p
+
+
+def _trace(args: argparse.Namespace, model: Any) -> Trace:
+    if args.trace is not None:
+        return load_trace(args.trace)
+    return default_trace(model, args.stack, args.profile)
+
+
+def _simulate(args: argparse.Namespace, model: Any, trace: Trace) -> dict[str, Any]:
+    return simulate(
+        model,
+        trace,
+        provisioning_delay=args.provisioning_delay,
+        eviction_delay=args.eviction_delay,
+        ignore_fair_sharing=args.ignore_fair_sharing,
+    )
+
+
+def _simulate_or_reason(args: argparse.Namespace, model: Any, trace: Trace) -> dict[str, Any] | str:
+    try:
+        return _simulate(args, model, trace)
+    except NotModelledError as error:
+        return f"not simulated: {error}"
+
+
+def _compare(args: argparse.Namespace, model: Any, trace: Trace) -> None:
+    if args.manifests is not None:
+        raise WhatIfError("--base needs --stack (a stack's history), not --manifests")
+    head = _simulate_or_reason(args, model, trace)
+    base_model = model_at(args.base, args.stack)
+    base = _simulate_or_reason(args, base_model, trace)
+    queues = sorted({cq.name for m in (model, base_model) for cq in m.cluster_queues()})
+    print("\n".join(diff_lines(args.stack, args.base, base, head, queues)))
+
+
+def _print(result: dict[str, Any]) -> None:
+    print("\n".join(queue_table(result["queues"])))
+    starved = starved_lines(result["queues"])
+    if starved:
+        print("\nnever admitted:\n" + "\n".join(starved))
+    for note in result["notes"]:
+        print(f"note: {note}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.manifests is not None:
+            model = from_manifests(args.manifests)
+        else:
+            model = from_stack(args.stack, build_dir=args.build_dir, fresh=args.fresh or bool(args.base))
+        if not model.cluster_queues() and not args.base:
+            print("no Kueue ClusterQueues in these objects: nothing to simulate")
+            return 0
+        trace = _trace(args, model)
+        if args.base:
+            _compare(args, model, trace)
+            return 0
+        result = _simulate(args, model, trace)
+    except WhatIfError as error:
+        print(f"whatif: {error}", file=sys.stderr)
+        return 2
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    _print(result)
+    return 0

@@ -1,0 +1,314 @@
+"""The stack's Kueue objects, as the simulator uses them, read through the pack's typed model.
+
+Kueue objects (kubernetes-sigs/kueue@v0.19.2 ``apis/kueue/v1beta2``; v1beta1 accepted through the
+pack's normalised views): ResourceFlavor, ClusterQueue, Cohort (hierarchical, with its own quota),
+LocalQueue, WorkloadPriorityClass and AdmissionCheck.  Defaults follow ``pkg/cache/scheduler/
+clusterqueue.go`` (``defaultFlavorFungibility``: whenCanBorrow MayStopSearch, whenCanPreempt
+TryNextFlavor; v1beta1's ``Borrow``/``Preempt`` are the old names of ``MayStopSearch``) and the CRD
+defaults (queueingStrategy BestEffortFIFO, preemption policies Never).
+
+What the simulator does not model is refused here, with one line (:class:`NotModelledError`):
+fair sharing and admission fair sharing enabled in Kueue's Configuration, Topology-Aware
+Scheduling (a flavor with ``topologyName``), MultiKueue admission checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from whatif.amounts import to_amount
+from whatif.errors import NotModelledError, WhatIfError
+from whatif.pack import (
+    MULTIKUEUE_CONTROLLER,
+    PROVISIONING_REQUEST_CONTROLLER,
+    Quantity,
+    ResourceGroup,
+    StackModel,
+    Unknown,
+)
+from whatif.tree import FlavorResource, Node, Quota, accumulate
+
+QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
+FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """``spec.preemption`` (kueue clusterqueue_types.go ``ClusterQueuePreemption``)."""
+
+    within_cluster_queue: str = "Never"
+    reclaim_within_cohort: str = "Never"
+    borrow_within_cohort: str = "Never"
+    max_priority_threshold: int | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    covered: frozenset[str]
+    flavors: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class ClusterQueue:
+    name: str
+    node: Node
+    groups: tuple[Group, ...]
+    preemption: Preemption = Preemption()
+    strategy: str = "BestEffortFIFO"
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    preference: str | None = None
+    # flavor -> queued-provisioning check applies (one pool per request, with a delay)
+    provisioning_flavors: frozenset[str] = frozenset()
+    check_names: tuple[str, ...] = ()
+
+    def group_of(self, resource: str) -> Group | None:
+        return next((g for g in self.groups if resource in g.covered), None)
+
+    @property
+    def cohort(self) -> Node | None:
+        return self.node.parent
+
+
+@dataclass
+class Cluster:
+    """Everything the scheduler reads; built once per simulation."""
+
+    cluster_queues: dict[str, ClusterQueue]
+    cohorts: dict[str, Node]
+    local_queues: dict[tuple[str, str], str]  # (namespace, name) -> ClusterQueue
+    priority_classes: dict[str, int]
+    flavors: frozenset[str]
+    notes: list[str] = field(default_factory=list)
+    # flavor -> GPUs of the largest single node pool behind it (queued provisioning bound)
+    largest_pool_gpus: dict[str, int] = field(default_factory=dict)
+
+    def gpu_nominal(self, cq: str) -> int:
+        node = self.cluster_queues[cq].node
+        return sum(q.nominal for (f, r), q in node.quotas.items() if r == "nvidia.com/gpu")
+
+
+def _known(value: Any, where: str) -> Any:
+    if isinstance(value, Unknown):
+        raise WhatIfError(f"{where}: value unknown until apply; the what-if needs it known")
+    return value
+
+
+def _amount(q: Quantity | None, where: str) -> int | None:
+    if q is None:
+        return None
+    if q.unknown:
+        raise WhatIfError(f"{where}: value unknown until apply; the what-if needs it known")
+    if q.value is None:
+        raise WhatIfError(f"{where}: {q.raw!r} is not a Kubernetes quantity")
+    return to_amount(q.value)
+
+
+def _quotas(groups: tuple[ResourceGroup, ...], where: str) -> dict[FlavorResource, Quota]:
+    quotas: dict[FlavorResource, Quota] = {}
+    for group in groups:
+        for flavor in group.flavors:
+            fname = _known(flavor.name, f"{where} {flavor.path}.name")
+            for res in flavor.resources:
+                rname = _known(res.name, f"{where} {res.path}.name")
+                path = f"{where} {res.path}"
+                nominal = _amount(res.nominal_quota, f"{path}.nominalQuota")
+                quotas[(fname, rname)] = Quota(
+                    nominal=nominal or 0,
+                    borrowing_limit=_amount(res.borrowing_limit, f"{path}.borrowingLimit"),
+                    lending_limit=_amount(res.lending_limit, f"{path}.lendingLimit"),
+                )
+    return quotas
+
+
+def _preemption(raw: dict[str, Any]) -> Preemption:
+    borrow = raw.get("borrowWithinCohort") or {}
+    threshold = borrow.get("maxPriorityThreshold") if isinstance(borrow, dict) else None
+    return Preemption(
+        within_cluster_queue=str(raw.get("withinClusterQueue") or "Never"),
+        reclaim_within_cohort=str(raw.get("reclaimWithinCohort") or "Never"),
+        borrow_within_cohort=str((borrow.get("policy") if isinstance(borrow, dict) else None) or "Never"),
+        max_priority_threshold=None if threshold is None else int(threshold),
+    )
+
+
+def kueue_configuration(model: StackModel) -> dict[str, Any] | None:
+    """Kueue's controller Configuration: the Kueue Helm release's, or the chart's ConfigMap."""
+    for release in model.helm_releases("kueue"):
+        parsed = release.kueue_config()
+        if parsed.present and isinstance(parsed.data, dict):
+            return parsed.data
+        return {}
+    for obj in model.kube_objects("", "ConfigMap"):  # core group: ""
+        data = obj.props.get("data")
+        text = data.get("controller_manager_config.yaml") if isinstance(data, dict) else None
+        if isinstance(text, str):
+            loaded = yaml.safe_load(text)
+            return loaded if isinstance(loaded, dict) else {}
+    return None
+
+
+IGNORED_FAIR_SHARING = (
+    "fair sharing is enabled in Kueue's Configuration but NOT simulated (--ignore-fair-sharing): "
+    "classical preemption and entry ordering were simulated instead, so preemptions and waits "
+    "may differ from what Kueue does"
+)
+
+
+def refuse_unmodelled_configuration(
+    config: dict[str, Any] | None, *, ignore_fair_sharing: bool = False
+) -> bool:
+    """Fair sharing: enabled by the presence of ``fairSharing`` (Configuration v1beta2) or
+    ``fairSharing.enable: true`` (v1beta1) -- kueue.md §4; admission fair sharing likewise.
+
+    Returns True when fair sharing is on and the caller explicitly chose to simulate without it.
+    """
+    if not config:
+        return False
+    fair = config.get("fairSharing")
+    v1beta1 = str(config.get("apiVersion", "")).endswith("v1beta1")
+    enabled = isinstance(fair, dict) and (fair.get("enable") is True or not v1beta1)
+    if enabled and not ignore_fair_sharing:
+        raise NotModelledError(
+            "fair sharing is enabled in Kueue's Configuration (fairSharing); the what-if models "
+            "classical preemption only and does not simulate fair sharing"
+        )
+    if config.get("admissionFairSharing") is not None:
+        raise NotModelledError(
+            "admission fair sharing is enabled in Kueue's Configuration (admissionFairSharing); "
+            "the what-if does not simulate it"
+        )
+    return enabled
+
+
+def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cluster:
+    """The simulator's view of ``model``; raises a one-line error for what it cannot simulate."""
+    config = kueue_configuration(model)
+    notes: list[str] = []
+    if refuse_unmodelled_configuration(config, ignore_fair_sharing=ignore_fair_sharing):
+        notes.append(IGNORED_FAIR_SHARING)
+    flavors: set[str] = set()
+    for rf in model.resource_flavors():
+        if rf.topology_name is not None:
+            raise NotModelledError(
+                f"ResourceFlavor {rf.name} sets topologyName: Topology-Aware Scheduling is not modelled"
+            )
+        flavors.add(rf.name)
+    cohorts: dict[str, Node] = {}
+    for co in model.cohorts():
+        cohorts[co.name] = Node(co.name, False, _quotas(co.resource_groups, f"Cohort {co.name}"))
+    parents = {co.name: co.parent for co in model.cohorts()}
+
+    def cohort_node(name: str) -> Node:
+        if name not in cohorts:  # implicit cohort: named by a ClusterQueue, no object
+            cohorts[name] = Node(name, False)
+        return cohorts[name]
+
+    for name, parent in list(parents.items()):
+        if isinstance(parent, str) and parent:
+            child, up = cohort_node(name), cohort_node(parent)
+            child.parent = up
+            up.children.append(child)
+
+    cqs: dict[str, ClusterQueue] = {}
+    for view in sorted(model.cluster_queues(), key=lambda c: c.name):
+        cq = _cluster_queue(view, model, config, notes)
+        if isinstance(view.cohort, str) and view.cohort:
+            parent_node = cohort_node(view.cohort)
+            cq.node.parent = parent_node
+            parent_node.children.append(cq.node)
+        cqs[view.name] = cq
+    for root in {n.root() for n in cohorts.values()}:
+        accumulate(root)
+    for cq in cqs.values():
+        if cq.node.parent is None:
+            accumulate(cq.node)
+    local_queues: dict[tuple[str, str], str] = {}
+    for lq in model.local_queues():
+        if isinstance(lq.cluster_queue, str):
+            local_queues[(lq.namespace, lq.name)] = lq.cluster_queue
+    priorities = {
+        pc.name: int(pc.value) for pc in model.workload_priority_classes() if isinstance(pc.value, int)
+    }
+    return Cluster(cqs, cohorts, local_queues, priorities, frozenset(flavors), notes)
+
+
+def _checks(
+    view: Any, model: StackModel, groups: tuple[Group, ...], notes: list[str]
+) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Flavors under a queued-provisioning check, and the check names; MultiKueue is refused."""
+    where = f"ClusterQueue {view.name}"
+    checks = {ac.name: ac for ac in model.admission_checks()}
+    configs = {p.name: p for p in model.provisioning_request_configs()}
+    provisioning: set[str] = set()
+    names: list[str] = []
+    all_flavors = {f for g in groups for f in g.flavors}
+    for ref in view.admission_checks:
+        check = checks.get(str(ref.name))
+        if check is None:
+            raise WhatIfError(
+                f"{where}: admission check {ref.name} does not exist (the ClusterQueue would be inactive)"
+            )
+        if check.controller_name == MULTIKUEUE_CONTROLLER:
+            raise NotModelledError(
+                f"{where} uses the MultiKueue admission check {check.name}: MultiKueue is not modelled"
+            )
+        names.append(check.name)
+        on = {str(f) for f in ref.on_flavors} or all_flavors
+        if check.controller_name == PROVISIONING_REQUEST_CONTROLLER:
+            params = check.parameters
+            config_name = params.name if params is not None and not isinstance(params, Unknown) else None
+            cfg = configs.get(str(config_name)) if config_name else None
+            if cfg is not None and cfg.provisioning_class_name == QUEUED_PROVISIONING_CLASS:
+                provisioning |= on
+                continue
+        notes.append(
+            f"{where}: admission check {check.name} ({check.controller_name}) is taken as Ready at once"
+        )
+    return frozenset(provisioning), tuple(names)
+
+
+def _fungibility(raw: Any, default: str) -> str:
+    value = str(raw) if raw else default
+    return FUNGIBILITY_ALIASES.get(value, value)
+
+
+def _cluster_queue(
+    view: Any, model: StackModel, config: dict[str, Any] | None, notes: list[str]
+) -> ClusterQueue:
+    where = f"ClusterQueue {view.name}"
+    spec = view.obj.props.get("spec") or {}
+    if view.unknowns:
+        raise WhatIfError(f"{where}: some fields are unknown until apply; the what-if needs them known")
+    groups = tuple(
+        Group(frozenset(str(r) for r in g.covered_resources), tuple(str(f.name) for f in g.flavors))
+        for g in view.resource_groups
+    )
+    provisioning, names = _checks(view, model, groups, notes)
+    fung = spec.get("flavorFungibility") or {}
+    if spec.get("fairSharing") and IGNORED_FAIR_SHARING not in notes:
+        if config is None:
+            raise NotModelledError(
+                f"{where} sets fairSharing but the objects carry no Kueue Configuration (Helm release "
+                "values or the kueue-manager-config ConfigMap), so whether fair sharing is enabled cannot "
+                "be told; include it, or pass --ignore-fair-sharing"
+            )
+        notes.append(
+            f"{where}: fairSharing.weight is ignored, as Kueue ignores it: fair sharing is not enabled "
+            "in Kueue's Configuration"
+        )
+    return ClusterQueue(
+        name=view.name,
+        node=Node(view.name, True, _quotas(view.resource_groups, where)),
+        groups=groups,
+        preemption=_preemption(spec.get("preemption") or {}),
+        strategy=str(spec.get("queueingStrategy") or "BestEffortFIFO"),
+        when_can_borrow=_fungibility(fung.get("whenCanBorrow"), "MayStopSearch"),
+        when_can_preempt=_fungibility(fung.get("whenCanPreempt"), "TryNextFlavor"),
+        preference=fung.get("preference"),
+        provisioning_flavors=provisioning,
+        check_names=names,
+    )

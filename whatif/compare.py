@@ -1,0 +1,126 @@
+"""``--base <git ref>``: the same what-if on the stack as it was at ``ref``, and the change per queue.
+
+The stack at ``ref`` is exported with ``git archive`` into a temporary folder and its own offline
+preview runs there (``python -m preview --no-policy``) to record its plan; both sides are then
+simulated by *this* simulator with *one* trace (the working tree's ``--trace`` or load profile),
+so only the stack differs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from whatif.errors import WhatIfError
+from whatif.pack import StackModel
+from whatif.sources import PROJECT_DIR, plan_items
+from whatif.summary import cells, fmt_seconds, fmt_use, table
+
+
+def model_at(ref: str, stack: str, project_dir: Path = PROJECT_DIR) -> StackModel:
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref], cwd=project_dir, capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        message = archive.stderr.decode(errors="replace").strip().splitlines()
+        raise WhatIfError(f"--base {ref}: git cannot export it ({message[0] if message else 'unknown ref'})")
+    with tempfile.TemporaryDirectory(prefix="whatif-base-") as tmp:
+        root = Path(tmp)
+        with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
+            tar.extractall(root, filter="data")
+        if not (root / f"Pulumi.{stack}.yaml").exists():
+            raise WhatIfError(
+                f"--base {ref}: the stack {stack} does not exist there (no Pulumi.{stack}.yaml)"
+            )
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "preview",
+                "--stack",
+                stack,
+                "--quiet",
+                "--no-policy",
+                "--out",
+                str(root / "build"),
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        plan = root / "build" / stack / "plan.json"
+        if not plan.exists():
+            lines = (run.stderr or run.stdout).strip().splitlines()
+            raise WhatIfError(f"--base {ref}: its preview failed ({lines[-1] if lines else 'no output'})")
+        return StackModel.from_plain(plan_items(json.loads(plan.read_text())))
+
+
+def _delta(before: str, after: str) -> str:
+    return after if before == after else f"{before} → {after}"
+
+
+def _refused_rows(
+    queues: list[str], base: dict[str, Any] | str, head: dict[str, Any] | str
+) -> list[list[str]]:
+    """A side that was not simulated says why in every queue's row, instead of a number."""
+
+    def side(result: dict[str, Any] | str, name: str) -> str:
+        if isinstance(result, str):
+            return result
+        fig = result["queues"].get(name)
+        if fig is None:
+            return "(no such queue)"
+        wait = fig["waitSeconds"]
+        return f"p50 {fmt_seconds(wait['p50'])}, p95 {fmt_seconds(wait['p95'])}, GPU {fmt_use(fig['gpuUtilisation'])}"
+
+    return [[name, side(base, name), side(head, name)] for name in queues]
+
+
+def _notes(*results: dict[str, Any] | str) -> list[str]:
+    notes = [n for r in results if not isinstance(r, str) for n in r.get("notes", [])]
+    return [f"- note: {n}" for n in dict.fromkeys(notes)]
+
+
+def diff_lines(
+    stack: str,
+    ref: str,
+    base: dict[str, Any] | str,
+    head: dict[str, Any] | str,
+    queues: list[str] | None = None,
+) -> list[str]:
+    """Markdown: one row per queue, ``before → after`` where a figure changed."""
+    out = [f"### What-if `{stack}`: `{ref}` → working tree", ""]
+    if isinstance(base, str) or isinstance(head, str):
+        out += table(_refused_rows(queues or [], base, head), ["ClusterQueue", f"at {ref}", "working tree"])
+        out += [
+            "",
+            "A side that enables fair sharing is not simulated; `--ignore-fair-sharing` simulates it "
+            "with classical preemption instead, and says so.",
+        ]
+        return out + _notes(base, head)
+    bq, hq = base["queues"], head["queues"]
+    rows = []
+    for name in sorted(set(bq) | set(hq)):
+        if name not in bq:
+            rows.append([name, *["(new) " + c for c in cells(hq[name])]])
+        elif name not in hq:
+            rows.append([name, *[c + " (removed)" for c in cells(bq[name])]])
+        else:
+            rows.append(
+                [name, *(_delta(b, h) for b, h in zip(cells(bq[name]), cells(hq[name]), strict=True))]
+            )
+    out += table(rows)
+    changed = [r for r in rows if any("→" in c or "(new)" in c or "(removed)" in c for c in r[1:])]
+    out += ["", f"{len(changed)} of {len(rows)} queues changed." if rows else "No ClusterQueues."]
+    notes = dict.fromkeys([*base.get("notes", []), *head.get("notes", [])])
+    return out + [f"- note: {n}" for n in notes]
+
+
+__all__ = ["diff_lines", "fmt_seconds", "fmt_use", "model_at"]

@@ -1,0 +1,202 @@
+"""Flavor assignment, ported from Kueue v0.19.2.
+
+Upstream: kubernetes-sigs/kueue@v0.19.2 ``pkg/scheduler/flavorassigner/flavorassigner.go``:
+``assignFlavors`` (pod sets in order, each resource group once per pod set, usage of earlier pod
+sets counted), ``findFlavorForPodSets`` (flavors in the group's order; the representative mode of
+a flavor is the worst over its resources), ``fitsResourceQuota`` (NoFit above the potential
+available quota; Fit within what is available; otherwise ask the preemption oracle when the
+nominal quota covers it, a higher cohort may reclaim, or borrowWithinCohort allows preempting while
+borrowing), ``shouldTryNextFlavor`` and ``isPreferred`` (flavorFungibility whenCanBorrow /
+whenCanPreempt / preference; modes noFit < noPreemptionCandidates < preempt < reclaim < fit and a
+lower borrowing level is better).
+
+Not modelled: node labels, taints and affinity (trace pod sets carry none, so every flavor
+matches), and ``LastAssignment`` (Kueue resumes the scan after the last tried flavor while the
+ClusterQueue is unchanged; here every attempt scans from the first flavor).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from whatif.cluster import Cluster, ClusterQueue, Group
+from whatif.preemption import NO_CANDIDATES, PREEMPT, RECLAIM
+from whatif.tree import FlavorResource, cq_available, height_of_lowest_subtree_that_fits, potential_available
+from whatif.workload import Workload
+
+NO_FIT, NO_CANDIDATES_MODE, PREEMPT_MODE, RECLAIM_MODE, FIT = range(5)
+FIT_MODE_NAME = {
+    NO_FIT: "NoFit",
+    NO_CANDIDATES_MODE: "Preempt",
+    PREEMPT_MODE: "Preempt",
+    RECLAIM_MODE: "Preempt",
+    FIT: "Fit",
+}
+_FROM_ORACLE = {NO_CANDIDATES: NO_CANDIDATES_MODE, PREEMPT: PREEMPT_MODE, RECLAIM: RECLAIM_MODE}
+WORST = (NO_FIT, 1 << 30)
+BEST = (FIT, 0)
+
+GranularMode = tuple[int, int]  # (preemption mode, borrowing level)
+
+
+@dataclass(frozen=True)
+class FlavorChoice:
+    flavor: str
+    mode: str  # Fit | Preempt
+    borrow: int
+
+
+@dataclass
+class Assignment:
+    """Per pod set: resource -> flavor; the representative mode and total usage."""
+
+    pod_sets: dict[str, dict[str, FlavorChoice]] = field(default_factory=dict)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    mode: str = "Fit"
+    borrowing: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    def flavors(self) -> dict[str, dict[str, str]]:
+        return {ps: {r: c.flavor for r, c in sorted(res.items())} for ps, res in self.pod_sets.items()}
+
+    def needs_preemption(self) -> set[FlavorResource]:
+        """``flavorResourcesNeedPreemption`` (preemption.go)."""
+        return {
+            (c.flavor, r) for res in self.pod_sets.values() for r, c in res.items() if c.mode == "Preempt"
+        }
+
+
+def is_preferred(a: GranularMode, b: GranularMode, cq: ClusterQueue) -> bool:
+    if a[0] == NO_FIT:
+        return False
+    if b[0] == NO_FIT:
+        return True
+    a_none, b_none = a[0] == NO_CANDIDATES_MODE, b[0] == NO_CANDIDATES_MODE
+    if a_none != b_none:
+        return not a_none
+    if cq.preference == "PreemptionOverBorrowing":
+        if a[1] != b[1]:
+            return a[1] < b[1]
+        return a[0] > b[0]
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1]
+
+
+def should_try_next_flavor(mode: GranularMode, cq: ClusterQueue) -> bool:
+    if mode[0] in (NO_FIT, NO_CANDIDATES_MODE):
+        return True
+    if mode[0] in (PREEMPT_MODE, RECLAIM_MODE) and cq.when_can_preempt == "TryNextFlavor":
+        return True
+    return mode[1] != 0 and cq.when_can_borrow == "TryNextFlavor"
+
+
+class Oracle(Protocol):
+    """``preemptionOracle``: can preemption make ``quantity`` of ``fr`` fit, and borrowing after it."""
+
+    def simulate(
+        self, preemptor: Workload, cq: ClusterQueue, fr: FlavorResource, quantity: int
+    ) -> tuple[str, int]: ...
+
+
+class FlavorAssigner:
+    def __init__(self, cluster: Cluster, oracle: Oracle) -> None:
+        self.cluster = cluster
+        self.oracle = oracle
+
+    def _fits_quota(
+        self,
+        wl: Workload,
+        cq: ClusterQueue,
+        fr: FlavorResource,
+        *,
+        assumed: int,
+        request: int,
+        reasons: list[str],
+    ) -> tuple[int, int]:
+        node = cq.node
+        val = assumed + request
+        if val > potential_available(node, fr):
+            reasons.append(f"insufficient quota for {fr[1]} in flavor {fr[0]}: request > maximum capacity")
+            return NO_FIT, 0
+        borrow, may_reclaim = height_of_lowest_subtree_that_fits(node, fr, val)
+        if val <= cq_available(node, fr):
+            return FIT, borrow
+        reasons.append(f"insufficient unused quota for {fr[1]} in flavor {fr[0]}")
+        quota = node.quotas.get(fr)
+        nominal = quota.nominal if quota else 0
+        if nominal >= val or may_reclaim or cq.preemption.borrow_within_cohort != "Never":
+            possibility, borrow_after = self.oracle.simulate(wl, cq, fr, val)
+            return _FROM_ORACLE[possibility], borrow_after
+        return NO_FIT, borrow
+
+    def _find_flavor(
+        self,
+        wl: Workload,
+        cq: ClusterQueue,
+        group: Group,
+        *,
+        requests: dict[str, int],
+        usage: dict[FlavorResource, int],
+        reasons: list[str],
+    ) -> dict[str, FlavorChoice] | None:
+        wanted = {r: v for r, v in requests.items() if r in group.covered}
+        best: dict[str, FlavorChoice] | None = None
+        best_mode = WORST
+        for fname in group.flavors:
+            if fname not in self.cluster.flavors:
+                reasons.append(f"flavor {fname} not found")
+                continue
+            choices: dict[str, FlavorChoice] = {}
+            rep = BEST
+            for res in sorted(wanted):
+                fr = (fname, res)
+                mode, borrow = self._fits_quota(
+                    wl, cq, fr, assumed=usage.get(fr, 0), request=wanted[res], reasons=reasons
+                )
+                if is_preferred(rep, (mode, borrow), cq):
+                    rep = (mode, borrow)
+                if rep[0] == NO_FIT:
+                    continue
+                choices[res] = FlavorChoice(fname, FIT_MODE_NAME[mode], borrow)
+            if not should_try_next_flavor(rep, cq):
+                return choices
+            if is_preferred(rep, best_mode, cq):
+                best, best_mode = choices, rep
+        return best
+
+    def assign(self, wl: Workload, cq: ClusterQueue) -> Assignment:
+        result = Assignment()
+        counts_pods = cq.group_of("pods") is not None
+        for ps in wl.pod_sets:
+            requests = ps.total()
+            if counts_pods:
+                requests["pods"] = ps.count * 1000
+            chosen: dict[str, FlavorChoice] = {}
+            for res in sorted(requests):
+                group = cq.group_of(res)
+                if group is None:
+                    if requests[res] == 0:
+                        continue
+                    result.reasons.append(f"resource {res} unavailable in ClusterQueue")
+                    result.mode = "NoFit"
+                    return result
+                if res in chosen:
+                    continue
+                found = self._find_flavor(
+                    wl, cq, group, requests=requests, usage=result.usage, reasons=result.reasons
+                )
+                if not found:
+                    result.mode = "NoFit"
+                    return result
+                chosen.update(found)
+            result.pod_sets[ps.name] = chosen
+            for res, choice in chosen.items():
+                fr = (choice.flavor, res)
+                result.usage[fr] = result.usage.get(fr, 0) + requests[res]
+                result.borrowing = max(result.borrowing, choice.borrow)
+            modes = {c.mode for c in chosen.values()}
+            if "Preempt" in modes:
+                result.mode = "Preempt"
+        return result

@@ -1,0 +1,37 @@
+"""The policy pack's package (``policies/gpu_batch_policy``), made importable as preview/report does.
+
+The simulator reads Kueue objects through the pack's typed model so that v1beta1 and v1beta2
+objects, quantities and unknown-until-apply values are understood exactly as the rules see them.
+Everything the simulator uses from the pack is imported here, once.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
+if str(POLICIES_DIR) not in sys.path:
+    sys.path.insert(0, str(POLICIES_DIR))
+
+from gpu_batch_policy import pools  # noqa: E402
+from gpu_batch_policy.model import StackModel  # noqa: E402
+from gpu_batch_policy.model_kueue import (  # noqa: E402
+    MULTIKUEUE_CONTROLLER,
+    PROVISIONING_REQUEST_CONTROLLER,
+    ResourceGroup,
+)
+from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
+from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
+
+__all__ = [
+    "MULTIKUEUE_CONTROLLER",
+    "PROVISIONING_REQUEST_CONTROLLER",
+    "Quantity",
+    "ResourceGroup",
+    "StackModel",
+    "Unknown",
+    "kueue_gangs",
+    "pools",
+    "quantity",
+]

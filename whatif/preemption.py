@@ -1,0 +1,289 @@
+"""Classical preemption: candidates, their order, and the minimal set, as Kueue v0.19.2 does it.
+
+Upstream (kubernetes-sigs/kueue@v0.19.2):
+- ``pkg/scheduler/preemption/preemption.go``: ``classicalPreemptions`` (the borrowing /
+  no-borrowing attempts), ``workloadFits``, ``fillBackWorkloads`` (the minimal-set search: remove
+  candidates in order until the preemptor fits, then add back every target but the last that is
+  not needed), ``queueUnderNominalInResourcesNeedingPreemption``;
+- ``pkg/scheduler/preemption/classical/hierarchical_preemption.go``: ``classifyPreemptionVariant``,
+  ``isAboveBorrowingThreshold`` (borrowWithinCohort.maxPriorityThreshold),
+  ``collectCandidatesForHierarchicalReclaim``, ``collectCandidatesInSubtree``;
+- ``pkg/scheduler/preemption/classical/candidate_generator.go``: ``NewCandidateIterator``
+  (hierarchy candidates, then other queues', then the preemptor's own), ``candidateIsValid``;
+- ``pkg/scheduler/preemption/common/ordering.go`` ``CandidatesOrdering``: other ClusterQueues
+  first, then lower priority, then most recently admitted, then creation order (UID);
+- ``pkg/scheduler/preemption/common/preemption_policy.go`` ``SatisfiesPreemptionPolicy``
+  (LowerPriority, LowerOrNewerEqualPriority, Any; the timestamp buffer gate is off by default);
+- ``pkg/scheduler/preemption/preemption_oracle.go`` ``SimulatePreemption``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from whatif.cluster import Cluster, ClusterQueue
+from whatif.tree import (
+    FlavorResource,
+    Node,
+    add_all,
+    cq_available,
+    height_of_lowest_subtree_that_fits,
+    quantities_fit_in_quota,
+    remove_all,
+    within_nominal,
+)
+from whatif.workload import Workload
+
+NEVER, WITHIN_CQ, HIERARCHICAL_RECLAIM, RECLAIM_WITHOUT_BORROWING, RECLAIM_WHILE_BORROWING = range(5)
+REASONS = {
+    WITHIN_CQ: "InClusterQueue",
+    HIERARCHICAL_RECLAIM: "InCohortReclamation",
+    RECLAIM_WITHOUT_BORROWING: "InCohortReclamation",
+    RECLAIM_WHILE_BORROWING: "InCohortReclaimWhileBorrowing",
+}
+NO_CANDIDATES, PREEMPT, RECLAIM = "noCandidates", "preempt", "reclaim"
+
+
+@dataclass(frozen=True)
+class Target:
+    workload: Workload
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    workload: Workload
+    lca: Node | None
+    variant: int
+
+
+class Preemptor:
+    """Finds preemption targets over the live quota tree (removals are always restored)."""
+
+    def __init__(self, cluster: Cluster, running: Mapping[str, dict[str, Workload]]) -> None:
+        self.cluster = cluster
+        self.running = running  # ClusterQueue -> key -> workloads holding quota
+
+    # --- policy ---------------------------------------------------------------------------
+    @staticmethod
+    def satisfies(preemptor: Workload, candidate: Workload, policy: str) -> bool:
+        if policy == "LowerPriority":
+            return preemptor.priority > candidate.priority
+        if policy == "LowerOrNewerEqualPriority":
+            newer_equal = preemptor.priority == candidate.priority and preemptor.seq < candidate.seq
+            return preemptor.priority > candidate.priority or newer_equal
+        return policy == "Any"
+
+    def _variant(
+        self, cq: ClusterQueue, preemptor: Workload, wl: Workload, frs: set[FlavorResource], advantage: bool
+    ) -> int:
+        if not any(fr in frs for fr in wl.usage):
+            return NEVER
+        same = wl.cluster_queue == cq.name
+        policy = cq.preemption.within_cluster_queue if same else cq.preemption.reclaim_within_cohort
+        if not self.satisfies(preemptor, wl, policy):
+            return NEVER
+        if same:
+            return WITHIN_CQ
+        if advantage:
+            return HIERARCHICAL_RECLAIM
+        if cq.preemption.borrow_within_cohort == "Never":
+            return RECLAIM_WITHOUT_BORROWING
+        threshold = cq.preemption.max_priority_threshold
+        if wl.priority >= preemptor.priority or (threshold is not None and wl.priority > threshold):
+            return RECLAIM_WITHOUT_BORROWING
+        return RECLAIM_WHILE_BORROWING
+
+    def _from_cq(
+        self,
+        name: str,
+        lca: Node | None,
+        *,
+        cq: ClusterQueue,
+        preemptor: Workload,
+        frs: set[FlavorResource],
+        advantage: bool,
+    ) -> list[_Candidate]:
+        out = []
+        for wl in self.running.get(name, {}).values():
+            variant = self._variant(cq, preemptor, wl, frs, advantage)
+            if variant != NEVER:
+                out.append(_Candidate(wl, lca, variant))
+        return out
+
+    def _in_subtree(
+        self,
+        current: Node,
+        subtree_root: Node,
+        *,
+        skip: Node | None,
+        advantage: bool,
+        cq: ClusterQueue,
+        preemptor: Workload,
+        frs: set[FlavorResource],
+        out: list[_Candidate],
+    ) -> None:
+        for child in current.child_cohorts():
+            if child is skip or within_nominal(child, frs):
+                continue
+            self._in_subtree(
+                child,
+                subtree_root,
+                skip=skip,
+                advantage=advantage,
+                cq=cq,
+                preemptor=preemptor,
+                frs=frs,
+                out=out,
+            )
+        for child in current.child_cluster_queues():
+            if child is cq.node or within_nominal(child, frs):
+                continue
+            out.extend(
+                self._from_cq(
+                    child.name, subtree_root, cq=cq, preemptor=preemptor, frs=frs, advantage=advantage
+                )
+            )
+
+    @staticmethod
+    def _ordering(cq: ClusterQueue) -> Callable[[_Candidate], tuple[bool, int, float, int]]:
+        def key(c: _Candidate) -> tuple[bool, int, float, int]:
+            wl = c.workload
+            reserved = wl.reserved_at if wl.reserved_at is not None else float("inf")
+            return (wl.cluster_queue == cq.name, wl.priority, -reserved, wl.seq)
+
+        return key
+
+    # --- search ---------------------------------------------------------------------------
+    def targets(
+        self,
+        preemptor: Workload,
+        cq: ClusterQueue,
+        frs: set[FlavorResource],
+        requests: Mapping[FlavorResource, int],
+    ) -> list[Target]:
+        same: list[_Candidate] = []
+        if cq.preemption.within_cluster_queue != "Never":
+            same = self._from_cq(cq.name, None, cq=cq, preemptor=preemptor, frs=frs, advantage=False)
+        hierarchy: list[_Candidate] = []
+        priority: list[_Candidate] = []
+        if cq.node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
+            advantage, remaining = quantities_fit_in_quota(cq.node, requests)
+            previous: Node | None = None
+            for root in cq.node.ancestors():
+                out = hierarchy if advantage else priority
+                self._in_subtree(
+                    root,
+                    root,
+                    skip=previous,
+                    advantage=advantage,
+                    cq=cq,
+                    preemptor=preemptor,
+                    frs=frs,
+                    out=out,
+                )
+                fits_here, remaining = quantities_fit_in_quota(root, remaining)
+                advantage = advantage or fits_here
+                previous = root
+        key = self._ordering(cq)
+        candidates = sorted(hierarchy, key=key) + sorted(priority, key=key) + sorted(same, key=key)
+        forbidden = cq.preemption.borrow_within_cohort == "Never"
+        if (not hierarchy and not priority) or (forbidden and not self._under_nominal(cq, frs)):
+            attempts = [True]
+        elif forbidden and not hierarchy:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for borrowing in attempts:
+            chosen: list[_Candidate] = []
+            for cand in candidates:
+                if not self._valid(cq, cand, borrowing, frs):
+                    continue
+                self.remove_workload(cand.workload)
+                chosen.append(cand)
+                if self._fits(cq, requests, borrowing):
+                    chosen = self._fill_back(cq, requests, borrowing, chosen)
+                    for c in chosen:
+                        self.add_workload(c.workload)
+                    return [Target(c.workload, REASONS[c.variant]) for c in chosen]
+            for c in chosen:
+                self.add_workload(c.workload)
+        return []
+
+    def _node(self, wl: Workload) -> Node:
+        assert wl.cluster_queue is not None
+        return self.cluster.cluster_queues[wl.cluster_queue].node
+
+    def remove_workload(self, wl: Workload) -> None:
+        """``Snapshot.RemoveWorkload``: take its usage out of the quota tree."""
+        remove_all(self._node(wl), wl.usage)
+
+    def add_workload(self, wl: Workload) -> None:
+        """``Snapshot.AddWorkload``: put its usage back."""
+        add_all(self._node(wl), wl.usage)
+
+    @staticmethod
+    def _under_nominal(cq: ClusterQueue, frs: set[FlavorResource]) -> bool:
+        for fr in frs:
+            quota = cq.node.quotas.get(fr)
+            if (quota.nominal if quota else 0) <= cq.node.usage.get(fr, 0):
+                return False
+        return True
+
+    def _valid(self, cq: ClusterQueue, cand: _Candidate, borrowing: bool, frs: set[FlavorResource]) -> bool:
+        if cand.workload.cluster_queue == cq.name:
+            return True
+        if borrowing and cand.variant == RECLAIM_WITHOUT_BORROWING:
+            return False
+        node = self._node(cand.workload)
+        if within_nominal(node, frs):
+            return False
+        for up in node.ancestors():
+            if up is cand.lca:
+                break
+            if within_nominal(up, frs):
+                return False
+        return True
+
+    @staticmethod
+    def _fits(cq: ClusterQueue, requests: Mapping[FlavorResource, int], borrowing: bool) -> bool:
+        for fr, val in requests.items():
+            if not borrowing and cq.node.borrowing_with(fr, val):
+                return False
+            if val > cq_available(cq.node, fr):
+                return False
+        return True
+
+    def _fill_back(
+        self,
+        cq: ClusterQueue,
+        requests: Mapping[FlavorResource, int],
+        borrowing: bool,
+        chosen: list[_Candidate],
+    ) -> list[_Candidate]:
+        for i in range(len(chosen) - 2, -1, -1):
+            self.add_workload(chosen[i].workload)
+            if self._fits(cq, requests, borrowing):
+                chosen[i] = chosen[-1]
+                chosen.pop()
+            else:
+                self.remove_workload(chosen[i].workload)
+        return chosen  # still removed from the tree: the caller restores them
+
+    # --- oracle ---------------------------------------------------------------------------
+    def simulate(
+        self, preemptor: Workload, cq: ClusterQueue, fr: FlavorResource, quantity: int
+    ) -> tuple[str, int]:
+        """``PreemptionOracle.SimulatePreemption``: possibility and borrowing after preemption."""
+        found = self.targets(preemptor, cq, {fr}, {fr: quantity})
+        if not found:
+            return NO_CANDIDATES, height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
+        for t in found:
+            self.remove_workload(t.workload)
+        borrow = height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
+        for t in found:
+            self.add_workload(t.workload)
+        if any(t.workload.cluster_queue == cq.name for t in found):
+            return PREEMPT, borrow
+        return RECLAIM, borrow

@@ -1,0 +1,83 @@
+"""Per-ClusterQueue pending queues, ported from Kueue v0.19.2 ``pkg/cache/queue``.
+
+Upstream (kubernetes-sigs/kueue@v0.19.2): ``cluster_queue.go`` keeps a heap of pending workloads
+ordered by priority, then queue-order timestamp (creation time; ``pkg/workload/ordering.go``),
+plus a set of inadmissible workloads; ``Pop`` gives the head; ``requeueIfNotPresent`` puts a
+workload back in the heap when ``immediate`` and in the inadmissible set otherwise.
+``cluster_queue_strict_fifo.go`` / ``cluster_queue_best_effort_fifo.go``: StrictFIFO always
+requeues into the heap (the head blocks the queue); BestEffortFIFO requeues into the heap only
+after a nomination failure or pending preemption, and parks other failures until
+``QueueInadmissibleWorkloads`` moves them back when quota is freed in the cohort
+(``manager.go``: on workload deletion or finish, for every ClusterQueue of the cohort tree).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from whatif.cluster import Cluster
+from whatif.tree import Node
+from whatif.workload import Workload
+
+
+class QueueManager:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.heaps: dict[str, list[tuple[int, int, Workload]]] = {name: [] for name in cluster.cluster_queues}
+        self.inadmissible: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
+        self.members: dict[Node, list[str]] = {}
+        self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
+
+    def push(self, wl: Workload) -> None:
+        assert wl.cluster_queue is not None
+        heapq.heappush(self.heaps[wl.cluster_queue], (-wl.priority, wl.seq, wl))
+        self.active.add(wl.cluster_queue)
+
+    def park(self, wl: Workload) -> None:
+        assert wl.cluster_queue is not None
+        self.inadmissible[wl.cluster_queue][wl.key] = wl
+
+    def requeue(self, wl: Workload, immediate: bool) -> None:
+        assert wl.cluster_queue is not None
+        strict = self.cluster.cluster_queues[wl.cluster_queue].strategy == "StrictFIFO"
+        if immediate or strict:
+            self.push(wl)
+        else:
+            self.park(wl)
+
+    def heads(self) -> list[Workload]:
+        """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order."""
+        out = []
+        for name in sorted(self.active):
+            heap = self.heaps[name]
+            out.append(heapq.heappop(heap)[2])
+            if not heap:
+                self.active.discard(name)
+        return out
+
+    def _tree(self, node: Node) -> list[str]:
+        root = node.root()
+        if root not in self.members:
+            names: list[str] = []
+            stack = [root]
+            while stack:
+                n = stack.pop()
+                if n.is_cluster_queue:
+                    names.append(n.name)
+                stack.extend(n.children)
+            self.members[root] = sorted(names)
+        return self.members[root]
+
+    def queue_inadmissible(self, cluster_queue: str) -> None:
+        """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``."""
+        for name in self._tree(self.cluster.cluster_queues[cluster_queue].node):
+            parked = self.inadmissible[name]
+            if parked:
+                for wl in parked.values():
+                    self.push(wl)
+                parked.clear()
+
+    def pending(self) -> list[Workload]:
+        items = [w for h in self.heaps.values() for _, _, w in h]
+        items += [w for p in self.inadmissible.values() for w in p.values()]
+        return items

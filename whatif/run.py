@@ -1,0 +1,44 @@
+"""One what-if run: objects + trace (or the stack's load profile) -> the JSON document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from whatif.cluster import build_cluster
+from whatif.errors import WhatIfError
+from whatif.pack import StackModel
+from whatif.profiles import generate_trace, load_profile, profile_path
+from whatif.results import document
+from whatif.simulator import Simulation
+from whatif.sources import largest_pool_gpus
+from whatif.trace import Trace
+
+
+def default_trace(model: StackModel, stack: str | None, profile: Path | None = None) -> Trace:
+    path = profile or (profile_path(stack) if stack else None)
+    if path is None or not path.exists():
+        where = path.name if path else "--profile"
+        raise WhatIfError(f"no trace: pass --trace FILE, or write a load profile ({where})")
+    return generate_trace(load_profile(path), model, path.name)
+
+
+def simulate(
+    model: StackModel,
+    trace: Trace,
+    *,
+    provisioning_delay: float | None = None,
+    eviction_delay: float = 0.0,
+    ignore_fair_sharing: bool = False,
+) -> dict[str, Any]:
+    cluster = build_cluster(model, ignore_fair_sharing=ignore_fair_sharing)
+    cluster.largest_pool_gpus = largest_pool_gpus(model)
+    for cq in cluster.cluster_queues.values():
+        unknown = sorted(f for f in cq.provisioning_flavors if f not in cluster.largest_pool_gpus)
+        if unknown:
+            cluster.notes.append(
+                f"ClusterQueue {cq.name}: the node pools behind flavor(s) {', '.join(unknown)} are not known, so "
+                "a gang larger than one queued pool is not failed as GKE would"
+            )
+    sim = Simulation(cluster, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay)
+    return document(cluster, sim.run())

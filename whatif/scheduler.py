@@ -1,0 +1,160 @@
+"""One Kueue scheduling cycle, ported from Kueue v0.19.2 ``pkg/scheduler/scheduler.go``.
+
+Upstream (kubernetes-sigs/kueue@v0.19.2): ``schedule`` (one head per ClusterQueue; nominate; order
+the entries; process each against a snapshot in which earlier entries' usage is already counted;
+requeue the rest), ``nominate``/``getInitialAssignments`` (flavor assignment, then preemption
+targets when the mode is Preempt), ``makeClassicalIterator`` (entries that borrow less first, then
+higher priority, then older), ``processEntry`` (skip a Preempt entry without targets, reserving
+capacity unless ``reclaimWithinCohort: Any`` -- ``reserveCapacityForUnreclaimablePreempt`` /
+``resourcesToReserve``; skip overlapping preemption targets; the cohort-wide over-admission check
+``fits`` with earlier targets' usage removed; then preempt or admit) and ``requeueAndUpdate``.
+
+Here the snapshot is the live quota tree: an admission adds its usage for good, while a
+preempting entry's usage and reserved capacity are added for the rest of the cycle only and
+removed at its end.  Victims are evicted when the cycle ends (the preemptor is requeued at once
+and admitted by a following cycle at the same instant, as Kueue does once the evictions land).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from whatif.cluster import Cluster, ClusterQueue
+from whatif.flavors import Assignment, FlavorAssigner
+from whatif.preemption import Preemptor, Target
+from whatif.queues import QueueManager
+from whatif.tree import FlavorResource, add_all, fits, remove_all
+from whatif.workload import Workload
+
+
+@dataclass
+class Entry:
+    workload: Workload
+    cq: ClusterQueue
+    assignment: Assignment
+    targets: list[Target]
+    immediate: bool = False  # requeue into the heap (skipped, or pending preemption)
+    done: bool = False  # admitted (quota reserved)
+    reason: str = ""
+
+
+@dataclass
+class CycleOutcome:
+    admitted: list[Entry] = field(default_factory=list)
+    evictions: list[tuple[Workload, Workload, str]] = field(default_factory=list)  # victim, by, reason
+    parked: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.admitted or self.evictions or self.parked)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        cluster: Cluster,
+        queues: QueueManager,
+        preemptor: Preemptor,
+        evicting: set[str],
+        on_inadmissible: Callable[[Workload, str], None],
+    ) -> None:
+        self.cluster = cluster
+        self.queues = queues
+        self.preemptor = preemptor
+        self.assigner = FlavorAssigner(cluster, preemptor)
+        self.evicting = evicting  # keys of victims whose eviction is under way
+        self.on_inadmissible = on_inadmissible
+
+    def _nominate(self, wl: Workload) -> Entry:
+        assert wl.cluster_queue is not None
+        cq = self.cluster.cluster_queues[wl.cluster_queue]
+        assignment = self.assigner.assign(wl, cq)
+        targets: list[Target] = []
+        if assignment.mode == "Preempt":
+            targets = self.preemptor.targets(wl, cq, assignment.needs_preemption(), assignment.usage)
+        return Entry(wl, cq, assignment, targets)
+
+    @staticmethod
+    def _reserve(entry: Entry) -> dict[FlavorResource, int]:
+        """``quotaResourcesToReserve``: what an unreclaimable Preempt entry holds for the cycle."""
+        node = entry.cq.node
+        reserved: dict[FlavorResource, int] = {}
+        for fr, usage in entry.assignment.usage.items():
+            quota = node.quotas.get(fr)
+            nominal = quota.nominal if quota else 0
+            used = node.usage.get(fr, 0)
+            if entry.assignment.borrowing > 0:
+                limit = quota.borrowing_limit if quota else None
+                reserved[fr] = usage if limit is None else min(usage, nominal + limit - used)
+            else:
+                reserved[fr] = max(0, min(usage, nominal - used))
+        return reserved
+
+    def cycle(self) -> CycleOutcome:
+        outcome = CycleOutcome()
+        heads = self.queues.heads()
+        if not heads:
+            return outcome
+        entries = [self._nominate(wl) for wl in heads]
+        entries.sort(key=lambda e: (e.assignment.borrowing, -e.workload.priority, e.workload.seq))
+        preempted: dict[str, Workload] = {}
+        temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
+        for e in entries:
+            self._process(e, preempted, temporary, outcome)
+        for cq, usage in reversed(temporary):
+            remove_all(cq.node, usage)
+        for e in entries:
+            if e.done:
+                continue
+            if not e.immediate:
+                self.on_inadmissible(e.workload, e.reason or "; ".join(e.assignment.reasons[:2]))
+                if e.cq.strategy != "StrictFIFO":
+                    outcome.parked += 1
+            self.queues.requeue(e.workload, e.immediate)
+        return outcome
+
+    def _process(
+        self,
+        e: Entry,
+        preempted: dict[str, Workload],
+        temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]],
+        outcome: CycleOutcome,
+    ) -> None:
+        mode = e.assignment.mode
+        if mode == "NoFit":
+            e.reason = "; ".join(e.assignment.reasons[:2]) or "does not fit"
+            return
+        if mode == "Preempt" and not e.targets:
+            e.reason = "waiting for quota: no preemption candidates"
+            if e.cq.preemption.reclaim_within_cohort != "Any":
+                reserve = self._reserve(e)
+                add_all(e.cq.node, reserve)
+                temporary.append((e.cq, reserve))
+            return
+        if any(t.workload.key in preempted for t in e.targets):
+            e.immediate = True
+            return
+        # fits(): the usage of every victim chosen so far in this cycle, plus ours, removed
+        victims = dict(preempted)
+        victims.update({t.workload.key: t.workload for t in e.targets})
+        for v in victims.values():
+            self.preemptor.remove_workload(v)
+        ok = fits(e.cq.node, e.assignment.usage)
+        for v in victims.values():
+            self.preemptor.add_workload(v)
+        if not ok:
+            e.immediate = True
+            return
+        preempted.update({t.workload.key: t.workload for t in e.targets})
+        if mode == "Preempt":
+            add_all(e.cq.node, e.assignment.usage)
+            temporary.append((e.cq, dict(e.assignment.usage)))
+            e.immediate = True
+            for t in e.targets:
+                if t.workload.key not in self.evicting:
+                    outcome.evictions.append((t.workload, e.workload, t.reason))
+            return
+        add_all(e.cq.node, e.assignment.usage)
+        e.done = True
+        outcome.admitted.append(e)

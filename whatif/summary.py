@@ -1,0 +1,64 @@
+"""Per-queue figures as Markdown: the report's What-if section, the CLI summary and the diff."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+HEADER = [
+    "ClusterQueue",
+    "admitted",
+    "preempted",
+    "wait p50",
+    "wait p95",
+    "wait max",
+    "GPU use",
+    "never admitted",
+]
+
+
+def fmt_seconds(value: float) -> str:
+    seconds = float(value)
+    if seconds < 120:
+        return f"{seconds:g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def fmt_use(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def cells(figures: dict[str, Any]) -> list[str]:
+    wait = figures["waitSeconds"]
+    return [
+        str(figures["admitted"]),
+        str(figures["preempted"]),
+        fmt_seconds(wait["p50"]),
+        fmt_seconds(wait["p95"]),
+        fmt_seconds(wait["max"]),
+        fmt_use(figures["gpuUtilisation"]),
+        str(len(figures["neverAdmitted"])),
+    ]
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str] = HEADER) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return lines
+
+
+def queue_table(queues: dict[str, dict[str, Any]]) -> list[str]:
+    return table([[f"`{name}`", *cells(fig)] for name, fig in queues.items()])
+
+
+def starved_lines(queues: dict[str, dict[str, Any]], limit: int = 5) -> list[str]:
+    out = []
+    for name, fig in queues.items():
+        never = fig["neverAdmitted"]
+        if never:
+            shown = ", ".join(f"`{k}`" for k in never[:limit])
+            more = f" and {len(never) - limit} more" if len(never) > limit else ""
+            out.append(f"- `{name}`: {shown}{more}")
+    return out

@@ -1,0 +1,191 @@
+"""Quota arithmetic over the ClusterQueue / Cohort tree, ported from Kueue v0.19.2.
+
+Upstream: kubernetes-sigs/kueue@v0.19.2 ``pkg/cache/scheduler/resource_node.go`` (``localQuota``,
+``LocalAvailable``, ``available``, ``potentialAvailable``, ``addUsage``, ``removeUsage``,
+``accumulateFromChild``, ``QuantitiesFitInQuota``, ``IsWithinNominalInResources``) and
+``clusterqueue_snapshot.go`` / ``cohort_snapshot.go`` (``BorrowingWith``).  Amounts are integers
+in the resource's milli-units, as Kueue's ``resources.Amount`` are exact integers.
+
+A ClusterQueue's subtree quota is its nominal quota; a Cohort's is its own nominal quota plus what
+each child lends (subtree quota minus the part the lending limit keeps local).  Usage beyond a
+node's local (non-lent) quota is stored in the parent, so borrowing is always checked against the
+whole path to the root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+FlavorResource = tuple[str, str]  # (flavor, resource)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One ``resources[]`` entry: nominal quota and optional borrowing / lending limits."""
+
+    nominal: int
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass(eq=False)
+class Node:
+    """A ClusterQueue (leaf) or Cohort in the quota tree."""
+
+    name: str
+    is_cluster_queue: bool
+    quotas: dict[FlavorResource, Quota] = field(default_factory=dict)
+    parent: Node | None = None
+    children: list[Node] = field(default_factory=list)
+    subtree_quota: dict[FlavorResource, int] = field(default_factory=dict)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+
+    def local_quota(self, fr: FlavorResource) -> int:
+        """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit)."""
+        quota = self.quotas.get(fr)
+        if quota is not None and quota.lending_limit is not None:
+            return max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit)
+        return 0
+
+    def root(self) -> Node:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def ancestors(self) -> Iterator[Node]:
+        """Parent to root (``PathParentToRoot``)."""
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def child_cohorts(self) -> list[Node]:
+        return [c for c in self.children if not c.is_cluster_queue]
+
+    def child_cluster_queues(self) -> list[Node]:
+        return [c for c in self.children if c.is_cluster_queue]
+
+    def borrowing_with(self, fr: FlavorResource, val: int) -> bool:
+        """ClusterQueue: nominal < usage + val; Cohort: subtree quota < usage + val."""
+        if self.is_cluster_queue:
+            quota = self.quotas.get(fr)
+            return (quota.nominal if quota else 0) < self.usage.get(fr, 0) + val
+        return self.subtree_quota.get(fr, 0) < self.usage.get(fr, 0) + val
+
+
+def local_available(node: Node, fr: FlavorResource) -> int:
+    return max(0, node.local_quota(fr) - node.usage.get(fr, 0))
+
+
+def available(node: Node, fr: FlavorResource) -> int:
+    """What ``node`` can still use of ``fr`` now, through its ancestors (``available``)."""
+    if node.parent is None:
+        return node.subtree_quota.get(fr, 0) - node.usage.get(fr, 0)
+    parent_available = available(node.parent, fr)
+    quota = node.quotas.get(fr)
+    if quota is not None and quota.borrowing_limit is not None:
+        lq = node.local_quota(fr)
+        stored_in_parent = node.subtree_quota.get(fr, 0) - lq
+        used_in_parent = max(0, node.usage.get(fr, 0) - lq)
+        with_max_from_parent = stored_in_parent - used_in_parent + quota.borrowing_limit
+        parent_available = min(with_max_from_parent, parent_available)
+    return local_available(node, fr) + parent_available
+
+
+def cq_available(node: Node, fr: FlavorResource) -> int:
+    """``ClusterQueueSnapshot.Available``: never negative."""
+    return max(0, available(node, fr))
+
+
+def potential_available(node: Node, fr: FlavorResource) -> int:
+    """What ``node`` could use of ``fr`` if nothing else used any (``potentialAvailable``)."""
+    if node.parent is None:
+        return node.subtree_quota.get(fr, 0)
+    result = node.local_quota(fr) + potential_available(node.parent, fr)
+    quota = node.quotas.get(fr)
+    if quota is not None and quota.borrowing_limit is not None:
+        result = min(node.subtree_quota.get(fr, 0) + quota.borrowing_limit, result)
+    return result
+
+
+def add_usage(node: Node, fr: FlavorResource, val: int) -> None:
+    local = local_available(node, fr)
+    node.usage[fr] = node.usage.get(fr, 0) + val
+    if node.parent is not None and val > local:
+        add_usage(node.parent, fr, val - local)
+
+
+def remove_usage(node: Node, fr: FlavorResource, val: int) -> None:
+    stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
+    node.usage[fr] = node.usage.get(fr, 0) - val
+    if stored_in_parent <= 0 or node.parent is None:
+        return
+    remove_usage(node.parent, fr, min(val, stored_in_parent))
+
+
+def add_all(node: Node, usage: Mapping[FlavorResource, int]) -> None:
+    for fr, val in usage.items():
+        add_usage(node, fr, val)
+
+
+def remove_all(node: Node, usage: Mapping[FlavorResource, int]) -> None:
+    for fr, val in usage.items():
+        remove_usage(node, fr, val)
+
+
+def fits(node: Node, usage: Mapping[FlavorResource, int]) -> bool:
+    """``ClusterQueueSnapshot.Fits``: every amount within what is available now."""
+    return all(cq_available(node, fr) >= val for fr, val in usage.items())
+
+
+def quantities_fit_in_quota(
+    node: Node, requests: Mapping[FlavorResource, int]
+) -> tuple[bool, dict[FlavorResource, int]]:
+    """``QuantitiesFitInQuota``: fits within the subtree, and what is left for the parent."""
+    ok = True
+    remaining: dict[FlavorResource, int] = {}
+    for fr, val in requests.items():
+        if node.subtree_quota.get(fr, 0) < node.usage.get(fr, 0) + val:
+            ok = False
+        remaining[fr] = max(0, val - local_available(node, fr))
+    return ok, remaining
+
+
+def within_nominal(node: Node, frs: Iterable[FlavorResource]) -> bool:
+    """``IsWithinNominalInResources``: usage within the subtree quota for every ``fr``."""
+    return all(node.subtree_quota.get(fr, 0) >= node.usage.get(fr, 0) for fr in frs)
+
+
+def node_height(node: Node) -> int:
+    """``getNodeHeight`` (hierarchical_preemption.go): 1 for a cohort of ClusterQueues, +1 per level."""
+    height = min(len(node.children), 1)
+    for child in node.child_cohorts():
+        height = max(height, node_height(child) + 1)
+    return height
+
+
+def height_of_lowest_subtree_that_fits(cq: Node, fr: FlavorResource, val: int) -> tuple[int, bool]:
+    """``FindHeightOfLowestSubtreeThatFits`` (classical/hierarchical_preemption.go).
+
+    0 when ``val`` fits the ClusterQueue's nominal quota; otherwise the height of the lowest
+    ancestor whose subtree has room, and whether that ancestor has a parent (more to reclaim).
+    """
+    if not cq.borrowing_with(fr, val) or cq.parent is None:
+        return 0, cq.parent is not None
+    remaining = val - local_available(cq, fr)
+    for node in cq.ancestors():
+        if not node.borrowing_with(fr, remaining):
+            return node_height(node), node.parent is not None
+        remaining -= local_available(node, fr)
+    return node_height(cq.root()), False
+
+
+def accumulate(root: Node) -> None:
+    """Recompute subtree quotas bottom-up (``updateCohortResourceNode``/``accumulateFromChild``)."""
+    root.subtree_quota = {fr: q.nominal for fr, q in root.quotas.items()}
+    for child in root.children:
+        accumulate(child)
+        for fr, child_quota in child.subtree_quota.items():
+            root.subtree_quota[fr] = root.subtree_quota.get(fr, 0) + child_quota - child.local_quota(fr)

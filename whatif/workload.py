@@ -1,0 +1,50 @@
+"""A workload as the simulator tracks it: what the trace asked for, and where it is now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from whatif.tree import FlavorResource
+
+PENDING = "pending"
+RESERVED = "reserved"  # quota reserved, admission checks pending (ProvisioningRequest)
+ADMITTED = "admitted"
+FINISHED = "finished"
+REJECTED = "rejected"  # an admission check failed for good
+
+
+@dataclass(frozen=True)
+class PodSet:
+    name: str
+    count: int
+    requests: dict[str, int]  # per pod, milli-units
+
+    def total(self) -> dict[str, int]:
+        return {r: v * self.count for r, v in self.requests.items()}
+
+
+@dataclass(eq=False)
+class Workload:
+    namespace: str
+    name: str
+    queue: str
+    priority: int
+    submit: float
+    duration: float
+    seq: int  # creation order: earlier submit, then earlier in the trace
+    pod_sets: tuple[PodSet, ...]
+    cluster_queue: str | None = None
+    state: str = PENDING
+    flavors: dict[str, dict[str, str]] = field(default_factory=dict)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    reserved_at: float | None = None  # QuotaReserved transition time (preemption ordering)
+    first_admitted_at: float | None = None
+    generation: int = 0  # bumped on eviction: stale finish/check events are ignored
+    reported_inadmissible: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def holds_quota(self) -> bool:
+        return self.state in (RESERVED, ADMITTED)
