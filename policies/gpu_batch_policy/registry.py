@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
+from .fit.rules_egress import POLICIES as FIT_EGRESS
+from .fit.rules_pod_fit import POLICIES as FIT_POD_FIT
+from .fit.rules_runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
+from .fit.rules_system_pool import POLICIES as FIT_SYSTEM_POOL
+from .fit.rules_webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules_capacity import POLICIES as RULES_CAPACITY
 from .rules_gke import POLICIES as RULES_GKE
 from .rules_kai import POLICIES as RULES_KAI
@@ -28,4 +33,9 @@ ALL_POLICIES: list[Policy] = [
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
+    *FIT_POD_FIT,
+    *FIT_SYSTEM_POOL,
+    *FIT_EGRESS,
+    *FIT_WEBHOOK_PORTS,
+    *FIT_RUNTIME_CLASSES,
 ]
