@@ -19,7 +19,7 @@ import yaml
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.values import plain
 
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, config_value, run_stack
 
 VENDOR = ROOT.parent / "shared" / "vendor"
 Item = tuple[str, Any, str, str]
@@ -75,3 +75,15 @@ def model_of(items: Iterable[Item]) -> StackModel:
 
 def rendered_stack(stack: str, edits: dict[str, Any] | None = None) -> StackModel:
     return model_of(stack_items(stack, edits))
+
+
+def cluster_edit(stack: str, **changes: Any) -> dict[str, Any]:
+    cluster = dict(config_value(stack, "gpu-batch:cluster"))
+    cluster.update(changes)
+    return {"gpu-batch:cluster": cluster}
+
+
+def system_pool_edit(stack: str, **changes: Any) -> dict[str, Any]:
+    cluster = dict(config_value(stack, "gpu-batch:cluster"))
+    cluster["systemPool"] = {**cluster["systemPool"], **changes}
+    return {"gpu-batch:cluster": cluster}

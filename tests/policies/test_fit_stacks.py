@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from tests.policies.pack_harness import Res, Run, policy, run
-from tests.policies.rendered_stack import Item, stack_items
-from tests.stack_runner import config_value
+from tests.policies.rendered_stack import Item, cluster_edit, stack_items, system_pool_edit
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -29,18 +28,6 @@ FIREWALL = "gcp:compute/firewall:Firewall"
 def judge(rule: str, items: list[Item], config: dict[str, Any] | None = None) -> Run:
     resources = [Res(t, n, p, u) for t, p, u, n in items]
     return run(policy(rule), resources, config)
-
-
-def cluster_edit(stack: str, **changes: Any) -> dict[str, Any]:
-    cluster = dict(config_value(stack, "gpu-batch:cluster"))
-    cluster.update(changes)
-    return {"gpu-batch:cluster": cluster}
-
-
-def system_pool_edit(stack: str, **changes: Any) -> dict[str, Any]:
-    cluster = dict(config_value(stack, "gpu-batch:cluster"))
-    cluster["systemPool"] = {**cluster["systemPool"], **changes}
-    return {"gpu-batch:cluster": cluster}
 
 
 def firewall(network: str, cidr: str, *ports: str) -> Item:
@@ -161,7 +148,7 @@ def test_kai_injection_turned_off_is_clean() -> None:
 def test_pod_priority_class_missing_and_rendered() -> None:
     """KAI's chart ships PriorityClass 'train'; 'gold' exists nowhere."""
     items = stack_items("kai")
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "p", "namespace": "team-a"},

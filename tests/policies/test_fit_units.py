@@ -10,7 +10,7 @@ import pytest
 from gpu_batch_policy.fit.allocatable import node_allocatable, reserved_cpu_cores, reserved_memory_bytes
 from gpu_batch_policy.fit.machines import MachineShape, machine_shape
 from gpu_batch_policy.fit.placement import placement, pod_requests, pool_allocatable
-from gpu_batch_policy.fit.resources import GIB, MIB
+from gpu_batch_policy.fit.resources import GIB, MIB, Resources
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model_workloads import PodTemplate
 
@@ -171,7 +171,7 @@ def test_pod_requests_follow_the_scheduler() -> None:
         "",
     )
     requests = pod_requests(pod)
-    assert not isinstance(requests, str)
+    assert isinstance(requests, Resources)
     assert requests.cpu == Decimal("2.25")  # max(0.5 + 1, 2) + 0.25
     assert requests.memory == 3 * GIB + 120 * MIB
 
@@ -179,7 +179,7 @@ def test_pod_requests_follow_the_scheduler() -> None:
 def test_pool_without_machine_type_is_gke_default_e2_medium() -> None:
     model = model_of(gke_cluster(), Res(POOL, "bare", {"name": "bare", "cluster": "gpu-cluster"}))
     room = pool_allocatable(model.node_pools()[0])
-    assert room is not None and not isinstance(room, str)
+    assert isinstance(room, Resources)
     assert room.cpu == Decimal("1.93")
 
 
