@@ -12,6 +12,7 @@ import pytest
 
 from tests.policies.pack_harness import Res, Run, policy, run
 from tests.policies.rendered_stack import Item, cluster_edit, stack_items, system_pool_edit
+from tests.stack_runner import config_value
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -115,8 +116,48 @@ def test_kai_gpu_sharing_injects_a_runtime_class_gke_does_not_have() -> None:
     result = judge("runtime-and-priority-classes-exist", stack_items("kai"))
     assert len(result.violations) == 1, result.text()
     assert "Config 'kai-config'" in result.text()
-    assert "spec.admission.gpuPodRuntimeClassName) sets GPU pods to RuntimeClass 'nvidia'" in result.text()
+    assert (
+        "spec.admission.gpuPodRuntimeClassName) sets every GPU pod to RuntimeClass 'nvidia'" in result.text()
+    )
     assert 'admission.gpuPodRuntimeClassName: ""' in result.text()
+
+
+def kai_edit(**changes: Any) -> dict[str, Any]:
+    return {"gpu-batch:kai": {**config_value("kai", "gpu-batch:kai"), **changes}}
+
+
+def kai_admission(items: list[Item]) -> dict[str, Any]:
+    """The rendered KAI Config's ``spec.admission`` (to edit what the chart rendered)."""
+    for _, props, _, _ in items:
+        if props.get("kind") == "Config" and props.get("apiVersion") == "kai.scheduler/v1":
+            admission: dict[str, Any] = props["spec"]["admission"]
+            return admission
+    raise AssertionError("no KAI Config rendered")
+
+
+def test_kai_v0_13_injects_into_whole_gpu_pods_even_without_sharing() -> None:
+    items = stack_items("kai")
+    kai_admission(items)["gpuSharing"] = False
+    result = judge("runtime-and-priority-classes-exist", items)
+    assert "sets every GPU pod to RuntimeClass 'nvidia'" in result.text()
+
+
+def test_kai_v0_17_injects_into_fraction_pods_only_with_sharing_on() -> None:
+    on = judge("runtime-and-priority-classes-exist", stack_items("kai", kai_edit(version="v0.17.0")))
+    assert (
+        "spec.admission.gpuFractionRuntimeClassName) sets GPU-fraction pods to RuntimeClass 'nvidia'"
+        in on.text()
+    )
+    assert 'admission.gpuFractionRuntimeClassName: ""' in on.text()
+    off = stack_items("kai", kai_edit(version="v0.17.0"))
+    manifest = next(p for _, p, _, _ in off if p.get("metadata", {}).get("name") == "kai-config-manifest")
+    assert (
+        "gpuSharing: true" in manifest["data"]["kai-config.yaml"]
+    )  # v0.17.0 ships the Config in a hook ConfigMap
+    manifest["data"]["kai-config.yaml"] = manifest["data"]["kai-config.yaml"].replace(
+        "gpuSharing: true", "gpuSharing: false"
+    )
+    assert judge("runtime-and-priority-classes-exist", off).clean
 
 
 def test_kai_runtime_class_declared_is_clean() -> None:
@@ -139,9 +180,7 @@ def test_kai_runtime_class_declared_is_clean() -> None:
 
 def test_kai_injection_turned_off_is_clean() -> None:
     items = stack_items("kai")
-    for _, props, _, _ in items:
-        if props.get("kind") == "Config" and props.get("apiVersion") == "kai.scheduler/v1":
-            props["spec"]["admission"]["gpuPodRuntimeClassName"] = ""
+    kai_admission(items)["gpuPodRuntimeClassName"] = ""
     assert judge("runtime-and-priority-classes-exist", items).clean
 
 

@@ -9,14 +9,13 @@ created by something in the stack (declared or chart-rendered), or be built in:
 "Pod Priority and Preemption"), and GKE creates the RuntimeClass ``gvisor`` only when some node
 pool runs GKE Sandbox (``nodeConfig.sandboxConfig.sandboxType: gvisor``; GKE doc "GKE Sandbox").
 
-KAI's admission webhook sets ``runtimeClassName`` on GPU pods itself: chart value
-``admission.gpuPodRuntimeClassName`` (v0.13.0) / ``admission.gpuFractionRuntimeClassName``
-(v0.17.0), default ``nvidia``, rendered into the operator ``Config`` (``kai_config.py``;
-KAI-Scheduler ``pkg/admission/webhook/v1alpha2/runtimeenforcement``: the class is injected into
-pods with a GPU or GPU-fraction request unless they set their own; an empty name disables it).
-GKE nodes run the NVIDIA stack without a separate ``nvidia`` runtime handler and create no such
-RuntimeClass, so with GPU sharing on and injection on, the class must be declared or the value
-set to ``""``.
+KAI's admission webhook sets ``runtimeClassName`` on GPU pods itself (``kai_config.py`` has the
+verified details): at v0.13.0 on every GPU pod (``gpuPodRuntimeClassName``, default ``nvidia``),
+at v0.17.0 on GPU-fraction pods only (``gpuFractionRuntimeClassName``, default ``nvidia``).  GKE
+nodes run the NVIDIA stack without a separate ``nvidia`` runtime handler and GKE creates no such
+RuntimeClass, so unless the class is declared the chart value must be ``""``.  Fraction pods only
+exist with ``global.gpuSharing`` on (KAI's gpusharing admission plugin rejects them otherwise), so
+the fraction-only injection matters only then; the v0.13.0 one matters whenever GPU pods run.
 """
 
 from __future__ import annotations
@@ -110,19 +109,22 @@ def _priority_class(model: StackModel, name: str | Unknown, subject: Subject, re
 
 def _check_kai(model: StackModel, reporter: Reporter) -> None:
     for config in kai_config.kai_configs(model):
-        sharing = kai_config.gpu_sharing(config)
-        field, name = kai_config.injected_runtime_class(config)
-        if isinstance(sharing, Unknown):
-            reporter.cannot_check(config, "spec.admission.gpuSharing")
-            continue
-        if sharing is not True or name == "" or name is None:
+        field, name, pods = kai_config.injected_runtime_class(config)
+        if pods == kai_config.FRACTION_ONLY:
+            sharing = kai_config.gpu_sharing(config)
+            if isinstance(sharing, Unknown):
+                reporter.cannot_check(config, "spec.admission.gpuSharing")
+                continue
+            if sharing is not True:
+                continue
+        if name == "":
             continue
         _runtime_class(
             model,
             name,
             config,
             reporter,
-            f"with GPU sharing on, KAI's admission webhook (Config spec.admission.{field}) sets GPU pods to",
+            f"KAI's admission webhook (Config spec.admission.{field}) sets {pods} to",
             fix=f'set the KAI chart value `admission.{field}: ""` (GKE nodes need no separate runtime), '
             f"or declare a node.k8s.io/v1 RuntimeClass '{name}' whose handler the nodes have",
         )
