@@ -2,8 +2,9 @@
 
 A pod whose requests exceed every candidate node's allocatable stays Pending forever
 (kube-scheduler NodeResourcesFit: "Insufficient cpu"), and a chart that refuses smaller values
-(SkyPilot's API server: 4 CPU / 8Gi, ``skypilot-org/skypilot`` ``charts/skypilot/values.yaml``
-at v0.13.0) cannot be fixed by the user after install.  Candidates and allocatable come from
+(SkyPilot chart 0.13.0: ``values.yaml`` ``apiService.resources`` requests 4 CPU / 8Gi, and
+``templates/_helpers.tpl`` fails the render below "at least 4 CPU cores and 8 GiB memory" unless
+``apiService.skipResourceCheck``) cannot be fixed by the user after install.  Candidates and allocatable come from
 ``placement.py`` (taints/tolerations, nodeSelector, required node affinity; GKE's reserved
 CPU/memory).  DaemonSet pods run on *every* node of the pools they target, so they must fit each
 of those pools.

@@ -7,8 +7,8 @@ port).  With private nodes GKE's own firewall rule opens only TCP 443 and 10250 
 plane's ``masterIpv4CidrBlock`` (GKE doc "Create a private cluster" → "Adding firewall rules for
 specific use cases"); any other port needs a ``gcp:compute/firewall:Firewall``, or every call
 times out and a fail-closed webhook (``failurePolicy: Fail``) blocks the objects it guards.
-Kueue 0.19.2 serves its webhooks on 9443 (chart ``templates/webhook/manifests.yaml`` and the
-``kueue-webhook-service`` targetPort); KAI's operator creates its admission webhook from the
+Kueue 0.19.2 serves its webhooks on 9443 (chart ``templates/webhook/manifests.yaml``, the
+``templates/webhook/service.yaml`` targetPort and ``templates/manager/manager.yaml`` containerPort); KAI's operator creates its admission webhook from the
 rendered ``Config`` with ``spec.admission.webhook.targetPort`` 9443 (``kai_config.py``).
 Aggregated APIs (``apiregistration.k8s.io`` ``APIService`` ``spec.service``, e.g. Kueue's
 visibility server on 8082) are called the same way and are checked too.
