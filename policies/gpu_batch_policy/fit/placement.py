@@ -146,20 +146,30 @@ def _expression(pool: NodePool, expr: Any) -> bool | None:
     return None if operator in ("Gt", "Lt") else False
 
 
+def _all(verdicts: Iterable[bool | None]) -> bool | None:
+    """Three-valued AND: False if any is False, else None if any is undecided, else True."""
+    result: bool | None = True
+    for verdict in verdicts:
+        if verdict is False:
+            return False
+        if verdict is None:
+            result = None
+    return result
+
+
+def _any(verdicts: Iterable[bool | None]) -> bool | None:
+    """Three-valued OR: True if any is True, else None if any is undecided, else False."""
+    negated = _all(None if v is None else not v for v in verdicts)
+    return None if negated is None else not negated
+
+
 def _term(pool: NodePool, term: Any) -> bool | None:
     if not isinstance(term, dict) or dig(term, "matchFields"):
         return None if term else False
     exprs = dig(term, "matchExpressions")
     if not isinstance(exprs, list) or not exprs:
         return False  # an empty term matches no node (k8s NodeSelectorTerm docs)
-    verdict: bool | None = True
-    for expr in exprs:
-        got = _expression(pool, expr)
-        if got is False:
-            return False
-        if got is None:
-            verdict = None
-    return verdict
+    return _all(_expression(pool, expr) for expr in exprs)
 
 
 def _affinity(pool: NodePool, terms: Any) -> bool | None:
@@ -167,14 +177,7 @@ def _affinity(pool: NodePool, terms: Any) -> bool | None:
         return True
     if not isinstance(terms, list):
         return None
-    verdict: bool | None = False
-    for term in terms:
-        got = _term(pool, term)
-        if got is True:
-            return True
-        if got is None:
-            verdict = None
-    return verdict
+    return _any(_term(pool, term) for term in terms)
 
 
 def admission_tolerations(model: StackModel, labels: Mapping[str, object]) -> list[Any]:
