@@ -72,7 +72,11 @@ class Placement:
 
 
 def pool_taints(model: StackModel, pool: NodePool) -> tuple[NodeTaint, ...] | Unknown:
-    """Scheduling-relevant taints on the pool's nodes (declared plus GKE's own)."""
+    """Scheduling-relevant taints on the pool's nodes (declared plus GKE's own), once per pool."""
+    return model.memo(f"fit.taints.{pool.urn}", lambda: _pool_taints(model, pool))
+
+
+def _pool_taints(model: StackModel, pool: NodePool) -> tuple[NodeTaint, ...] | Unknown:
     raw = as_list(pool.res.get("nodeConfig", "taints"))
     if isinstance(raw, Unknown):
         return raw
