@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from gpu_batch_policy.fit.allocatable import node_allocatable, reserved_cpu_cores, reserved_memory_bytes
 from gpu_batch_policy.fit.machines import MachineShape, machine_shape
+from gpu_batch_policy.fit.network import FIREWALL, port_open, private_clusters
 from gpu_batch_policy.fit.placement import placement, pod_requests, pool_allocatable
 from gpu_batch_policy.fit.resources import GIB, MIB, Resources
+from gpu_batch_policy.fit.rules_egress import is_google_registry, registry_of
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model_workloads import PodTemplate
 
@@ -262,3 +264,56 @@ def test_private_cluster_unknown_is_cannot_check() -> None:
     result = run(policy("private-nodes-need-egress"), stack)
     assert result.clean
     assert result.cannot_check and "enablePrivateNodes unknown until apply" in result.cannot_check
+
+
+# --- network: registries, firewalls -------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("image", "host", "google"),
+    [
+        ("registry.k8s.io/kueue/kueue:v0.19.2", "registry.k8s.io", False),
+        ("quay.io/kuberay/operator:v1.7.0", "quay.io", False),
+        ("nginx:1.27", "docker.io", False),
+        ("library/nginx", "docker.io", False),
+        ("gcr.io/p/i:1", "gcr.io", True),
+        ("us.gcr.io/p/i", "us.gcr.io", True),
+        ("us-docker.pkg.dev/p/r/i@sha256:abc", "us-docker.pkg.dev", True),
+        ("localhost:5000/i", "localhost:5000", False),
+    ],
+)
+def test_registry_of_an_image(image: str, host: str, google: bool) -> None:
+    assert registry_of(image) == host
+    assert is_google_registry(host) is google
+
+
+PRIVATE = {"enablePrivateNodes": True, "masterIpv4CidrBlock": "172.16.0.32/28"}
+
+
+def firewall(**props: Any) -> Res:
+    body = {
+        "network": "default",
+        "sourceRanges": ["172.16.0.0/16"],
+        "allows": [{"protocol": "tcp", "ports": ["9443"]}],
+    }
+    return Res(FIREWALL, "fw", {**body, **props})
+
+
+@pytest.mark.parametrize(
+    ("props", "opens"),
+    [
+        ({}, True),
+        ({"allows": [{"protocol": "all"}]}, True),
+        ({"allows": [{"protocol": "udp", "ports": ["9443"]}]}, False),
+        ({"direction": "EGRESS"}, False),
+        ({"disabled": True}, False),
+        ({"network": "projects/p/global/networks/other"}, False),
+        ({"network": "projects/p/global/networks/default"}, True),
+        ({"sourceRanges": ["10.0.0.0/8"]}, False),
+        ({"targetTags": ["gke-node"]}, None),
+        ({"allows": UNKNOWN}, None),
+    ],
+)
+def test_firewall_opens_a_port_from_the_control_plane(props: dict[str, Any], opens: bool | None) -> None:
+    model = model_of(gke_cluster(privateClusterConfig=PRIVATE), firewall(**props))
+    (target,), _ = private_clusters(model)
+    assert port_open(model, target, 9443) is opens
+    assert port_open(model, target, 10250) is True  # GKE's own rule
