@@ -317,3 +317,14 @@ def test_firewall_opens_a_port_from_the_control_plane(props: dict[str, Any], ope
     (target,), _ = private_clusters(model)
     assert port_open(model, target, 9443) is opens
     assert port_open(model, target, 10250) is True  # GKE's own rule
+
+
+def test_private_nodes_of_one_pool_make_the_cluster_private() -> None:
+    pool = cpu_pool()
+    pool.props["networkConfig"] = {"enablePrivateNodes": True}
+    deploy = deployment("op", "1")
+    result = run(policy("private-nodes-need-egress"), [gke_cluster(), pool, deploy])
+    assert result.clean  # gcr.io only
+    deploy.props["spec"]["template"]["spec"]["containers"][0]["image"] = "ghcr.io/o/i:1"
+    result = run(policy("private-nodes-need-egress"), [gke_cluster(), pool, deploy])
+    assert "ghcr.io: ghcr.io/o/i:1" in result.text()

@@ -1,6 +1,8 @@
 """Private GKE clusters and the VPC resources that open them up (pulumi_gcp wire names).
 
-- A cluster has private nodes when ``privateClusterConfig.enablePrivateNodes`` is true; its
+- A cluster has private nodes when ``privateClusterConfig.enablePrivateNodes`` is true, or when
+  one of its node pools sets ``networkConfig.enablePrivateNodes`` (pulumi_gcp
+  ``NodePoolNetworkConfigArgs.enable_private_nodes``: private nodes per pool); its
   control plane then reaches the nodes from ``privateClusterConfig.masterIpv4CidrBlock``, and GKE
   creates a firewall rule for TCP 443 and 10250 only (GKE doc "Create a private cluster" →
   "Adding firewall rules for specific use cases",
@@ -43,8 +45,16 @@ def private_clusters(model: StackModel) -> tuple[list[PrivateCluster], list[GkeC
     """Clusters with private nodes, and clusters for which that is unknown until apply."""
     found: list[PrivateCluster] = []
     unknown: list[GkeCluster] = []
+    pool_private: dict[int, bool | Unknown | None] = {}
+    for pool in model.node_pools():
+        cluster_of = model.cluster_of(pool)
+        flag = as_bool(pool.res.get("networkConfig", "enablePrivateNodes"))
+        if cluster_of is not None and flag is not None and pool_private.get(id(cluster_of.res)) is not True:
+            pool_private[id(cluster_of.res)] = flag
     for cluster in model.gke_clusters():
         private = as_bool(cluster.res.get("privateClusterConfig", "enablePrivateNodes"))
+        if private is not True and pool_private.get(id(cluster.res)) is not None:
+            private = pool_private[id(cluster.res)]
         if isinstance(private, Unknown):
             unknown.append(cluster)
         if private is not True:
