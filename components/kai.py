@@ -37,11 +37,12 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.chart_lock import locked
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
 
-KAI_CHART: Final = "oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler"
-KAI_VERSION: Final = "v0.13.0"
+KAI_CHART: Final = locked("kai-scheduler").source
+KAI_VERSION: Final = locked("kai-scheduler").version
 KAI_NAMESPACE: Final = "kai-scheduler"
 KAI_SCHEDULER_NAME: Final = "kai-scheduler"
 KAI_QUEUE_LABEL: Final = "kai.scheduler/queue"

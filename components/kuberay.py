@@ -25,12 +25,13 @@ from typing import Any, Final, Literal
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.chart_lock import locked
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
 
-KUBERAY_REPOSITORY: Final = "https://ray-project.github.io/kuberay-helm/"
-KUBERAY_CHART: Final = "kuberay-operator"
-KUBERAY_VERSION: Final = "1.7.0"
+KUBERAY_REPOSITORY: Final = locked("kuberay-operator").source
+KUBERAY_CHART: Final = locked("kuberay-operator").name
+KUBERAY_VERSION: Final = locked("kuberay-operator").version
 KUBERAY_NAMESPACE: Final = "kuberay-system"
 # First releases with the KAI plugin, and with KAI support for RayJob (kuberay #3886, #4418).
 KUBERAY_MIN_FOR_KAI: Final = "1.5.0"

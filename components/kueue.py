@@ -26,12 +26,13 @@ from typing import Final
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.chart_lock import locked
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.kueue_config import KueueConfiguration, feature_gate_values, gate_problems
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
 
-KUEUE_CHART: Final = "oci://registry.k8s.io/kueue/charts/kueue"
-KUEUE_VERSION: Final = "0.19.2"
+KUEUE_CHART: Final = locked("kueue").source
+KUEUE_VERSION: Final = locked("kueue").version
 
 
 @dataclass(frozen=True)

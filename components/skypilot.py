@@ -31,12 +31,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from components.chart_lock import locked
 from components.htpasswd import htpasswd_line
 from components.k8s_object import compact
 from components.workloads import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 
-SKYPILOT_REPO = "https://helm.skypilot.co"
-SKYPILOT_CHART = "skypilot"
+SKYPILOT_REPO = locked("skypilot").source
+SKYPILOT_CHART = locked("skypilot").name
+SKYPILOT_VERSION = locked("skypilot").version
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """``python -m preview --stack dev``: the offline ``pulumi preview --policy-pack policies``.
 
-Exit codes: 0 clean, 1 a mandatory policy violation or an invalid rendered object, 2 a stack
-config or stack file error (printed as one line each, never a traceback).
+Exit codes: 0 clean, 1 a mandatory policy violation, an invalid object or a chart that refuses
+its release's values, 2 a stack config or stack file error, or a pinned chart that can be
+resolved from nowhere (printed as one line each, never a traceback).
 """
 
 from __future__ import annotations
@@ -16,8 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from preview.analyzer import AnalysisResult, format_diagnostic, run_policy_pack
+from preview.charts import (
+    ChartUnavailableError,
+    ReleaseManifests,
+    crd_catalog_for,
+    render_recorded_releases,
+    resolve_locked,
+)
 from preview.harness import RunResult, run_program
-from preview.manifests import render_manifests, validate_manifests, write_manifests
+from preview.manifests import render_manifests, rendered_objects, validate_manifests, write_manifests
 from preview.plan import plan_document, write_plan
 from preview.report import render_report
 from preview.stack_files import StackFileError, load_stack_files
@@ -48,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     clock = StageClock()
 
     try:
+        with clock.stage("resolve"):
+            resolve_locked()
+    except ChartUnavailableError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    try:
         files = load_stack_files(args.project_dir, args.stack)
         with clock.stage("program"):
             result = run_program(args.project_dir, files)
@@ -66,22 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in render_tree(result.resources):
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
-    with clock.stage("manifests"):
-        manifests_path = out_dir / "manifests.yaml"
-        objects = render_manifests(result.resources)
-        write_manifests(manifests_path, objects)
-        invalid = validate_manifests(objects)
-    for line in invalid:
-        print(f"[invalid] {line}")
-    print(
-        f"{len(objects)} Kubernetes objects: wrote {_rel(manifests_path)}; "
-        + (
-            f"{len(invalid)} rejected by their CRD schema"
-            if invalid
-            else "every custom resource valid against its CRD"
-        )
-    )
-    code = 1 if invalid else 0
+    failures = _charts_and_manifests(result, out_dir / "manifests.yaml", clock)
+    code = 1 if failures else 0
     analysis: AnalysisResult | None = None
     if not args.no_policy:
         with clock.stage("policy"):
@@ -147,6 +147,49 @@ def _print_policy_results(analysis: AnalysisResult, result: RunResult) -> None:
         f"policy pack {analysis.pack_name}: {verdict} "
         f"({len(analysis.policies)} policies, {mandatory} mandatory, {others} advisory findings)"
     )
+
+
+def _charts_and_manifests(result: RunResult, manifests_path: Path, clock: StageClock) -> int:
+    """Render every release, write ``manifests.yaml`` and validate every object in it.
+
+    Returns the failures: objects their schema rejects plus releases whose chart refuses them."""
+    with clock.stage("render"):
+        releases = render_recorded_releases(result.resources)
+    refused = _print_renders(releases)
+    with clock.stage("manifests"):
+        declared = render_manifests(result.resources)
+        objects = [*declared, *rendered_objects(releases)]
+        write_manifests(manifests_path, declared, releases)
+        invalid = validate_manifests(objects, catalog=crd_catalog_for(releases))
+    for line in invalid:
+        print(f"[invalid] {line}")
+    print(
+        f"{len(objects)} Kubernetes objects ({len(declared)} declared, "
+        f"{len(objects) - len(declared)} from {len(releases)} Helm releases): wrote {_rel(manifests_path)}; "
+        + (
+            f"{len(invalid)} rejected by their schema"
+            if invalid
+            else "every custom resource valid against its CRD"
+        )
+    )
+    return len(invalid) + refused
+
+
+def _print_renders(releases: list[ReleaseManifests]) -> int:
+    """One line per release that did not render; returns how many the chart refused (failures)."""
+    refused = 0
+    for release in releases:
+        render = release.render
+        if render.status == "rendered":
+            continue
+        if render.status == "refused":
+            refused += 1
+            print(
+                f"[chart] {release.title}: the chart refuses the values ({render.error_kind}): {render.message}"
+            )
+        else:
+            print(f"[chart] {release.title}: not rendered ({render.status}): {render.message}")
+    return refused
 
 
 def _rel(path: Path) -> str:

@@ -21,8 +21,9 @@ What this does not do, on purpose:
 * Integral floats are accepted where the schema says ``integer``: the Pulumi wire protocol has
   only doubles, and the API server's own OpenAPI validation accepts ``1.0`` as an integer too.
 
-Schemas come from a directory of CRD YAML files (by default ``<repo>/../shared/schemas``, or
-``$GPU_BATCH_CRD_DIR``, or an explicit argument).  Each file is parsed at most once per catalog,
+Schemas come from the CRDs the pinned Helm charts ship (``charts.lock.yaml``; Kueue's chart
+templates, KAI's and KubeRay's ``crds/``), rendered by the real Helm engine -- or from a directory
+of CRD YAML files (``$GPU_BATCH_CRD_DIR``, or an explicit argument), which tests use to compare.  Each file is parsed at most once per catalog,
 only when an object of its group is validated, and each (group, version, kind) gets one compiled
 validator whose schema nodes are built lazily, because the RayJob/RayCluster/Workload CRDs are
 1-1.4 MB of mostly pod-spec schema that a given object never touches.
@@ -792,7 +793,20 @@ class CrdCatalog:
     first time a lookup misses.  Multi-document files and non-CRD documents are tolerated.
     """
 
-    def __init__(self, schema_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, schema_dir: str | os.PathLike[str] | None, *, label: str | None = None) -> None:
+        """A catalog of the CRD files in ``schema_dir``; ``None``: an empty catalog to fill with
+        :meth:`add_documents` (the CRDs the pinned charts ship), named ``label`` in messages."""
+        self._loaded: set[Path] = set()
+        self._crds: dict[tuple[str, str], Crd] = {}
+        # Lookups that found nothing (core kinds, typos), so they stay cheap when repeated.
+        self._absent: set[tuple[str, str]] = set()
+        self._group_kinds: dict[str, list[str]] = {}
+        self._validators: dict[tuple[str, str, str], _ObjectValidator] = {}
+        if schema_dir is None:
+            self.schema_dir = Path(label or "CRDs")
+            self.label = label or "the given CRDs"
+            self._files: list[Path] = []
+            return
         directory = Path(schema_dir)
         if not directory.is_dir():
             raise SchemaDirError(
@@ -800,15 +814,10 @@ class CrdCatalog:
                 f"folder beside the repository, or set {SCHEMA_DIR_ENV} / pass schema_dir."
             )
         self.schema_dir = directory.resolve()
+        self.label = label or str(self.schema_dir)
         self._files = sorted(
             p for p in self.schema_dir.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
         )
-        self._loaded: set[Path] = set()
-        self._crds: dict[tuple[str, str], Crd] = {}
-        # Lookups that found nothing (core kinds, typos), so they stay cheap when repeated.
-        self._absent: set[tuple[str, str]] = set()
-        self._group_kinds: dict[str, list[str]] = {}
-        self._validators: dict[tuple[str, str, str], _ObjectValidator] = {}
 
     # Loading ----------------------------------------------------------------------------------
 
@@ -818,6 +827,11 @@ class CrdCatalog:
         self._loaded.add(path)
         with path.open(encoding="utf-8") as handle:
             documents = list(yaml.load_all(handle, Loader=_YAML_LOADER))
+        self.add_documents(documents, path)
+
+    def add_documents(self, documents: Iterable[Any], source: Path) -> None:
+        """Add the CRDs among ``documents`` (other documents are ignored).  The first CRD of a
+        (group, kind) wins, so callers add the most specific source first."""
         for doc in documents:
             if not isinstance(doc, Mapping) or doc.get("kind") != "CustomResourceDefinition":
                 continue
@@ -838,9 +852,11 @@ class CrdCatalog:
                 plural=names.get("plural", ""),
                 namespaced=spec.get("scope") == "Namespaced",
                 versions=versions,
-                source=path,
+                source=source,
             )
-            self._crds.setdefault((crd.group, crd.kind), crd)
+            if self._crds.setdefault((crd.group, crd.kind), crd) is crd:
+                self._absent.discard((crd.group, crd.kind))
+                self._group_kinds.pop(crd.group, None)
 
     def _group_files(self, group: str) -> list[Path]:
         return [p for p in self._files if p.name.startswith(f"{group}_")]
@@ -938,13 +954,13 @@ class CrdCatalog:
             if not known:
                 return result(
                     Outcome.NOT_CUSTOM_RESOURCE,
-                    note=f"no CRD for API group {group} in {self.schema_dir}",
+                    note=f"no CRD for API group {group} in {self.label}",
                 )
             hint = _suggest(kind, known)
             return result(
                 Outcome.NO_SCHEMA,
                 note=(
-                    f"no CRD for kind {kind} in group {group} in {self.schema_dir}"
+                    f"no CRD for kind {kind} in group {group} in {self.label}"
                     + (f" (did you mean {hint}?)" if hint else f" (known: {', '.join(known)})")
                 ),
             )
@@ -979,7 +995,10 @@ class CrdCatalog:
 
 
 def default_schema_dir() -> Path:
-    """``$GPU_BATCH_CRD_DIR`` if set, else ``<repo>/../shared/schemas`` (read at call time)."""
+    """``$GPU_BATCH_CRD_DIR`` if set, else ``<repo>/../shared/schemas`` (read at call time).
+
+    Only for comparisons and explicit overrides: by default (:func:`get_catalog` with no
+    directory and no override) CRDs come from the pinned charts, never from ``../shared``."""
     override = os.environ.get(SCHEMA_DIR_ENV)
     if override:
         return Path(override)
@@ -990,10 +1009,15 @@ _CATALOGS: dict[Path, CrdCatalog] = {}
 
 
 def get_catalog(schema_dir: str | os.PathLike[str] | None = None) -> CrdCatalog:
-    """The cached catalog for a directory (default: :func:`default_schema_dir`).
+    """The cached catalog for a directory; with none (and no ``$GPU_BATCH_CRD_DIR``), the CRDs
+    the pinned charts of ``charts.lock.yaml`` ship (:func:`preview.charts.locked_crd_catalog`).
 
     Cached per resolved path so a whole preview parses each CRD file once.
     """
+    if schema_dir is None and not os.environ.get(SCHEMA_DIR_ENV):
+        from preview.charts import locked_crd_catalog  # the charts import this module
+
+        return locked_crd_catalog()
     directory = Path(schema_dir) if schema_dir is not None else default_schema_dir()
     key = directory.resolve()
     catalog = _CATALOGS.get(key)

@@ -1,9 +1,11 @@
-"""``build/<stack>/manifests.yaml``: every Kubernetes object the stack declares, ready for ``kubectl diff``.
+"""``build/<stack>/manifests.yaml``: everything that would land in the cluster, ready for ``kubectl diff``.
 
-Rendered from the recorded registrations, so it is exactly what the program sends: any resource
-whose type token is ``kubernetes:<group>/<version>:<Kind>`` -- Namespaces, RBAC, and every custom
-resource.  Helm releases (``kubernetes:helm.sh/v3:Release``) are not Kubernetes objects but
-instructions to Helm, and providers are not objects at all; both are left out.  Values not known
+First the program's own objects, rendered from the recorded registrations, so exactly what the
+program sends: any resource whose type token is ``kubernetes:<group>/<version>:<Kind>`` --
+Namespaces, RBAC, and every custom resource.  Then, grouped under one comment line per release,
+what each Helm release installs, rendered from its pinned chart with its values by the real Helm
+engine (``preview.charts``): the chart's CRDs, then its templates, namespaced objects placed in
+the release namespace as Helm places them.  Providers are not objects and are left out.  Values not known
 before deploy read ``(unknown)`` and secrets ``[secret]`` (``preview.records.for_display``), so
 the file never holds a secret and can be attached to a pull request.
 
@@ -14,13 +16,16 @@ the API server would prune it silently (a v1beta1 ``cohort`` on a v1beta2 Cluste
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from preview.crd_validation import Outcome, ValidationResult, validate_objects
+from preview.charts import ReleaseManifests, default_resolver, store_text
+from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
 from preview.records import RecordedResource, for_display
 
 _NOT_OBJECTS = ("kubernetes:helm.sh/",)
@@ -79,19 +84,22 @@ def _sorted(value: Any) -> Any:
 
 
 def validation_results(
-    objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None
+    objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None, catalog: CrdCatalog | None = None
 ) -> list[ValidationResult]:
-    return validate_objects(objects, schema_dir)
+    chosen = catalog if catalog is not None else get_catalog(schema_dir)
+    return [chosen.validate(obj) for obj in objects]
 
 
-def validate_manifests(objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None) -> list[str]:
+def validate_manifests(
+    objects: Sequence[Mapping[str, Any]], schema_dir: Path | None = None, catalog: CrdCatalog | None = None
+) -> list[str]:
     """One line per problem: schema violations, and custom resources with no schema to check.
 
     Core and built-in API groups (``v1``, ``rbac.authorization.k8s.io``) have no CRD and pass.
     A kind of a group we hold CRDs for, but not its own, is an error: it could not be checked.
     """
     errors: list[str] = []
-    for result in validation_results(objects, schema_dir):
+    for result in validation_results(objects, schema_dir, catalog):
         if result.outcome is Outcome.INVALID:
             errors.extend(result.messages())
         elif result.outcome is Outcome.NO_SCHEMA:
@@ -99,9 +107,42 @@ def validate_manifests(objects: Sequence[Mapping[str, Any]], schema_dir: Path | 
     return errors
 
 
-def write_manifests(path: Path, objects: Sequence[Mapping[str, Any]]) -> None:
-    """Multi-document YAML, one object per document."""
+def write_manifests(
+    path: Path, objects: Sequence[Mapping[str, Any]], releases: Sequence[ReleaseManifests] = ()
+) -> None:
+    """Multi-document YAML, one object per document: the program's objects, then each release's
+    under a ``# --- Helm release <ns>/<name> (<chart> <version>) ---`` comment, in install order."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    parts = [_dump(objects)] if objects else []
+    for release in sorted(releases, key=lambda r: r.title):
+        header = f"# --- {release.title} ---\n"
+        if release.render.status != "rendered":
+            header += f"# not rendered ({release.render.status}): {release.render.message}\n"
+        body = _dump_cached(release.objects) if release.objects else ""
+        parts.append(header + body)
+    path.write_text("---\n".join(parts))
+
+
+def rendered_objects(releases: Sequence[ReleaseManifests]) -> list[dict[str, Any]]:
+    """Every object the releases install, in :func:`write_manifests` order."""
+    return [obj for release in sorted(releases, key=lambda r: r.title) for obj in release.objects]
+
+
+def _dump_cached(objects: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`_dump` of a release's objects, kept beside the render cache: PyYAML's representer
+    is pure Python and a chart's CRDs are megabytes (KubeRay: ~3 s per preview otherwise)."""
+    key = hashlib.sha256(json.dumps(objects, sort_keys=True, default=str).encode()).hexdigest()
+    path = default_resolver().cache_dir / ".renders" / f"{key}.yaml"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    text = _dump(objects)
+    store_text(path, text)
+    return text
+
+
+def _dump(objects: Sequence[Mapping[str, Any]]) -> str:
     # libyaml's emitter when PyYAML has it: ~10x faster than the pure-Python one on big stacks.
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    path.write_text(yaml.dump_all(list(objects), Dumper=dumper, sort_keys=False, default_flow_style=False))
+    return yaml.dump_all([dict(o) for o in objects], Dumper=dumper, sort_keys=False, default_flow_style=False)

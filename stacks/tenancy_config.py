@@ -13,6 +13,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from components.skypilot import SKYPILOT_VERSION
 from stacks.base import ConfigModel, DnsLabel, NonEmptyStr
 from stacks.errors import ConfigIssue
 from stacks.kai_queue_config import KaiQueueConfig, leaf_queues
@@ -25,7 +26,7 @@ SKYPILOT_PASSWORDS_KEY = "skypilotPasswords"
 # Helm chart https://helm.skypilot.co, chart `skypilot`, version 0.13.0: the stable release
 # listed in that repository's index.yaml (appVersion 0.13.0, digest 71f83d43...; stored copy of
 # skypilot-org/skypilot-helm), matching the PyPI release skypilot 0.13.0.
-SKYPILOT_CHART_VERSION = "0.13.0"
+SKYPILOT_CHART_VERSION = SKYPILOT_VERSION
 # Namespaces Kubernetes, GKE or the operators create themselves: a team may live in one
 # (the seeds use `default`) but the stack must not create, and so on destroy delete, it.
 SYSTEM_NAMESPACES = frozenset(

@@ -516,7 +516,7 @@ def test_cel_rules_are_skipped_but_counted() -> None:
         ("v1", "Namespace", Outcome.NOT_CUSTOM_RESOURCE, "v1 is the core API group"),
         ("apps/v1", "Deployment", Outcome.NOT_CUSTOM_RESOURCE, "no CRD for API group apps"),
         (f"{KUEUE}/v1beta2", "ClusterQeue", Outcome.NO_SCHEMA, "(did you mean ClusterQueue?)"),
-        (f"{KUEUE}/v1beta2", "MultiKueueCluster", Outcome.NO_SCHEMA, "no CRD for kind MultiKueueCluster"),
+        (f"{KUEUE}/v1beta2", "MultiKueueWidget", Outcome.NO_SCHEMA, "no CRD for kind MultiKueueWidget"),
     ],
 )
 def test_kinds_without_a_crd_are_not_errors(api_version: str, kind: str, outcome: Outcome, note: str) -> None:
@@ -604,7 +604,28 @@ def test_each_crd_file_is_parsed_once_and_only_when_needed(monkeypatch: pytest.M
 
 
 def test_catalogs_are_cached_per_directory() -> None:
-    assert get_catalog() is get_catalog(default_schema_dir())
+    assert get_catalog(default_schema_dir()) is get_catalog(default_schema_dir())
+    assert get_catalog() is get_catalog()
+
+
+def test_the_default_catalog_is_the_pinned_charts_crds_and_matches_shared_schemas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Strict validation reads the CRDs the pinned charts ship, not ../shared/schemas; the two
+    agree on every schema the shared folder holds (same versions, served flags, schemas)."""
+    monkeypatch.delenv(SCHEMA_DIR_ENV, raising=False)
+    charts = get_catalog()
+    assert "pinned charts" in charts.label
+    shared = CrdCatalog(default_schema_dir()).crds()
+    assert len(shared) >= 10
+    for crd in shared:
+        from_chart = charts.crd(crd.group, crd.kind)
+        assert from_chart is not None, (crd.group, crd.kind)
+        assert {v.name: (v.served, v.storage) for v in from_chart.versions.values()} == {
+            v.name: (v.served, v.storage) for v in crd.versions.values()
+        }
+        for name, version in crd.versions.items():
+            assert from_chart.versions[name].schema == version.schema, (crd.kind, name)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,10 +14,12 @@ reference that merely is not known yet.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from .charts.objects import render_releases
+from .charts.release import ReleaseRender
 from .model_base import DEFAULT_NAMESPACE, KubeObject, Resource, Subject, build_resource
 from .model_gke import GkeCluster, NodePool, gke_cluster, node_pool
 from .model_helm import KAI, KUBERAY, KUEUE, SKYPILOT, HelmRelease, helm_release
@@ -153,8 +155,12 @@ class StackModel:
     Derived per-stack tables (cohort totals, parsed chart values ...) live in :meth:`memo`.
     """
 
-    def __init__(self, resources: Iterable[Resource]) -> None:
+    def __init__(
+        self, resources: Iterable[Resource], renders: Mapping[str, ReleaseRender] | None = None
+    ) -> None:
         self.resources: list[Resource] = list(resources)
+        # What each Helm release (by URN) renders to; its objects are among ``resources``.
+        self.renders: dict[str, ReleaseRender] = dict(renders or {})
         self.objects: list[KubeObject] = [r for r in self.resources if isinstance(r, KubeObject)]
         self._views: dict[int, Any] = {}
         self._view_lists: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
@@ -180,18 +186,31 @@ class StackModel:
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
+    def with_releases_rendered(cls, resources: Iterable[Resource], *, render: bool = True) -> StackModel:
+        """The model of ``resources`` plus every object their Helm releases install (rendered
+        with the real Helm engine, see :mod:`.charts`), so chart-created objects count as
+        declared.  ``render=False`` judges the declared resources alone."""
+        declared = list(resources)
+        if not render:
+            return cls(declared)
+        rendered, renders = render_releases(declared)
+        return cls([*declared, *rendered], renders)
+
+    @classmethod
     def from_policy_resources(cls, resources: Sequence[Any]) -> StackModel:
         """From ``StackValidationArgs.resources`` (``PolicyResource`` objects)."""
-        return cls(build_resource(r.resource_type, r.props, r.urn, r.name, source=r) for r in resources)
+        return cls.with_releases_rendered(
+            build_resource(r.resource_type, r.props, r.urn, r.name, source=r) for r in resources
+        )
 
     @classmethod
     def from_args(cls, args: Any) -> StackModel:
         return cls.from_policy_resources(args.resources)
 
     @classmethod
-    def from_plain(cls, items: Iterable[tuple[str, Any, str, str]]) -> StackModel:
+    def from_plain(cls, items: Iterable[tuple[str, Any, str, str]], *, render: bool = True) -> StackModel:
         """From ``(type, props, urn, name)`` tuples (tests, other tools)."""
-        return cls(build_resource(t, p, u, n) for t, p, u, n in items)
+        return cls.with_releases_rendered((build_resource(t, p, u, n) for t, p, u, n in items), render=render)
 
     # --- generic access ----------------------------------------------------------------------
     def view(self, res: Resource) -> Any:

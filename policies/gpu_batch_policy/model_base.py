@@ -37,8 +37,20 @@ _CLUSTER_SCOPED: dict[str, frozenset[str]] = {
     CORE_GROUP: frozenset({"Namespace", "Node", "PersistentVolume"}),
     "rbac.authorization.k8s.io": frozenset({"ClusterRole", "ClusterRoleBinding"}),
     "scheduling.k8s.io": frozenset({"PriorityClass"}),
-    "storage.k8s.io": frozenset({"StorageClass"}),
+    "storage.k8s.io": frozenset({"StorageClass", "CSIDriver", "VolumeAttachment"}),
     "apiextensions.k8s.io": frozenset({"CustomResourceDefinition"}),
+    # Kinds the pinned charts render (kubernetes api reference, "Cluster-scoped" per kind).
+    "admissionregistration.k8s.io": frozenset(
+        {
+            "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+        }
+    ),
+    "apiregistration.k8s.io": frozenset({"APIService"}),
+    "node.k8s.io": frozenset({"RuntimeClass"}),
+    "networking.k8s.io": frozenset({"IngressClass"}),
     "kai.scheduler": frozenset({"Config", "SchedulingShard", "Topology"}),
 }
 
@@ -94,6 +106,10 @@ class KubeObject(Resource):
     # False when the whole labels/annotations map is unknown (a computed Output).
     labels_known: bool = True
     annotations_known: bool = True
+    # The URN of the Helm release whose chart renders this object; None when the program declares
+    # it.  A rendered object's ``urn`` is its release's (findings must name a real resource) and
+    # its ``pulumi_name`` the release name.
+    rendered_from: str | None = None
 
     @property
     def group(self) -> str:
@@ -128,7 +144,9 @@ class KubeObject(Resource):
 
     def describe(self) -> str:
         text = f"{self.kind} '{self.qualified_name}' ({self.api_version})"
-        if self.pulumi_name and self.pulumi_name not in (self.name, self.qualified_name):
+        if self.rendered_from is not None:
+            text += f" [rendered by Helm release '{self.pulumi_name}']"
+        elif self.pulumi_name and self.pulumi_name not in (self.name, self.qualified_name):
             text += f" [resource '{self.pulumi_name}']"
         return text
 

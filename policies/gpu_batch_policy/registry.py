@@ -15,6 +15,7 @@ from .fit.rules_system_pool import POLICIES as FIT_SYSTEM_POOL
 from .fit.rules_webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules_capacity import POLICIES as RULES_CAPACITY
 from .rules_gke import POLICIES as RULES_GKE
+from .rules_helm import POLICIES as RULES_HELM
 from .rules_kai import POLICIES as RULES_KAI
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
@@ -33,6 +34,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
+    *RULES_HELM,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,

@@ -1,0 +1,185 @@
+"""Resolve a pinned chart into a local cache: cache hit, offline mirror, or upstream pull.
+
+Why a cache of unpacked charts (``.cache/charts/<name>-<version>/``, git-ignored): rendering needs
+the chart's files, every preview and every pack run needs the same few charts, and nothing
+upstream may be committed to the project.  Resolution order:
+
+1. the cache, when ``<cache>/<name>-<version>/Chart.yaml`` exists;
+2. a local mirror directory laid out like the unpacked ``.tgz`` files, one folder per
+   ``<name>-<version>`` (``$GPU_BATCH_CHART_MIRROR``; default ``../shared/vendor`` beside the
+   repository when that exists -- the workspace's offline mirror, provenance in its SOURCE.md);
+3. the upstream location, pulled with the Helm engine (``helm pull [--repo URL] --untar``);
+   skipped when ``$GPU_BATCH_CHARTS_OFFLINE`` is set.
+
+Whatever the source, the chart is loaded with the Helm engine and its ``Chart.yaml`` name and
+version must be the ones pinned, so a wrong folder never passes for the pinned chart.  A copy
+lands in a temporary folder first and is renamed into place, so two processes (the preview and
+the pack it starts) may resolve the same chart at once.  When every source fails, one line says
+which chart, which version and every place tried (:class:`ChartUnavailableError`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import helm_python
+
+from .reference import ChartReference
+
+CACHE_ENV: Final = "GPU_BATCH_CHART_CACHE"
+MIRROR_ENV: Final = "GPU_BATCH_CHART_MIRROR"
+OFFLINE_ENV: Final = "GPU_BATCH_CHARTS_OFFLINE"
+
+# charts/ -> gpu_batch_policy/ -> policies/ -> the repository root.
+REPO_ROOT: Final = Path(__file__).resolve().parents[3]
+
+
+class ChartUnavailableError(RuntimeError):
+    """No source could provide the chart; ``str()`` is the one line to show."""
+
+    def __init__(self, reference: ChartReference, tried: list[str]) -> None:
+        self.reference = reference
+        self.tried = tried
+        super().__init__(
+            f"cannot resolve chart {reference.name} {reference.version} (tried {'; '.join(tried)})"
+        )
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the working directory when it is below or beside it (messages only)."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+class ChartResolver:
+    """Resolves :class:`ChartReference` objects into unpacked chart folders (thread-safe)."""
+
+    def __init__(self, cache_dir: Path, mirror_dir: Path | None, *, offline: bool = False) -> None:
+        self.cache_dir = cache_dir
+        self.mirror_dir = mirror_dir
+        self.offline = offline
+        self._resolved: dict[ChartReference, Path] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, reference: ChartReference) -> Path:
+        """The chart folder for ``reference``; raises :class:`ChartUnavailableError`."""
+        with self._lock:
+            found = self._resolved.get(reference)
+            if found is None:
+                found = self._resolve(reference)
+                self._resolved[reference] = found
+            return found
+
+    def _resolve(self, reference: ChartReference) -> Path:
+        target = self.cache_dir / reference.folder
+        if _is_chart(target, reference):
+            return target
+        tried: list[str] = []
+        if self.mirror_dir is not None:
+            mirrored = self.mirror_dir / reference.folder
+            if _is_chart(mirrored, reference):
+                return self._install(target, lambda tmp: _copy(mirrored, tmp))
+            tried.append(f"mirror {_shown(mirrored)}: not found")
+        else:
+            tried.append(f"mirror: none (set {MIRROR_ENV})")
+        if self.offline:
+            tried.insert(0, f"{reference.location}: not pulled, {OFFLINE_ENV} is set")
+        else:
+            try:
+                return self._install(target, lambda tmp: _pull(reference, tmp))
+            except (helm_python.HelmError, OSError, ValueError) as error:
+                tried.insert(0, f"{reference.location}: {_one_line(str(error))}")
+        raise ChartUnavailableError(reference, tried)
+
+    def _install(self, target: Path, fill: Callable[[Path], Path]) -> Path:
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=self.cache_dir))
+        try:
+            chart_dir = fill(staging)
+            try:
+                chart_dir.rename(target)
+            except OSError:
+                if not (target / "Chart.yaml").is_file():  # not merely lost a race
+                    raise
+            return target
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _is_chart(folder: Path, reference: ChartReference) -> bool:
+    """Whether ``folder`` holds exactly the pinned chart (name and version from Chart.yaml)."""
+    if not (folder / "Chart.yaml").is_file():
+        return False
+    try:
+        with helm_python.Chart.load(folder) as chart:
+            return chart.name == reference.name and chart.version == reference.version
+    except helm_python.HelmError:
+        return False
+
+
+def _copy(source: Path, staging: Path) -> Path:
+    """Copy the mirror's folder; files get the user's default modes (a read-only mirror must
+    not make the cache undeletable)."""
+    destination = staging / "chart"
+    shutil.copytree(source, destination, symlinks=False, copy_function=shutil.copyfile)
+    for folder in (destination, *destination.rglob("*")):
+        if folder.is_dir():
+            folder.chmod(0o755)
+    return destination
+
+
+def _pull(reference: ChartReference, staging: Path) -> Path:
+    """``helm pull`` into ``staging`` and untar; the chart lands in ``staging/untar/<name>``."""
+    untar = staging / "untar"
+    if reference.oci:
+        helm_python.pull(
+            reference.source, version=reference.version, destination=staging, untar=True, untar_dir=untar
+        )
+    else:
+        helm_python.pull(
+            reference.name,
+            repo_url=reference.source,
+            version=reference.version,
+            destination=staging,
+            untar=True,
+            untar_dir=untar,
+        )
+    chart_dir = untar / reference.name
+    if not _is_chart(chart_dir, reference):
+        raise ValueError(f"the pulled archive is not chart {reference}")
+    return chart_dir
+
+
+def default_mirror() -> Path | None:
+    """``$GPU_BATCH_CHART_MIRROR``, else ``../shared/vendor`` beside the repository if present."""
+    configured = os.environ.get(MIRROR_ENV)
+    if configured:
+        return Path(configured)
+    workspace = REPO_ROOT.parent / "shared" / "vendor"
+    return workspace if workspace.is_dir() else None
+
+
+def default_cache() -> Path:
+    """``$GPU_BATCH_CHART_CACHE``, else ``.cache/charts`` in the repository (git-ignored)."""
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured) if configured else REPO_ROOT / ".cache" / "charts"
+
+
+@functools.cache
+def default_resolver() -> ChartResolver:
+    """One resolver per process, configured from the environment on first use."""
+    return ChartResolver(default_cache(), default_mirror(), offline=bool(os.environ.get(OFFLINE_ENV)))

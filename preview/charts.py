@@ -1,0 +1,158 @@
+"""The preview's chart stage: resolve every pinned chart, render every release, gather CRDs.
+
+Three jobs, all through the policy pack's own chart code (``gpu_batch_policy.charts``), so the
+preview and the pack resolve and render identically:
+
+- :func:`resolve_locked` -- before the program runs, resolve every chart of ``charts.lock.yaml``
+  (cache, mirror, upstream).  A machine that can reach none of them stops here with the one-line
+  :class:`ChartUnavailableError` (the CLI exits 2), not half-way through a plan.
+- :func:`render_recorded_releases` -- render each recorded ``kubernetes:helm.sh/v3:Release`` with
+  its chart, version, values, release name and namespace, in display form: a secret value is
+  rendered as ``[secret]`` and never reaches ``manifests.yaml``; an unknown one as ``(unknown)``.
+- :func:`locked_crd_catalog` / :func:`crd_catalog_for` -- the CRD schemas strict validation uses:
+  the CRDs the stack's own releases install first, then those of every pinned chart at its
+  default values, never ``../shared/schemas``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.chart_lock import locked_charts
+from preview.crd_validation import CrdCatalog
+from preview.records import UNKNOWN_DISPLAY, RecordedResource, for_display
+
+POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
+if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the analyzer host has it
+    sys.path.insert(0, str(POLICIES_DIR))
+
+from gpu_batch_policy.charts import (  # noqa: E402
+    ChartReference,
+    ChartUnavailableError,
+    default_resolver,
+    render_chart,
+)
+from gpu_batch_policy.charts.objects import crd_cluster_scoped, with_release_namespace  # noqa: E402
+from gpu_batch_policy.charts.release import ReleaseRender, render_release  # noqa: E402
+from gpu_batch_policy.charts.render import store_text  # noqa: E402
+from gpu_batch_policy.values import Unknown  # noqa: E402
+
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+
+__all__ = [
+    "ChartUnavailableError",
+    "ReleaseManifests",
+    "crd_catalog_for",
+    "default_resolver",
+    "locked_crd_catalog",
+    "render_recorded_releases",
+    "resolve_locked",
+    "store_text",
+]
+
+
+@dataclass(frozen=True)
+class ReleaseManifests:
+    """One recorded release and what it installs (display form), or why it did not render."""
+
+    resource: RecordedResource
+    render: ReleaseRender
+    objects: tuple[dict[str, Any], ...]
+
+    @property
+    def title(self) -> str:
+        chart = str(self.render.reference) if self.render.reference else "chart ?"
+        return f"Helm release {self.render.namespace or '?'}/{self.render.release_name or self.resource.name} ({chart})"
+
+
+def locked_references() -> list[ChartReference]:
+    """Every chart of ``charts.lock.yaml`` as a resolvable reference."""
+    return [ChartReference(c.name, c.version, c.source) for c in locked_charts().values()]
+
+
+def resolve_locked() -> dict[ChartReference, Path]:
+    """Resolve every pinned chart; raises :class:`ChartUnavailableError` for the first that fails."""
+    resolver = default_resolver()
+    return {reference: resolver.resolve(reference) for reference in locked_references()}
+
+
+def _markers_as_unknown(value: Any, path: str = "") -> Any:
+    """Display form with ``(unknown)`` back as :class:`Unknown` (the render counts stand-ins)."""
+    if value == UNKNOWN_DISPLAY:
+        return Unknown(path)
+    if isinstance(value, dict):
+        return {k: _markers_as_unknown(v, f"{path}.{k}" if path else k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_markers_as_unknown(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def render_recorded_releases(resources: Iterable[RecordedResource]) -> list[ReleaseManifests]:
+    """Every release among ``resources`` rendered as ``helm install`` would, in display form."""
+    out: list[tuple[RecordedResource, ReleaseRender]] = []
+    for resource in resources:
+        if resource.type != HELM_RELEASE:
+            continue
+        inputs = _markers_as_unknown(for_display(resource.inputs))
+        repo = inputs.get("repositoryOpts")
+        name = inputs.get("name")
+        render = render_release(
+            chart=inputs.get("chart"),
+            version=inputs.get("version"),
+            repo=repo.get("repo") if isinstance(repo, dict) else None,
+            release_name=name if name is not None else resource.name,
+            namespace=inputs.get("namespace") or "default",
+            values=inputs.get("values") or {},
+            resolver=default_resolver(),
+        )
+        out.append((resource, render))
+    scoped = crd_cluster_scoped(render for _, render in out)
+    return [
+        ReleaseManifests(
+            resource,
+            render,
+            tuple(with_release_namespace(o.manifest, render.namespace, scoped) for o in render.objects),
+        )
+        for resource, render in out
+    ]
+
+
+@functools.cache
+def _locked_crd_documents() -> tuple[tuple[Path, tuple[dict[str, Any], ...]], ...]:
+    """The CRDs every pinned chart installs at its default values, with the chart file of each."""
+    found: list[tuple[Path, tuple[dict[str, Any], ...]]] = []
+    for reference, chart_dir in resolve_locked().items():
+        rendered = render_chart(chart_dir, {}, release_name=reference.name, namespace=reference.name)
+        for obj in rendered.objects:
+            if obj.manifest.get("kind") == "CustomResourceDefinition":
+                found.append((Path(reference.folder) / obj.source, (obj.manifest,)))
+    return tuple(found)
+
+
+@functools.cache
+def locked_crd_catalog() -> CrdCatalog:
+    """A catalog of the CRDs the pinned charts ship (resolving them on first use)."""
+    catalog = CrdCatalog(None, label="the pinned charts' CRDs (charts.lock.yaml)")
+    for source, documents in _locked_crd_documents():
+        catalog.add_documents(documents, source)
+    return catalog
+
+
+def crd_catalog_for(releases: Sequence[ReleaseManifests]) -> CrdCatalog:
+    """The CRDs this stack's releases install, then the pinned charts' for every other group: a
+    stack pinning another chart version is validated against that version's schemas."""
+    catalog = CrdCatalog(None, label="the CRDs of the stack's releases and the pinned charts")
+    for release in releases:
+        for rendered, obj in zip(release.render.objects, release.objects, strict=True):
+            if obj.get("kind") == "CustomResourceDefinition":
+                reference = release.render.reference
+                folder = reference.folder if reference else "chart"
+                catalog.add_documents((obj,), Path(folder) / rendered.source)
+    for source, documents in _locked_crd_documents():
+        catalog.add_documents(documents, source)
+    return catalog
