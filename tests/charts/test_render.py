@@ -55,14 +55,24 @@ def test_kueue_manager_image_and_webhook_port(stack: str) -> None:
     assert "registry.k8s.io/kueue/kueue:v0.19.2" in images
     (service,) = of_kind(kueue, "Service", "kueue-webhook-service")
     assert service["spec"]["ports"] == [{"port": 443, "protocol": "TCP", "targetPort": 9443}]
-    webhooks = [w for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
-                for cfg in of_kind(kueue, kind) for w in cfg["webhooks"]]
+    webhooks = [
+        w
+        for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+        for cfg in of_kind(kueue, kind)
+        for w in cfg["webhooks"]
+    ]
     assert webhooks and {w["clientConfig"]["service"]["name"] for w in webhooks} == {"kueue-webhook-service"}
     # Fail-closed on Kueue's own objects: a control plane that cannot reach 9443 rejects them.
     assert {w["failurePolicy"] for w in webhooks if w["name"] == "vclusterqueue.kb.io"} == {"Fail"}
     for obj in kueue:
-        if obj["kind"] not in ("ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
-                               "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService"):
+        if obj["kind"] not in (
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "CustomResourceDefinition",
+            "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration",
+            "APIService",
+        ):
             # The release namespace, or the one the chart names (the visibility server's
             # auth-reader RoleBinding lives in kube-system).
             assert obj["metadata"].get("namespace") in ("kueue-system", "kube-system"), obj["metadata"]
@@ -79,7 +89,9 @@ def test_skypilot_api_servers_request_what_the_chart_demands() -> None:
 
 def test_skypilot_ingress_nginx_admission_webhook_targets_8443_once() -> None:
     sky = objects("skypilot", "skypilot")
-    controllers = [d for d in of_kind(sky, "Deployment") if d["metadata"]["name"].endswith("ingress-nginx-controller")]
+    controllers = [
+        d for d in of_kind(sky, "Deployment") if d["metadata"]["name"].endswith("ingress-nginx-controller")
+    ]
     assert len(controllers) == 1, "only the first release installs ingress-nginx"
     ports = {p["name"]: p["containerPort"] for c in containers(controllers[0]) for p in c.get("ports", [])}
     assert ports["webhook"] == 8443

@@ -28,7 +28,11 @@ def test_references_pin_oci_charts_and_repository_charts() -> None:
     oci = reference_from_release("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", None)
     assert (oci.name, oci.version, oci.oci, oci.folder) == ("kueue", "0.19.2", True, "kueue-0.19.2")
     repo = reference_from_release("kuberay-operator", "1.7.0", "https://ray-project.github.io/kuberay-helm/")
-    assert (repo.name, repo.oci, repo.source) == ("kuberay-operator", False, "https://ray-project.github.io/kuberay-helm/")
+    assert (repo.name, repo.oci, repo.source) == (
+        "kuberay-operator",
+        False,
+        "https://ray-project.github.io/kuberay-helm/",
+    )
 
 
 @pytest.mark.parametrize(
@@ -104,7 +108,9 @@ def test_the_lock_pins_every_chart_the_mirror_holds_at_that_version() -> None:
 def test_a_broken_lock_entry_is_one_line_with_its_key(tmp_path: Path) -> None:
     lock = tmp_path / "charts.lock.yaml"
     lock.write_text("charts:\n  kueue:\n    name: kueue\n    source: oci://x/kueue\n")
-    with pytest.raises(ChartLockError, match=r"charts\.kueue\.version: got None, expected a non-empty string"):
+    with pytest.raises(
+        ChartLockError, match=r"charts\.kueue\.version: got None, expected a non-empty string"
+    ):
         locked_charts(lock)
     lock.write_text("charts:\n  kueue: {name: kueue, version: 1.0.0, source: oci://x/other}\n")
     with pytest.raises(ChartLockError, match=r"ending in /kueue"):

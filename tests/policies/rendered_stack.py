@@ -1,9 +1,10 @@
-"""A stack as the pack will see it once releases are rendered: the program's resources plus
-every Helm release's rendered objects (the lead's issue-9 interface, built here for tests).
+"""A stack with every Helm release replaced by the objects it renders, as editable items.
 
 The program runs under the preview mocks (``tests/stack_runner.py``); each
-``kubernetes:helm.sh/v3:Release`` is rendered with the real Helm engine from the pinned chart in
-``../shared/vendor/<chart>-<version>`` with the release's own values, name and namespace.
+``kubernetes:helm.sh/v3:Release`` is rendered by the pack's own renderer
+(``gpu_batch_policy.charts.render_releases``: the pinned chart, the release's values, name and
+namespace) and replaced by its objects, so a test can edit what a chart rendered (a KAI Config, a
+Service) and the pack, which renders only releases it sees, judges exactly those objects.
 """
 
 from __future__ import annotations
@@ -14,53 +15,28 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-import helm_python
-import yaml
+from gpu_batch_policy.charts.objects import render_releases
 from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.model_base import build_resource
 from gpu_batch_policy.values import plain
 
-from tests.stack_runner import ROOT, config_value, run_stack
+from tests.stack_runner import config_value, run_stack
 
-VENDOR = ROOT.parent / "shared" / "vendor"
 Item = tuple[str, Any, str, str]
 RELEASE = "kubernetes:helm.sh/v3:Release"
-
-
-def render_release(inputs: dict[str, Any], urn: str) -> list[Item]:
-    """The objects one release renders, as ``StackModel.from_plain`` items."""
-    chart = str(inputs["chart"]).rstrip("/").rsplit("/", 1)[-1]
-    namespace = inputs.get("namespace") or "default"
-    folder = VENDOR / f"{chart}-{inputs['version']}"
-    rendered = helm_python.Chart.load(str(folder)).render(
-        inputs.get("values") or {}, name=inputs["name"], namespace=namespace
-    )
-    items: list[Item] = []
-    for path, text in sorted(rendered.items()):
-        if not path.endswith((".yaml", ".yml")):
-            continue  # NOTES.txt
-        for doc in yaml.safe_load_all(text):
-            if not isinstance(doc, dict) or "kind" not in doc:
-                continue
-            group, _, version = str(doc.get("apiVersion", "v1")).rpartition("/")
-            meta = doc.setdefault("metadata", {})
-            meta.setdefault("namespace", namespace)
-            kind = doc["kind"]
-            obj_urn = f"{urn}$rendered:{kind}/{meta['namespace']}/{meta.get('name')}"
-            items.append(
-                (f"kubernetes:{group or 'core'}/{version}:{kind}", doc, obj_urn, str(meta.get("name")))
-            )
-    return items
 
 
 @functools.lru_cache(maxsize=16)
 def _items(stack: str, edits_json: str) -> tuple[Item, ...]:
     result = run_stack(stack, json.loads(edits_json) or None)
-    items: list[Item] = []
-    for res in result.resources:
-        inputs = plain(res.inputs)
-        items.append((res.type, inputs, res.urn, res.name))
-        if res.type == RELEASE:
-            items.extend(render_release(inputs, res.urn))
+    declared = [(res.type, plain(res.inputs), res.urn, res.name) for res in result.resources]
+    objects, renders = render_releases(build_resource(t, p, u, n) for t, p, u, n in declared)
+    failed = {urn: r.message for urn, r in renders.items() if r.status != "rendered"}
+    assert not failed, f"charts did not render: {failed}"
+    items: list[Item] = [item for item in declared if item[0] != RELEASE]
+    for obj in objects:
+        urn = f"{obj.urn}$rendered:{obj.kind}/{obj.namespace or ''}/{obj.name}"
+        items.append((obj.type, obj.props, urn, obj.name))
     return tuple(items)
 
 
@@ -70,7 +46,7 @@ def stack_items(stack: str, edits: dict[str, Any] | None = None) -> list[Item]:
 
 
 def model_of(items: Iterable[Item]) -> StackModel:
-    return StackModel.from_plain(items)
+    return StackModel.from_plain(items, render=False)
 
 
 def rendered_stack(stack: str, edits: dict[str, Any] | None = None) -> StackModel:

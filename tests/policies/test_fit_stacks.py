@@ -207,8 +207,8 @@ def test_pod_priority_class_missing_and_rendered() -> None:
 def test_kueue_webhooks_behind_a_private_control_plane_need_a_firewall_rule() -> None:
     result = judge("webhook-ports-open-from-control-plane", stack_items("prod"))
     text = result.text()
-    assert "ValidatingWebhookConfiguration 'kueue-system/kueue-validating-webhook-configuration'" in text
-    assert "MutatingWebhookConfiguration 'kueue-system/kueue-mutating-webhook-configuration'" in text
+    assert "ValidatingWebhookConfiguration 'kueue-validating-webhook-configuration'" in text
+    assert "MutatingWebhookConfiguration 'kueue-mutating-webhook-configuration'" in text
     assert "listens on tcp:9443" in text
     assert "tcp:8082" in text  # Kueue's visibility APIService
     assert 'sourceRanges ["172.16.0.32/28"]' in text

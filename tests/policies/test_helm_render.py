@@ -84,5 +84,7 @@ def test_chart_created_objects_join_the_model_marked_with_their_release() -> Non
     (operator,) = model.kube_objects("apps", "Deployment")
     assert operator.namespace == "kai-scheduler"
     assert model.renders[release.urn].status == "rendered"
-    declared_only = StackModel.from_plain([(release.type, release.props, release.urn, release.name)], render=False)
+    declared_only = StackModel.from_plain(
+        [(release.type, release.props, release.urn, release.name)], render=False
+    )
     assert declared_only.kube_objects("scheduling.k8s.io", "PriorityClass") == []
