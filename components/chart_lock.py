@@ -33,10 +33,6 @@ class LockedChart:
     version: str
     source: str
 
-    @property
-    def oci(self) -> bool:
-        return self.source.startswith("oci://")
-
 
 @cache
 def locked_charts(path: Path = LOCK_FILE) -> dict[str, LockedChart]:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-# Scopes the nodes need for logging, monitoring and pulling images; access beyond that goes
-# through Workload Identity, never through node scopes.
+# The scope GKE recommends with a least-privilege node service account: IAM roles, not scopes,
+# limit what the nodes may do (components.node_identity); workloads use Workload Identity.
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 # The node label on the system pool; operators select it so they never land on GPU nodes.
 SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
@@ -54,6 +54,19 @@ class GkeClusterArgs:
     network: str | None = None
     subnetwork: str | None = None
     system_pool: SystemPoolArgs = SystemPoolArgs()
+    # CIDRs allowed to reach the public endpoint; None: not restricted; (): closed to all but
+    # Google (GKE docs, how-to/authorized-networks).
+    master_authorized_networks: tuple[str, ...] | None = None
+    # The nodes' service account (components.node_identity); None: the Compute Engine default.
+    node_service_account: pulumi.Input[str] | None = None
+    # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
+    # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
+    protect: bool = False
+
+    @property
+    def node_tag(self) -> str:
+        """The network tag on every node of the cluster; firewall rules target it."""
+        return f"{self.name}-node"
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -64,7 +77,7 @@ class GkeCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-batch:gke:Cluster", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, protect=args.protect)
         private = (
             gcp.container.ClusterPrivateClusterConfigArgs(
                 enable_private_nodes=True,
@@ -98,6 +111,7 @@ class GkeCluster(pulumi.ComponentResource):
             networking_mode="VPC_NATIVE",
             ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
             private_cluster_config=private,
+            master_authorized_networks_config=_authorized_networks(args.master_authorized_networks),
             opts=child,
         )
         pool = args.system_pool
@@ -118,6 +132,8 @@ class GkeCluster(pulumi.ComponentResource):
                 machine_type=pool.machine_type,
                 disk_size_gb=pool.disk_size_gb,
                 oauth_scopes=NODE_OAUTH_SCOPES,
+                service_account=args.node_service_account,
+                tags=[args.node_tag],
                 labels=dict(SYSTEM_POOL_SELECTOR),
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                     mode="GKE_METADATA"
@@ -135,3 +151,18 @@ class GkeCluster(pulumi.ComponentResource):
                 "system_pool": self.system_pool.name,
             }
         )
+
+
+def _authorized_networks(
+    cidrs: tuple[str, ...] | None,
+) -> gcp.container.ClusterMasterAuthorizedNetworksConfigArgs | None:
+    """Master authorized networks: only ``cidrs`` (and Google's own ranges) reach the endpoint."""
+    if cidrs is None:
+        return None
+    return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+        cidr_blocks=[
+            gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=c, display_name=c)
+            for c in cidrs
+        ],
+        gcp_public_cidrs_access_enabled=False,
+    )

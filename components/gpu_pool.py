@@ -3,8 +3,13 @@
 The mode decides everything GKE is strict about, so callers choose a mode rather than a bag
 of flags:
 
-- ``queued``: Dynamic Workload Scheduler queued provisioning.  Nodes only ever come from
-  ProvisioningRequests (Kueue's provisioning admission check), all at once, in one zone.
+- ``queued``: Dynamic Workload Scheduler "flex-start with queued provisioning".  Nodes only ever
+  come from ProvisioningRequests (Kueue's provisioning admission check), all at once, in one zone.
+  GKE's how-to (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest, "Create a
+  node pool") requires *both* ``--enable-queued-provisioning`` and ``--flex-start``, as
+  cluster-toolkit (``modules/compute/gke-node-pool``: ``enable_queued_provisioning`` with
+  ``enable_flex_start``) and xpk (``src/xpk/core/capacity.py``: ``--flex-start`` plus
+  ``--enable-queued-provisioning``) do; so a queued pool sets ``nodeConfig.flexStart`` too.
   GKE requires autoscaling with total min 0, 0 initial nodes, location policy ANY, no
   reservation, no spot, no compact placement and auto-repair off (reference/kueue.md §8).
 - ``flex-start``: DWS flex-start without queueing: same no-reservation / no-spot /
@@ -59,6 +64,10 @@ class GpuNodePoolArgs:
     compact_placement: bool = False
     # None: the mode's default (off for DWS pools, where GKE refuses it; on otherwise).
     auto_repair: bool | None = None
+    # The nodes' service account (None: Compute Engine default) and network tags.
+    service_account: pulumi.Input[str] | None = None
+    network_tags: tuple[str, ...] = ()
+    protect: bool = False
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -98,7 +107,7 @@ class GpuNodePool(pulumi.ComponentResource):
             if args.compact_placement
             else None,
             node_config=self._node_config(args),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
         self.register_outputs({"name": self.node_pool.name, "gpu_capacity": self.gpu_capacity})
 
@@ -108,6 +117,8 @@ class GpuNodePool(pulumi.ComponentResource):
             machine_type=args.machine_type,
             disk_size_gb=args.disk_size_gb,
             oauth_scopes=NODE_OAUTH_SCOPES,
+            service_account=args.service_account,
+            tags=list(args.network_tags) or None,
             guest_accelerators=[
                 gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
                     type=args.accelerator_type,
@@ -119,7 +130,10 @@ class GpuNodePool(pulumi.ComponentResource):
             ],
             reservation_affinity=_reservation_affinity(args),
             spot=True if args.provisioning == "spot" else None,
-            flex_start=True if args.provisioning == "flex-start" else None,
+            # GKE's queued-provisioning how-to creates the pool with both --enable-queued-provisioning
+            # and --flex-start; leaving flexStart unset lets GKE's own value differ from the
+            # program's and the next `up` plan a pool replacement (issue 10 #6).
+            flex_start=True if args.provisioning in ("flex-start", "queued") else None,
             max_run_duration=args.max_run_duration,
             taints=[
                 gcp.container.NodePoolNodeConfigTaintArgs(

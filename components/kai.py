@@ -4,9 +4,13 @@ Public API: :class:`KaiSchedulerArgs`, :class:`KaiSchedulerInstall` (``release``
 Queue objects and a KAI-wired KubeRay operator depend on); :data:`KAI_SCHEDULER_NAME` is the
 ``schedulerName`` pods must carry, :data:`KAI_QUEUE_LABEL` the queue label.
 
-Chart facts (NVIDIA/KAI-Scheduler v0.13.0, reference/kai-kuberay-skypilot.md §1.2): published at
-``oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler`` with the git tag as version, *with* ``v``
-(``v0.13.0``); install namespace ``kai-scheduler`` (workloads must not run there).
+Chart facts (kai-scheduler/KAI-Scheduler v0.17.0, reference/kai-kuberay-skypilot.md §1.2): published
+at ``oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler`` with the git tag as version, *with*
+``v`` (``v0.17.0``); it moved there from ``oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler``,
+which hosts v0.13.0 and older (KAI #1153).  Install namespace ``kai-scheduler`` (workloads must
+not run there).  The ``kai-config`` Config is no longer a plain template: a post-install hook Job
+(``templates/hooks/post/kai-config-deployer``) applies it from the ``kai-config-manifest``
+ConfigMap, and kai-operator then creates the admission and queue webhooks.
 
 Values this component sets, and why:
 
@@ -19,6 +23,13 @@ Values this component sets, and why:
   ``nodeSelector`` only to the ``kai-operator`` Deployment; the scheduler, binder, podgrouper,
   admission and queue controllers are created by that operator from the ``kai-config`` Config,
   which carries ``global.affinity`` (templates ``services/operator.yaml``, ``kai-config.yaml``).
+- ``admission.gpuFractionRuntimeClassName: ""``: KAI's admission webhook sets
+  ``runtimeClassName: nvidia`` on every GPU-fraction pod by default (values.yaml @v0.17.0; the
+  Config CRD ``crds/kai.scheduler_configs.yaml`` documents "Set to empty string to disable").
+  GKE's managed GPU drivers expose GPUs through the device plugin and configure no ``nvidia``
+  containerd handler, so a pod with that RuntimeClass is refused (no such RuntimeClass) or never
+  starts.  Rendering the v0.17.0 chart with this value gives ``gpuFractionRuntimeClassName: ""``
+  in the Config (tests/test_kai_chart.py renders it from ``../shared/vendor``).
 - ``defaultQueue.createDefaultQueue``: the chart's default queues (``default-parent-queue`` /
   ``default-queue``, ``limit: -1``) are created only on first install and annotated
   ``helm.sh/resource-policy: keep`` -- invisible to Pulumi, surviving uninstall, and a place where
@@ -46,6 +57,10 @@ KAI_VERSION: Final = locked("kai-scheduler").version
 KAI_NAMESPACE: Final = "kai-scheduler"
 KAI_SCHEDULER_NAME: Final = "kai-scheduler"
 KAI_QUEUE_LABEL: Final = "kai.scheduler/queue"
+# The admission webhook's target port (v0.17.0 values.yaml admission.ports.webhookPort, rendered
+# into the kai-config Config as admission.webhook.targetPort) and the queue controller's webhook
+# (controller-runtime's default 9443, behind the same 443 Service port).
+KAI_WEBHOOK_PORT: Final = 9443
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,8 @@ class KaiSchedulerInstall(pulumi.ComponentResource):
                     "affinity": node_affinity(args.node_selector),
                 },
                 "defaultQueue": {"createDefaultQueue": args.create_default_queue},
+                # GKE's managed drivers have no `nvidia` RuntimeClass (see the module docstring).
+                "admission": {"gpuFractionRuntimeClassName": ""},
             },
             parent=self,
             depends_on=depends_on_of(opts),

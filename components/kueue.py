@@ -33,6 +33,10 @@ from components.operator_release import ChartRef, depends_on_of, operator_namesp
 
 KUEUE_CHART: Final = locked("kueue").source
 KUEUE_VERSION: Final = locked("kueue").version
+# The port the controller's webhook server listens on, which the control plane must reach
+# (kueue v0.19.2 charts/kueue/values.yaml: webhookService targetPort 9443; manager.yaml
+# containerPort 9443).
+KUEUE_WEBHOOK_PORT: Final = 9443
 
 
 @dataclass(frozen=True)

@@ -282,7 +282,11 @@ class KueueConfiguration:
         return found
 
     def managed_jobs_namespace_selector(self) -> dict[str, Any]:
-        if self.manage_jobs_without_queue_name:
+        # With the pod integration the chart also uses this selector as the namespaceSelector of
+        # its fail-closed pod webhooks (kueue v0.19.2 charts/kueue/templates/webhook/manifests.yaml
+        # mpod.kb.io / vpod.kb.io): scope it to the labelled team namespaces, so pods elsewhere
+        # (ingress-nginx, KAI, monitoring) never depend on Kueue's webhook being up.
+        if self.manage_jobs_without_queue_name or "pod" in self.frameworks:
             return {"matchLabels": dict(MANAGED_NAMESPACE_LABEL)}
         # Kueue's own default, written out: everything except kube-system and Kueue's namespace.
         return {

@@ -188,11 +188,24 @@ def _quota(quota: Quota) -> dict[str, Any]:
     )
 
 
+# GKE's queued-provisioning class, and the node label GKE puts on the nodes it creates for one
+# ProvisioningRequest.  Without a nodeSelector on it, a gang's pods may land on nodes provisioned
+# for another gang (xpk src/xpk/templates/kueue_config.yaml.j2 and Kueue v0.19.2
+# site/content/en/docs/concepts/admission_check/provisioning_request.md "podSetUpdates").
+QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
+QUEUED_PROVISIONING_NODE_SELECTOR = {
+    "key": "autoscaling.gke.io/provisioning-request",
+    "valueFromProvisioningClassDetail": "ResizeRequestName",
+}
+
+
 def provisioning_config_spec(check: ProvisioningCheckArgs) -> dict[str, Any]:
     retry = check.retry
+    queued = check.provisioning_class_name == QUEUED_PROVISIONING_CLASS
     return compact(
         {
             "provisioningClassName": check.provisioning_class_name,
+            "podSetUpdates": {"nodeSelector": [dict(QUEUED_PROVISIONING_NODE_SELECTOR)]} if queued else None,
             "managedResources": list(check.managed_resources),
             "podSetMergePolicy": check.pod_set_merge_policy,
             "parameters": dict(check.parameters),

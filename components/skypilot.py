@@ -39,6 +39,9 @@ from components.workloads import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 SKYPILOT_REPO = locked("skypilot").source
 SKYPILOT_CHART = locked("skypilot").name
 SKYPILOT_VERSION = locked("skypilot").version
+# The bundled ingress-nginx admission webhook's port (skypilot 0.13.0 charts/ingress-nginx
+# values.yaml controller.admissionWebhooks.port: 8443).
+INGRESS_NGINX_WEBHOOK_PORT = 8443
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,14 @@
 
 Three pieces make a team unable to spend another team's quota:
 
-1. Its members get a namespaced Role (never a ClusterRole) to submit RayJobs, RayClusters, Jobs
-   and pods in their own namespace, and only to *read* LocalQueues and Workloads: they cannot
-   create a LocalQueue pointing at someone else's ClusterQueue.
+1. Its members get a namespaced Role (never a ClusterRole) to submit the workload kinds Kueue
+   queues -- Jobs, and RayJobs/RayClusters where KubeRay is installed -- in their own namespace,
+   and only to *read* LocalQueues and Workloads: they cannot create a LocalQueue pointing at
+   someone else's ClusterQueue.  Bare pods are created only where Kueue's ``pod`` integration
+   manages the namespace (``pods_managed``): elsewhere a bare pod bypasses Kueue and its quota
+   entirely (Kueue v0.19.2 site/content/en/docs/tasks/run/plain_pods.md: plain pods are managed
+   only with the ``pod`` integration, in namespaces matched by ``managedJobsNamespaceSelector``),
+   so members may then only read and delete pods.
 2. Each ClusterQueue's ``namespaceSelector`` admits exactly the namespaces of the teams listed
    against it (:func:`namespace_selector`), keyed on ``kubernetes.io/metadata.name``, the label
    the API server sets on every namespace and users cannot change (immutable since 1.21).
@@ -38,12 +43,23 @@ def namespace_selector(namespaces: Sequence[str]) -> dict[str, Any] | None:
     return {"matchExpressions": [{"key": NAME_LABEL, "operator": "In", "values": names}]}
 
 
-def team_rules() -> list[dict[str, Any]]:
+POD_VERBS_UNMANAGED = ("get", "list", "watch", "delete")
+
+
+def team_rules(*, ray: bool = True, pods_managed: bool = False) -> list[dict[str, Any]]:
     """What a team member may do in the team's namespace, and nothing cluster-wide."""
     return [
-        {"apiGroups": ["ray.io"], "resources": ["rayjobs", "rayclusters"], "verbs": list(SUBMIT_VERBS)},
+        *(
+            [{"apiGroups": ["ray.io"], "resources": ["rayjobs", "rayclusters"], "verbs": list(SUBMIT_VERBS)}]
+            if ray
+            else []
+        ),
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": list(SUBMIT_VERBS)},
-        {"apiGroups": [""], "resources": ["pods"], "verbs": list(SUBMIT_VERBS)},
+        {
+            "apiGroups": [""],
+            "resources": ["pods"],
+            "verbs": list(SUBMIT_VERBS if pods_managed else POD_VERBS_UNMANAGED),
+        },
         {"apiGroups": [""], "resources": ["pods/log", "events"], "verbs": list(READ_VERBS)},
         {
             "apiGroups": ["kueue.x-k8s.io"],
@@ -61,6 +77,10 @@ class TeamArgs:
     groups: tuple[str, ...] = ()
     users: tuple[str, ...] = ()
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
+    # KubeRay installed: members submit RayJobs/RayClusters.
+    ray: bool = True
+    # Kueue's pod integration manages this namespace: members may create bare pods.
+    pods_managed: bool = False
 
 
 class TeamTenancy(pulumi.ComponentResource):
@@ -93,7 +113,10 @@ class TeamTenancy(pulumi.ComponentResource):
         self.role = k8s.rbac.v1.Role(
             f"{name}-role",
             metadata=metadata,
-            rules=[k8s.rbac.v1.PolicyRuleArgs(**_snake(rule)) for rule in team_rules()],
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(**_snake(rule))
+                for rule in team_rules(ray=args.ray, pods_managed=args.pods_managed)
+            ],
             opts=after_namespace,
         )
         subjects = [

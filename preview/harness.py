@@ -51,6 +51,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 property_dependencies={
                     key: list(deps.urns) for key, deps in request.propertyDependencies.items()
                 },
+                protect=bool(request.protect),
             )
         )
         return response

@@ -19,5 +19,23 @@ class PreviewMocks(pulumi.runtime.Mocks):
         return None, dict(args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        # The program makes no invokes; answer empty rather than inventing cloud data.
-        return {}, None
+        # (A bare dict is the SDK mocks' form for "no check failures".)
+        if args.token == ENGINE_VERSIONS_TOKEN:
+            return dict(OFFLINE_ENGINE_VERSIONS), []
+        # Any other invoke: answer empty rather than inventing cloud data.
+        return {}, []
+
+
+# The one invoke the program makes: which version each GKE release channel defaults to
+# (stacks/gke_versions.py).  Offline there is no project to ask, so the preview answers with
+# this stand-in -- channel defaults as GKE's release notes listed them when it was written -- and
+# says so; tests swap it to prove a too-old channel is refused.
+ENGINE_VERSIONS_TOKEN = "gcp:container/getEngineVersions:getEngineVersions"
+OFFLINE_ENGINE_VERSIONS: dict[str, Any] = {
+    "releaseChannelDefaultVersion": {
+        "RAPID": "1.34.1-gke.1431000",
+        "REGULAR": "1.33.5-gke.1201000",
+        "STABLE": "1.33.5-gke.1080000",
+        "EXTENDED": "1.33.5-gke.1080000",
+    },
+}

@@ -28,6 +28,9 @@ def plan_document(
                 "parent": r.parent,
                 "provider": r.provider,
                 "custom": r.custom,
+                # Only where set, so plans of stacks without protection read as before.
+                **({"protect": True} if r.protect else {}),
+                "dependsOn": r.dependencies,
                 "inputs": for_display(r.inputs),
             }
             for r in resources

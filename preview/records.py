@@ -45,6 +45,8 @@ class RecordedResource:
     outputs: dict[str, Any]
     dependencies: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    # The `protect` resource option: the engine refuses to delete a protected resource.
+    protect: bool = False
 
 
 def is_secret(value: Any) -> bool:

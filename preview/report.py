@@ -18,6 +18,7 @@ from pathlib import Path
 
 from preview.analyzer import AnalysisResult, Diagnostic
 from preview.records import RecordedResource
+from preview.report_network import network_section
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the analyzer host has it
@@ -284,6 +285,7 @@ def render_report(stack: str, resources: Sequence[RecordedResource], analysis: A
         )
         out.append("")
     out += system_pool_section(model)
+    out += network_section(resources, _table)
     cq_rows = list(_cluster_queue_rows(model))
     if cq_rows:
         out += ["### Kueue ClusterQueues (GPUs)", ""]

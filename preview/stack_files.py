@@ -3,7 +3,8 @@
 The CLI merges project-level config defaults into every stack and hands the program strings
 (structured values as JSON).  Offline there is no secrets provider to decrypt ``secure:``
 values, so each is replaced by a placeholder and its key marked secret: the program still
-sees a secret Output, and nothing pretends to know the real value.
+sees a secret Output, and nothing pretends to know the real value.  Secrets the stack file does
+not set at all (the repository commits none) get throwaway values (``preview.offline_secrets``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from typing import Any
 
 import yaml
 
-SECRET_PLACEHOLDER = "offline-preview-placeholder-secret"
+from preview.offline_secrets import THROWAWAY_SECRET, supply_throwaway_secrets
+
+# What a committed ``secure:`` value (from a user's own stack file) reads as offline.
+SECRET_PLACEHOLDER = THROWAWAY_SECRET
 # The engine hands a program (and a policy pack) the whole stack config as one environment
 # variable, PULUMI_CONFIG; Linux refuses any single environment string over 32 pages (128 KiB,
 # MAX_ARG_STRLEN), so a larger config cannot start under `pulumi preview` at all.
@@ -63,6 +67,7 @@ def load_stack_files(project_dir: Path, stack: str) -> StackFiles:
         if secret:
             secret_keys.append(key)
         config[key] = cleaned if isinstance(cleaned, str) else json.dumps(cleaned)
+    supply_throwaway_secrets(config, secret_keys)
     size = len(f"PULUMI_CONFIG={json.dumps(config)}".encode()) + 1
     if size > PULUMI_CONFIG_LIMIT:
         raise StackFileError(

@@ -11,7 +11,12 @@ import re
 from collections.abc import Iterator
 
 from components.gpu_catalog import GPU_MACHINES, gpu_machine
-from stacks.cluster_config import QUEUED_PROVISIONING_MIN_VERSION, ClusterConfig, GpuPoolConfig
+from stacks.cluster_config import (
+    QUEUED_FLEX_START_MIN_VERSION,
+    QUEUED_PROVISIONING_MIN_VERSION,
+    ClusterConfig,
+    GpuPoolConfig,
+)
 from stacks.errors import ConfigIssue, suggest
 
 CLUSTER_KEY = "gpu-batch:cluster"
@@ -47,6 +52,15 @@ def check_cluster(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> Iterato
             yield ConfigIssue(
                 f"{CLUSTER_KEY}.minMasterVersion",
                 f"{QUEUED_PROVISIONING_MIN_VERSION} or newer: pool(s) {', '.join(queued)} use queued provisioning",
+                version,
+            )
+        elif gke_version(version) < gke_version(QUEUED_FLEX_START_MIN_VERSION):
+            # Queued pools are created with flex-start too (components/gpu_pool.py), which GKE
+            # supports with queued provisioning from this version (how-to/provisioningrequest).
+            yield ConfigIssue(
+                f"{CLUSTER_KEY}.minMasterVersion",
+                f"{QUEUED_FLEX_START_MIN_VERSION} or newer: pool(s) {', '.join(queued)} use flex-start "
+                "with queued provisioning",
                 version,
             )
 

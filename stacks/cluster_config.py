@@ -12,6 +12,9 @@ from stacks.errors import pattern
 # The first GKE version whose cluster autoscaler serves queued-provisioning ProvisioningRequests
 # on Standard clusters (GKE docs, concepts/cluster-autoscaler; reference/kueue.md §7).
 QUEUED_PROVISIONING_MIN_VERSION = "1.28.3-gke.1098000"
+# Flex-start with queued provisioning, what a queued pool is (GKE how-to/provisioningrequest;
+# reference/kueue.md §7).
+QUEUED_FLEX_START_MIN_VERSION = "1.32.2-gke.1652000"
 
 
 class SystemPoolConfig(ConfigModel):
@@ -52,6 +55,15 @@ class ClusterConfig(ConfigModel):
     )
     master_ipv4_cidr_block: NonEmptyStr = Field(
         "172.16.0.32/28", description="/28 range of the control plane when privateNodes is on."
+    )
+    master_authorized_networks: list[NonEmptyStr] | None = Field(
+        None,
+        description="CIDRs that may reach the public control-plane endpoint; [] = closed to all but "
+        "Google; unset = open to all.",
+    )
+    protect: bool = Field(
+        False,
+        description="Pulumi protect on the cluster and every node pool, so `pulumi destroy` deletes nothing (on in prod).",
     )
     network: NonEmptyStr | None = Field(
         None, description="VPC network; default: the project's default network."

@@ -38,6 +38,7 @@ from components.kueue_queues import (
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
 from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
+from stacks.compose_readiness import ReadinessGates
 from stacks.compose_schedulers import Schedulers, WorkloadNeeds
 from stacks.config import StackConfig
 from stacks.kai_queue_config import KaiResourceConfig, walk
@@ -74,7 +75,10 @@ def workload_needs(config: StackConfig) -> WorkloadNeeds:
 
 
 def build_queues(
-    config: StackConfig, provider: pulumi.ProviderResource, schedulers: Schedulers
+    config: StackConfig,
+    provider: pulumi.ProviderResource,
+    schedulers: Schedulers,
+    gates: ReadinessGates | None = None,
 ) -> QueueLayer:
     teams = {
         team.name: TeamTenancy(
@@ -88,18 +92,25 @@ def build_queues(
         if created is not None:
             namespaces[team.namespace_name] = created
     kueue = None
-    if schedulers.kueue is not None and _has_kueue_objects(config):
+    if schedulers.kueue is not None and has_kueue_objects(config):
         kueue = KueueQueues(
             "kueue-queues",
             _kueue_args(config, namespaces),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kueue.release]),
+            # After the webhooks serve (the gate), not merely after `helm install` returned.
+            opts=pulumi.ResourceOptions(
+                provider=provider,
+                depends_on=[gates.kueue if gates and gates.kueue else schedulers.kueue.release],
+            ),
         )
     kai = None
     if schedulers.kai is not None and config.kai_queues:
         kai = KaiQueues(
             "kai-queues",
             tuple(_kai_args(config)),
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kai.release]),
+            opts=pulumi.ResourceOptions(
+                provider=provider,
+                depends_on=[gates.kai if gates and gates.kai else schedulers.kai.release],
+            ),
         )
     workloads = {}
     by_team = {t.name: t for t in config.teams}
@@ -119,19 +130,27 @@ def build_queues(
 
 
 def _team_args(team: TeamConfig, config: StackConfig) -> TeamArgs:
-    # Strict tenancy: Kueue manages exactly the namespaces carrying this label (compose_schedulers).
-    strict = config.kueue.enabled and config.kueue.manage_jobs_without_queue_name and team.local_queue
+    # Strict tenancy, or the pod integration: Kueue manages exactly the namespaces carrying this
+    # label (compose_schedulers), so its fail-closed pod webhook sees the team namespaces only.
+    pods = bool(skypilot_teams(config.teams))
+    labelled = bool(
+        config.kueue.enabled and (config.kueue.manage_jobs_without_queue_name or pods) and team.local_queue
+    )
     return TeamArgs(
         name=team.name,
         namespace=team.namespace_name,
         create_namespace=team.create_namespace,
         groups=tuple(team.members.groups),
         users=tuple(team.members.users),
-        namespace_labels=dict(MANAGED_NAMESPACE_LABEL) if strict else {},
+        namespace_labels=dict(MANAGED_NAMESPACE_LABEL) if labelled else {},
+        ray=config.kuberay.enabled,
+        # Bare pods only where Kueue's pod integration manages them (the namespace is labelled
+        # and created here, so the label really is on it).
+        pods_managed=pods and labelled and team.create_namespace,
     )
 
 
-def _has_kueue_objects(config: StackConfig) -> bool:
+def has_kueue_objects(config: StackConfig) -> bool:
     q = config.kueue_queues
     return bool(
         q.resource_flavors or q.admission_checks or q.cohorts or q.cluster_queues or q.priority_classes

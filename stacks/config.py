@@ -15,6 +15,7 @@ from stacks.cluster_checks import check_cluster, check_pools
 from stacks.cluster_config import ClusterConfig, GpuPoolConfig
 from stacks.errors import ConfigIssue
 from stacks.kai_queue_config import KaiQueueConfig
+from stacks.network_checks import check_network
 from stacks.queue_config import KueueQueuesConfig
 from stacks.queue_layer_checks import check_queue_layer
 from stacks.scheduler_checks import check_schedulers
@@ -61,5 +62,6 @@ def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     """Rules across keys, after every key has the right shape."""
     yield from check_cluster(config.cluster, config.gpu_pools)
     yield from check_pools(config.gpu_pools)
+    yield from check_network(config.cluster)
     yield from check_schedulers(config.kueue, config.kai, config.kuberay)
     yield from check_queue_layer(config)

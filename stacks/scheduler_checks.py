@@ -29,9 +29,12 @@ KUBERAY_KEY = "gpu-batch:kuberay"
 
 # Kueue 0.15 introduced the v1beta2 API (and the v1beta2 Configuration) the stack emits.
 KUEUE_MIN_VERSION = "0.15.0"
-# Hierarchies of any depth and the missing-queue PodGroup condition arrived in v0.13.0; the
-# chart values this stack sets were read at that tag.
-KAI_MIN_VERSION = "v0.13.0"
+# From v0.16.0 only GPU-fraction pods get a runtimeClassName, and the chart value
+# admission.gpuFractionRuntimeClassName ("" = none) controls it; v0.13.0 injects `nvidia` into
+# every GPU pod and its reservation pods, a RuntimeClass GKE's managed drivers do not provide
+# (reference/kai-kuberay-skypilot.md §1.2; values.yaml @v0.13.0 admission.gpuPodRuntimeClassName).
+# The chart values this stack sets were read at v0.17.0.
+KAI_MIN_VERSION = "v0.16.0"
 # Tags that exist in the KAI repository but are retracted in its go.mod: not releases.
 KAI_RETRACTED = frozenset({"v0.20.0", "v0.20.1"})
 # ray.io/v1, the API the stack and the policy pack use, is served from KubeRay 1.0.0.
@@ -61,7 +64,12 @@ def check_schedulers(kueue: KueueConfig, kai: KaiConfig, kuberay: KubeRayConfig)
         yield from _check_kueue(kueue)
     if kai.enabled:
         yield from _check_version(
-            f"{KAI_KEY}.version", kai.version, KAI_VERSION, KAI_MIN_VERSION, with_v=True
+            f"{KAI_KEY}.version",
+            kai.version,
+            KAI_VERSION,
+            KAI_MIN_VERSION,
+            with_v=True,
+            why=" (older releases inject runtimeClassName nvidia into GPU pods, which GKE's managed drivers lack)",
         )
         if kai.version in KAI_RETRACTED:
             yield ConfigIssue(

@@ -3,7 +3,7 @@
 
 A stack chooses Kueue, KAI or both; KubeRay is independent of either.  Versions are overridable
 (pin a patch release) but checked in :mod:`stacks.scheduler_checks`, because the charts spell them
-differently (Kueue ``0.19.2``, KAI ``v0.13.0``, KubeRay ``1.7.0``) and the stack emits objects
+differently (Kueue ``0.19.2``, KAI ``v0.17.0``, KubeRay ``1.7.0``) and the stack emits objects
 only some versions serve.
 """
 
@@ -130,7 +130,7 @@ class KaiConfig(ConfigModel):
     """NVIDIA KAI Scheduler (key ``gpu-batch:kai``)."""
 
     enabled: bool = Field(False, description="Install KAI Scheduler.")
-    version: NonEmptyStr = Field(KAI_VERSION, description="KAI chart version, with v; at least v0.13.0.")
+    version: NonEmptyStr = Field(KAI_VERSION, description="KAI chart version, with v; at least v0.16.0.")
     gpu_sharing: bool = Field(
         False, description="Allow fractional GPUs (gpu-fraction / gpu-memory annotations)."
     )

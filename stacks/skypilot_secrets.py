@@ -2,7 +2,11 @@
 
 Set per team with ``pulumi config set --secret --path 'skypilotPasswords.<team>' <password>``,
 which stores ``skypilotPasswords: {<team>: {secure: ...}}`` in the stack file; the engine hands
-the program the decrypted mapping and marks the key secret.
+the program the decrypted mapping and marks the key secret.  No stack file in the repository
+commits a ``secure:`` value: ciphertext is bound to one stack's secrets provider, so a committed
+placeholder cannot be decrypted by any real backend and made every cloud preview fail.  A stack
+without the key fails with one line per team naming the exact command; the offline preview
+supplies throwaway secrets itself (``preview/offline_secrets.py``).
 
 The key's *shape* is checked here (present, secret, a non-empty string per SkyPilot team, no
 stray teams) so a mistake is one config-error line; no message ever includes a value.  Each
@@ -23,11 +27,24 @@ KEY = f"{PROJECT_NAMESPACE}:{SKYPILOT_PASSWORDS_KEY}"
 SET_HINT = f"pulumi config set --secret --path '{SKYPILOT_PASSWORDS_KEY}.<team>' <password>"
 
 
+def set_command(team: str) -> str:
+    """The exact command that stores ``team``'s password as a secret in the current stack file."""
+    return f"pulumi config set --secret --path '{SKYPILOT_PASSWORDS_KEY}.{team}' <password>"
+
+
+def _missing_password(team: str) -> ConfigIssue:
+    return ConfigIssue(
+        f"{KEY}.{team}", f"a secret password for team {team}'s SkyPilot server: run {set_command(team)}"
+    )
+
+
 def password_issues(teams: list[TeamConfig]) -> list[ConfigIssue]:
     """What is wrong with the passwords key for ``teams`` (the SkyPilot teams)."""
     raw = raw_project_config().get(SKYPILOT_PASSWORDS_KEY)
     if raw is None:
-        return [ConfigIssue(KEY, f"a secret mapping team -> password ({SET_HINT})")]
+        # Nothing committed (no fake ciphertext in stack files): one line per team, each naming
+        # the exact command that sets its password.
+        return [_missing_password(team) for team in sorted(t.name for t in teams)]
     if SKYPILOT_PASSWORDS_KEY not in secret_project_keys():
         return [
             ConfigIssue(
@@ -44,11 +61,7 @@ def password_issues(teams: list[TeamConfig]) -> list[ConfigIssue]:
     for team in sorted(wanted):
         value = mapping.get(team)
         if not isinstance(value, str) or not value:
-            issues.append(
-                ConfigIssue(
-                    f"{KEY}.{team}", f"a non-empty password for team {team}'s SkyPilot server ({SET_HINT})"
-                )
-            )
+            issues.append(_missing_password(team))
     for extra in sorted(set(mapping) - wanted):
         issues.append(
             ConfigIssue(

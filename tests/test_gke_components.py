@@ -39,6 +39,8 @@ class TestQueuedPool:
         }
         assert pool["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
         assert pool["management"]["autoRepair"] is False
+        # GKE's how-to: --enable-queued-provisioning *and* --flex-start (issue 10 #6).
+        assert pool["nodeConfig"]["flexStart"] is True
         assert "spot" not in pool["nodeConfig"]
         assert "placementPolicy" not in pool
 
@@ -49,6 +51,11 @@ class TestQueuedPool:
         assert node["guestAccelerators"] == [
             {"type": "nvidia-l4", "count": 1, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}
         ]
+
+    def test_a_second_run_plans_the_same_pool(self, dev: RunResult) -> None:
+        """Nothing in the pool's inputs changes between runs, so a second `up` has nothing to replace."""
+        again = named(run_stack("dev"), "gpu-node-pool-pool").inputs
+        assert again == named(dev, "gpu-node-pool-pool").inputs
 
     def test_pool_is_a_child_of_its_component(self, dev: RunResult) -> None:
         component = named(dev, "gpu-node-pool")

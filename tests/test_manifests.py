@@ -120,9 +120,9 @@ class TestStrictness:
         assert any("spec.admissionChecks" in e for e in errors)
 
     def test_a_kind_without_a_schema_is_reported(self) -> None:
-        obj = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster", "metadata": {"name": "x"}}
+        obj = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueWidget", "metadata": {"name": "x"}}
         (error,) = validate_manifests([obj])
-        assert error.startswith("MultiKueueCluster/x: not validated: no CRD for kind MultiKueueCluster")
+        assert error.startswith("MultiKueueWidget/x: not validated: no CRD for kind MultiKueueWidget")
 
 
 def test_unknowns_and_secrets_are_markers() -> None:

@@ -106,7 +106,9 @@ class TestDevScenario:
 
     def test_objects_wait_for_kueue_and_for_what_they_reference(self, plans: dict[str, RunResult]) -> None:
         dev = plans["dev"]
-        release = named(dev, "kueue-release").urn
+        # Through the readiness gate, which itself waits for the release (issue 10 #4).
+        release = named(dev, "kueue-webhooks-ready").urn
+        assert named(dev, "kueue-release").urn in named(dev, "kueue-webhooks-ready").dependencies
         cq = record(dev, "ClusterQueue", "cluster-queue")
         lq = record(dev, "LocalQueue", "default-user-queue")
         for r in (
@@ -166,10 +168,8 @@ class TestTeamQueues:
             assert spec["admissionChecksStrategy"] == {
                 "admissionChecks": [{"name": "dws", "onFlavors": ["l4", "h100"]}]
             }
-            assert spec["preemption"]["borrowWithinCohort"] == {
-                "policy": "LowerPriority",
-                "maxPriorityThreshold": 100,
-            }
+            # Fair sharing ignores borrowWithinCohort, so prod leaves it at Never (issue 10 #8).
+            assert spec["preemption"]["borrowWithinCohort"] == {"policy": "Never"}
             flavors = {
                 f["name"]: {r["name"]: r for r in f["resources"]}
                 for f in spec["resourceGroups"][0]["flavors"]
@@ -249,7 +249,8 @@ class TestKaiScenario:
         kai = plans["kai"]
         parent, child = named(kai, "queue-department-1"), named(kai, "queue-team-a")
         assert parent.urn in child.dependencies
-        assert named(kai, "kai-scheduler-release").urn in parent.dependencies
+        assert named(kai, "kai-webhooks-ready").urn in parent.dependencies
+        assert named(kai, "kai-scheduler-release").urn in named(kai, "kai-webhooks-ready").dependencies
 
     def test_no_kueue_objects_without_kueue(self, plans: dict[str, RunResult]) -> None:
         assert not [r for r in plans["kai"].resources if r.type.startswith(KUEUE)]
@@ -411,6 +412,7 @@ class TestReferenceErrors:
     def test_borrow_within_cohort_needs_reclaim(self) -> None:
         queues = config_value("prod", QUEUES)
         queues["clusterQueues"][0]["preemption"]["reclaimWithinCohort"] = "Never"
+        queues["clusterQueues"][0]["preemption"]["borrowWithinCohort"] = "LowerPriority"
         (line,) = config_errors("prod", {QUEUES: queues})
         assert line == (
             f"config error: {QUEUES}.clusterQueues[0].preemption.borrowWithinCohort: got 'LowerPriority', expected "
@@ -429,7 +431,7 @@ class TestReferenceErrors:
     def test_kueue_objects_need_kueue(self) -> None:
         lines = config_errors(
             "dev",
-            {"gpu-batch:kueue": {"enabled": False}, "gpu-batch:kai": {"enabled": True, "version": "v0.13.0"}},
+            {"gpu-batch:kueue": {"enabled": False}, "gpu-batch:kai": {"enabled": True, "version": "v0.17.0"}},
         )
         assert lines == [
             "config error: gpu-batch:kueue.enabled: got false, expected true: gpu-batch:kueueQueues / teams' "

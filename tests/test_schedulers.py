@@ -35,8 +35,8 @@ KUEUE: dict[str, Any] = {
 }
 KAI: dict[str, Any] = {
     "name": "kai-scheduler",
-    "chart": "oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler",
-    "version": "v0.13.0",
+    "chart": "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler",
+    "version": "v0.17.0",
     "namespace": "kai-scheduler",
 }
 KUBERAY: dict[str, Any] = {
@@ -130,7 +130,7 @@ class TestReleases:
 
     def test_exported_operator_versions(self, plans: dict[str, RunResult]) -> None:
         assert plans["dev"].outputs["operators"] == {"kueue": "0.19.2", "kuberay-operator": "1.7.0"}
-        assert plans["kai"].outputs["operators"] == {"kai-scheduler": "v0.13.0", "kuberay-operator": "1.7.0"}
+        assert plans["kai"].outputs["operators"] == {"kai-scheduler": "v0.17.0", "kuberay-operator": "1.7.0"}
 
 
 class TestOrdering:
@@ -205,18 +205,12 @@ class TestKueueConfiguration:
         doc = kueue_document(run_stack("dev", {"gpu-batch:kueue": kueue}))
         assert doc["waitForPodsReady"]["blockAdmission"] is True
 
-    def test_pod_integration_excludes_system_namespaces(self, plans: dict[str, RunResult]) -> None:
+    def test_pod_integration_is_scoped_to_labelled_team_namespaces(self, plans: dict[str, RunResult]) -> None:
+        """The chart makes this selector the pod webhooks' namespaceSelector: team namespaces only
+        (issue 10 #9), not a fail-closed webhook on every namespace."""
         doc = kueue_document(plans["skypilot"])
         assert doc["manageJobsWithoutQueueName"] is False
-        assert doc["managedJobsNamespaceSelector"] == {
-            "matchExpressions": [
-                {
-                    "key": "kubernetes.io/metadata.name",
-                    "operator": "NotIn",
-                    "values": ["kube-system", "kueue-system"],
-                }
-            ]
-        }
+        assert doc["managedJobsNamespaceSelector"] == {"matchLabels": MANAGED_NAMESPACE_LABEL}
         assert doc["namespace"] == "kueue-system"
 
     def test_prod_strict_tenancy_opts_namespaces_in(self, plans: dict[str, RunResult]) -> None:
@@ -447,9 +441,17 @@ class TestConfigErrors:
             },
         )
         assert lines == [
-            "config error: gpu-batch:kai.version: got '0.13.0', expected a chart version vMAJOR.MINOR.PATCH, e.g. v0.13.0",
+            "config error: gpu-batch:kai.version: got '0.13.0', expected a chart version vMAJOR.MINOR.PATCH, e.g. v0.17.0",
             "config error: gpu-batch:kuberay.version: got '1.4.2', expected 1.5.0 or newer (the kai-scheduler batch "
             "scheduler first shipped in KubeRay 1.5.0)",
+        ]
+
+    def test_kai_before_fraction_only_runtime_class_is_refused(self) -> None:
+        """v0.13.0 injects runtimeClassName nvidia into every GPU pod; GKE has no such class (issue 10 #3)."""
+        lines = config_error("kai", {"gpu-batch:kai": {"enabled": True, "version": "v0.13.0"}})
+        assert lines == [
+            "config error: gpu-batch:kai.version: got 'v0.13.0', expected v0.16.0 or newer (older releases "
+            "inject runtimeClassName nvidia into GPU pods, which GKE's managed drivers lack)"
         ]
 
     def test_retracted_kai_tag(self) -> None:

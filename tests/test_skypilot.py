@@ -172,11 +172,26 @@ def password_errors(passwords: Any, secret: bool = True) -> list[str]:
 
 
 class TestPasswordErrors:
-    def test_missing_key(self) -> None:
+    def test_missing_key_names_the_exact_command_per_team(self) -> None:
         assert password_errors(None) == [
-            f"config error: {PASSWORDS}: missing, expected a secret mapping team -> password (pulumi config set "
-            "--secret --path 'skypilotPasswords.<team>' <password>)"
+            f"config error: {PASSWORDS}.{team}: missing, expected a secret password for team {team}'s "
+            f"SkyPilot server: run pulumi config set --secret --path 'skypilotPasswords.{team}' <password>"
+            for team in ("team1", "team2")
         ]
+
+    def test_no_stack_file_commits_ciphertext(self) -> None:
+        """A committed `secure:` value only decrypts with the backend that wrote it (issue 10 #5)."""
+        for path in ROOT.glob("Pulumi.*.yaml"):
+            assert "secure:" not in path.read_text(), path.name
+
+    def test_offline_preview_supplies_marked_secrets(self) -> None:
+        files = stack_files("skypilot")
+        assert PASSWORDS in files.secret_keys
+        assert json.loads(files.config[PASSWORDS]) == {
+            "team1": SECRET_PLACEHOLDER,
+            "team2": SECRET_PLACEHOLDER,
+        }
+        assert PASSWORDS not in stack_files("dev").config
 
     def test_plain_text_is_refused_without_echoing_it(self) -> None:
         lines = password_errors({"team1": "hunter2", "team2": "hunter3"}, secret=False)
@@ -189,10 +204,10 @@ class TestPasswordErrors:
     def test_every_server_needs_a_password_and_only_servers_have_one(self) -> None:
         lines = password_errors({"team1": "", "team3": "x"})
         assert lines == [
-            f"config error: {PASSWORDS}.team1: missing, expected a non-empty password for team team1's SkyPilot "
-            "server (pulumi config set --secret --path 'skypilotPasswords.<team>' <password>)",
-            f"config error: {PASSWORDS}.team2: missing, expected a non-empty password for team team2's SkyPilot "
-            "server (pulumi config set --secret --path 'skypilotPasswords.<team>' <password>)",
+            f"config error: {PASSWORDS}.team1: missing, expected a secret password for team team1's SkyPilot "
+            "server: run pulumi config set --secret --path 'skypilotPasswords.team1' <password>",
+            f"config error: {PASSWORDS}.team2: missing, expected a secret password for team team2's SkyPilot "
+            "server: run pulumi config set --secret --path 'skypilotPasswords.team2' <password>",
             f"config error: {PASSWORDS}.team3: got 'team3', expected only teams with a skypilot server "
             "(gpu-batch:teams[].skypilot)",
         ]

@@ -272,12 +272,36 @@ def test_offline_preview_uploads_and_comments_its_report() -> None:
     assert "${{ matrix.stack }}" in comment["with"]["header"], "one comment per stack, updated in place"
 
 
+def pin_problems(text: str) -> list[str]:
+    """Every ``uses:`` names a full commit SHA (a tag can be moved; a SHA cannot) and says which
+    release it is in a ``# vX.Y.Z`` comment, the form Dependabot and Renovate keep up to date."""
+    problems = []
+    for line in text.splitlines():
+        match = re.match(r"\s*(?:-\s*)?uses:\s*(\S+)(.*)$", line)
+        if match is None or match[1].startswith("./"):
+            continue
+        ref, rest = match[1], match[2]
+        if not re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", ref):
+            problems.append(f"{ref}: not pinned to a commit SHA")
+        elif not re.fullmatch(r"\s*#\s*v\d+(\.\d+)*\s*", rest):
+            problems.append(f"{ref}: no '# vX.Y.Z' comment naming the release")
+    return problems
+
+
 @pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
-def test_actions_are_pinned_to_a_major_tag(path: Path) -> None:
-    for job_id, step in steps(load(path)):
-        ref = step.get("uses")
-        if ref is not None and not str(ref).startswith("./"):
-            assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+", str(ref)), f"{job_id}: {ref} not pinned to vN"
+def test_actions_are_pinned_to_a_commit_sha_with_the_tag_in_a_comment(path: Path) -> None:
+    assert pin_problems(path.read_text(encoding="utf-8")) == []
+
+
+def test_pin_check_catches_a_tag_or_a_missing_comment() -> None:
+    sha = "11d5960a326750d5838078e36cf38b85af677262"
+    assert pin_problems("      - uses: actions/checkout@v4\n") == [
+        "actions/checkout@v4: not pinned to a commit SHA"
+    ]
+    assert pin_problems(f"        uses: actions/checkout@{sha}\n") == [
+        f"actions/checkout@{sha}: no '# vX.Y.Z' comment naming the release"
+    ]
+    assert pin_problems(f"      - uses: actions/checkout@{sha} # v4.4.0\n      - uses: ./local\n") == []
 
 
 # --- the checks catch what they claim to catch -----------------------------------------------

@@ -4,11 +4,10 @@ The shared model (``model_workloads``) gives the groups of a RayJob/RayCluster a
 this module adds the two counting rules the quota checks need, because the schedulers count
 differently and a check that used the wrong one would either miss real failures or invent them:
 
-* **Kueue** admits a Ray workload as one Workload whose PodSets are the head (count 1) and every
-  worker group at ``replicas × numOfHosts`` -- ``minReplicas`` plays no part, and with
-  ``enableInTreeAutoscaling`` only the head is a PodSet (kubernetes-sigs/kueue
-  ``pkg/controller/jobs/raycluster/raycluster_controller.go`` ``PodSets``; RayJob has the same
-  shape). The whole Workload must fit the ClusterQueue at once: that *is* the gang.
+* **Kueue** admits a Ray workload as one Workload: the head, every worker group at
+  ``replicas × numOfHosts`` (``minReplicas`` plays no part) and, for a RayJob, its submitter --
+  counted in :mod:`workload_kinds.ray` from Kueue 0.19.2's code.  The whole Workload must fit the
+  ClusterQueue at once: that *is* the gang.
 * **KAI** builds a PodGroup whose minMember is ``1 + Σ (minReplicas > 0 ? minReplicas : replicas)
   × numOfHosts`` over groups that are not suspended (``ray_grouper.go``; the model's
   ``RayGroup.kai_pod_count``), and accounts GPUs in fractions: a ``gpu-fraction`` pod takes
@@ -34,7 +33,7 @@ from .model_workloads import (
     RayGroup,
     RayWorkload,
 )
-from .values import Unknown, as_bool, dig
+from .values import Unknown, dig
 
 GPU_FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
 
@@ -75,27 +74,6 @@ def _groups(workload: RayWorkload) -> list[RayGroup]:
     if not workload.workers_known:
         raise CannotTellError(f"{workload.describe()} worker groups")
     return workload.groups()
-
-
-def kueue_pod_sets(workload: RayWorkload) -> list[PodSet]:
-    """The PodSets Kueue creates for the workload (see module docstring). Raises CannotTellError."""
-    if uses_existing_cluster(workload):
-        return []
-    autoscaling = as_bool(dig(workload.cluster_spec, "enableInTreeAutoscaling"))
-    if isinstance(autoscaling, Unknown):
-        raise CannotTellError(f"{workload.describe()} enableInTreeAutoscaling")
-    out: list[PodSet] = []
-    for group in _groups(workload):
-        if group.is_head:
-            count = 1
-        elif autoscaling:
-            continue
-        else:
-            replicas = _need(group.replicas or 0, f"{group.path}.replicas")
-            hosts = _need(group.num_of_hosts or 1, f"{group.path}.numOfHosts")
-            count = int(replicas) * max(int(hosts), 1)
-        out.append(PodSet(group.name, count, group.template, group.path))
-    return out
 
 
 def kai_pod_sets(workload: RayWorkload) -> list[PodSet]:

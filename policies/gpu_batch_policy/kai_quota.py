@@ -10,6 +10,15 @@ CRD descriptions in ``queues.scheduling.run.ai``). Two sentinels make plain comp
   rejects any non-zero request with ``OverLimit`` on the leaf and on every ancestor
   (``capacity_policy/max_allowed_check.go``). KAI's docs call it "No additional resources allowed".
 
+Checked against kai-scheduler/KAI-Scheduler v0.17.0 (issue 11 item 6): ``limit`` is a plain
+``float64`` with ``json:"limit"`` (``pkg/apis/scheduling/v2/resources.go`` L17-24), so unset reads
+as 0; ``getQueueQuota`` copies it unchanged (``pkg/scheduler/api/queue_info/queue_info.go``
+L82-92); the proportion plugin hands it to ``SetQuotaResources`` as MaxAllowed
+(``pkg/scheduler/plugins/proportion/proportion.go`` L334-346; memory via ``max(-1, limit*MiB)``);
+``isOverLimit`` skips only MaxAllowed == -1 and otherwise rejects ``MaxAllowed < allocated +
+requested`` for any non-zero request (``capacity_policy/max_allowed_check.go`` L51-64).  An unset
+quota is likewise 0: nothing guaranteed, over-quota share only.
+
 The functions here are pure so the rules in :mod:`kai` stay about *which* queues to compare.
 """
 

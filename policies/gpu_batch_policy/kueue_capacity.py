@@ -12,6 +12,15 @@ favourable conditions, so everything here is an upper bound and a violation mean
   flavor when its ``onFlavors`` is empty or names it (kueue.md §2). Its ProvisioningRequestConfig
   class says who provides capacity: with ``queued-provisioning.gke.io`` GKE scales **one** node
   pool per request, all at once in one zone (kueue.md §7 "GKE limitations").
+
+Checked against the code (issue 11 item 6), kubernetes-sigs/kueue v0.19.2
+``pkg/cache/scheduler/resource_node.go``: ``potentialAvailable`` (L125-140) -- the most a node can
+ever get, assuming no usage -- is ``localQuota`` (nominal minus ``lendingLimit``, 0 without one:
+L64-72) plus the parent's potential, capped at ``subtreeQuota + borrowingLimit`` when a
+``borrowingLimit`` is set; a root's potential is its ``SubtreeQuota`` (every member's lendable part
+plus the cohorts' own quotas).  For a ClusterQueue that is nominal + min(borrowingLimit, what the
+rest of the tree lends), which is :func:`can_get`.  Intermediate cohorts' own borrowing/lending
+limits can only lower it, so ignoring them keeps this an upper bound ("never" stays certain).
 """
 
 from __future__ import annotations

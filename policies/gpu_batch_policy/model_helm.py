@@ -6,7 +6,10 @@ Kueue ``managerConfig.controllerManagerConfigYaml`` (a YAML *string* holding the
 Configuration) and ``controllerManager.featureGates`` (list of ``{name, enabled}``); KubeRay
 ``batchScheduler.name``; KAI ``global.gpuSharing``; SkyPilot ``apiService.config`` (a YAML string).
 The chart is recognised by the last path segment of ``chart`` (``kueue``,
-``oci://registry.k8s.io/kueue/charts/kueue``, ``kuberay/kuberay-operator`` ...).
+``oci://registry.k8s.io/kueue/charts/kueue``, ``kuberay/kuberay-operator`` ...), so KAI is
+recognised at both of its locations: ``oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler``
+(v0.13.0 and older) and ``oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler`` (v0.13.1 on,
+KAI #1153).
 """
 
 from __future__ import annotations

@@ -14,15 +14,23 @@ from .fit.rules_runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
 from .fit.rules_system_pool import POLICIES as FIT_SYSTEM_POOL
 from .fit.rules_webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules_capacity import POLICIES as RULES_CAPACITY
+from .rules_dws import POLICIES as RULES_DWS
 from .rules_gke import POLICIES as RULES_GKE
 from .rules_helm import POLICIES as RULES_HELM
 from .rules_kai import POLICIES as RULES_KAI
+from .rules_kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules_kueue_api import POLICIES as RULES_KUEUE_API
 from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
+from .rules_kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
+from .rules_kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules_kueue_webhook import POLICIES as RULES_KUEUE_WEBHOOK
+from .rules_queue_labels import POLICIES as RULES_QUEUE_LABELS
+from .rules_ray_admission import POLICIES as RULES_RAY_ADMISSION
 from .rules_skypilot import POLICIES as RULES_SKYPILOT
 from .rules_wiring import POLICIES as RULES_WIRING
+from .rules_workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GKE,
@@ -35,6 +43,14 @@ ALL_POLICIES: list[Policy] = [
     *RULES_WIRING,
     *RULES_SKYPILOT,
     *RULES_HELM,
+    *RULES_QUEUE_LABELS,
+    *RULES_RAY_ADMISSION,
+    *RULES_WORKLOAD_GANGS,
+    *RULES_KUEUE_WEBHOOK,
+    *RULES_DWS,
+    *RULES_KUEUE_FAIR_SHARING,
+    *RULES_KAI_RUNTIME_CLASS,
+    *RULES_KUEUE_POD_BYPASS,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,

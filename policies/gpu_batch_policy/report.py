@@ -24,12 +24,20 @@ from .model_base import Subject
 
 
 class CannotCheckYetError(UnknownValueError):
-    """Some inputs of a rule are unknown until apply; the rest was checked."""
+    """Some inputs of a rule are unknown until apply, or live outside this stack; the rest was
+    checked.  ``outside`` items are references to objects another stack (or a chart the stack does
+    not render) owns: the same advisory channel, worded "cannot check: not in this stack"."""
 
-    def __init__(self, items: list[str]) -> None:
+    def __init__(self, items: list[str], outside: list[str] | None = None) -> None:
         super().__init__(UNKNOWN_STRING_VALUE, [])
         self.items = items
-        self.message = "cannot check yet: " + "; ".join(items)
+        self.outside = list(outside or [])
+        parts = []
+        if items:
+            parts.append("cannot check yet: " + "; ".join(items))
+        if self.outside:
+            parts.append("cannot check: not in this stack: " + "; ".join(self.outside))
+        self.message = " | ".join(parts)
 
     def __str__(self) -> str:
         return self.message
@@ -46,6 +54,7 @@ class Reporter:
         self._report = report_violation
         self._stack = stack
         self.unknown_items: list[str] = []
+        self.outside_items: list[str] = []
         self.count = 0
 
     def violation(self, subject: Subject, problem: str, fix: str) -> None:
@@ -62,9 +71,16 @@ class Reporter:
         if item not in self.unknown_items:
             self.unknown_items.append(item)
 
+    def not_in_stack(self, subject: Subject, what: str) -> None:
+        """Record that ``subject`` refers to ``what``, which this stack does not hold (open world:
+        it may live in another stack); advisory, deduplicated."""
+        item = f"{subject.describe()}: {what}"
+        if item not in self.outside_items:
+            self.outside_items.append(item)
+
     def finish(self) -> None:
-        if self.unknown_items:
-            raise CannotCheckYetError(self.unknown_items)
+        if self.unknown_items or self.outside_items:
+            raise CannotCheckYetError(self.unknown_items, self.outside_items)
 
 
 def config_value(config: Mapping[str, Any] | None, key: str, default: Any) -> Any:

@@ -9,7 +9,7 @@ quota above the real GPUs admits pods that sit Pending and disables preemption (
 #1651); a pod asking for more GPUs than any node has never schedules; a flavor selecting a pool
 that does not exist strands everything admitted to it (anchors.md §4 failure modes 1, 6, 7).
 
-Counting follows :mod:`demand` (Kueue's PodSets: ``replicas × numOfHosts``), capacity
+Counting follows :mod:`workload_kinds.ray` (Kueue 0.19.2's PodSets: head, workers ``replicas × numOfHosts``, the submitter), capacity
 :mod:`kueue_capacity` (nominal + borrowable) and :mod:`pools` (three-valued pool selection).
 A program that declares no node pools at all (the seed manifests alone, a cluster managed
 elsewhere) gets "cannot check", never a violation.
@@ -26,9 +26,10 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from .builders import stack_policy
-from .demand import CannotTellError, PodSet, kueue_pod_sets, pod_request
+from .demand import CannotTellError, PodSet, pod_request
 from .kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
-from .model import ClusterQueue, Cohort, NodePool, RayWorkload, ResourceFlavor, StackModel
+from .model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
+from .model_base import ObjectView
 from .model_gke import NODEPOOL_LABEL
 from .model_kueue import QUEUE_NAME_LABEL, ResourceQuota
 from .model_workloads import GPU_RESOURCE, PodTemplate
@@ -44,13 +45,14 @@ from .pools import (
 )
 from .report import Reporter, config_value
 from .values import Unknown, dig, fmt_num, str_map
+from .workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 
 NO_POOLS = "no GKE node pools are declared, so pool capacity is unknown"
 AUTO = "node auto-provisioning may create a pool the program does not declare"
 
 
 # --- shared helpers -----------------------------------------------------------------------------
-def workload_queue(model: StackModel, workload: RayWorkload, reporter: Reporter) -> ClusterQueue | None:
+def workload_queue(model: StackModel, workload: ObjectView, reporter: Reporter) -> ClusterQueue | None:
     """The ClusterQueue behind the workload's ``kueue.x-k8s.io/queue-name`` label, if it resolves.
 
     A label that does not resolve is the wiring rules' finding; here it just means "no queue".
@@ -134,7 +136,7 @@ class _Reach:
     pinned: bool
 
 
-def _queue_pools(model: StackModel, workload: RayWorkload, reporter: Reporter) -> _Reach:
+def _queue_pools(model: StackModel, workload: ObjectView, reporter: Reporter) -> _Reach:
     """Pools the workload's Kueue flavors can use (all pools when it has no resolvable flavor)."""
     all_pools = _Reach(Selection(tuple(model.node_pools())), "the declared pools", False)
     cq = workload_queue(model, workload, reporter)
@@ -160,47 +162,51 @@ def check_pod_fits_node(model: StackModel, reporter: Reporter, _config: Mapping[
     """
     for workload in model.ray_workloads():
         groups = [g for g in (workload.groups() if workload.workers_known else []) if g.template.raw != {}]
-        needs: list[tuple[Any, Decimal]] = []
-        for group in groups:
-            try:
-                gpus = pod_request(group.template, GPU_RESOURCE)
-            except CannotTellError as why:
-                reporter.cannot_check(workload, why.what)
-                continue
-            if gpus > 0:
-                needs.append((group, gpus))
-        if not needs:
+        pods_fit_node(model, workload, groups, reporter)
+
+
+def pods_fit_node(model: StackModel, workload: ObjectView, groups: Sequence[Any], reporter: Reporter) -> None:
+    """Judge one workload's pod groups (anything with ``.name`` and ``.template``: Ray groups,
+    ``demand.PodSet``) against the GPUs per node of the pools it may reach."""
+    needs: list[tuple[Any, Decimal]] = []
+    for group in groups:
+        try:
+            gpus = pod_request(group.template, GPU_RESOURCE)
+        except CannotTellError as why:
+            reporter.cannot_check(workload, why.what)
             continue
-        if not model.node_pools():
-            reporter.cannot_check(workload, f"per-pod GPU fit: {NO_POOLS}")
+        if gpus > 0:
+            needs.append((group, gpus))
+    if not needs:
+        return
+    if not model.node_pools():
+        reporter.cannot_check(workload, f"per-pod GPU fit: {NO_POOLS}")
+        return
+    reach = _queue_pools(model, workload, reporter)
+    auto = auto_provisioning(model)
+    for group, gpus in needs:
+        selection = intersect(reach.selection, pod_selection(model, group.template))
+        if not selection.possible:
+            continue  # the flavor rules report selectors that reach no pool
+        caps = [pool_capacity(model, p) for p in selection.possible]
+        if any(c.gpus_per_node is None for c in caps):
+            reporter.cannot_check(workload, f"GPUs per node of the pools {group.name} pods may use")
             continue
-        reach = _queue_pools(model, workload, reporter)
-        auto = auto_provisioning(model)
-        for group, gpus in needs:
-            selection = intersect(reach.selection, pod_selection(model, group.template))
-            if not selection.possible:
-                continue  # the flavor rules report selectors that reach no pool
-            caps = [pool_capacity(model, p) for p in selection.possible]
-            if any(c.gpus_per_node is None for c in caps):
-                reporter.cannot_check(workload, f"GPUs per node of the pools {group.name} pods may use")
-                continue
-            if any((c.gpus_per_node or 0) >= gpus for c in caps):
-                continue
-            biggest = max((c.gpus_per_node or 0 for c in caps), default=0)
-            pinned = reach.pinned or pins_pool(str_map(dig(group.template.raw, "spec", "nodeSelector")))
-            if auto is not False and not pinned:
-                reporter.cannot_check(
-                    workload, f"{group.name} pods need {fmt_num(gpus)} GPUs per node: {AUTO}"
-                )
-                continue
-            reporter.violation(
-                workload,
-                f"{group.name} pods request {fmt_num(gpus)} GPUs each, but the nodes of {reach.where} (after "
-                f"the pod's nodeSelector) have at most {biggest}: {_describe_caps(caps)}; a pod cannot span "
-                "nodes, so it never schedules",
-                f"request at most {biggest} GPUs per pod (use more workers instead), or add/select a pool "
-                f"whose machine type has at least {fmt_num(gpus)} GPUs per node",
-            )
+        if any((c.gpus_per_node or 0) >= gpus for c in caps):
+            continue
+        biggest = max((c.gpus_per_node or 0 for c in caps), default=0)
+        pinned = reach.pinned or pins_pool(str_map(dig(group.template.raw, "spec", "nodeSelector")))
+        if auto is not False and not pinned:
+            reporter.cannot_check(workload, f"{group.name} pods need {fmt_num(gpus)} GPUs per node: {AUTO}")
+            continue
+        reporter.violation(
+            workload,
+            f"{group.name} pods request {fmt_num(gpus)} GPUs each, but the nodes of {reach.where} (after "
+            f"the pod's nodeSelector) have at most {biggest}: {_describe_caps(caps)}; a pod cannot span "
+            "nodes, so it never schedules",
+            f"request at most {biggest} GPUs per pod (use more workers instead), or add/select a pool "
+            f"whose machine type has at least {fmt_num(gpus)} GPUs per node",
+        )
 
 
 # --- kueue-gang-fits-queue ----------------------------------------------------------------------
@@ -218,8 +224,8 @@ def _needs(pod_sets: Sequence[PodSet], resources: Sequence[str]) -> list[_Need]:
     ]
 
 
-def _gang_vs_quota(
-    model: StackModel, workload: RayWorkload, cq: ClusterQueue, pod_sets: Sequence[PodSet], reporter: Reporter
+def gang_vs_quota(
+    model: StackModel, workload: ObjectView, cq: ClusterQueue, pod_sets: Sequence[PodSet], reporter: Reporter
 ) -> None:
     for group in cq.resource_groups:
         resources = [r for r in group.covered_resources if isinstance(r, str)]
@@ -288,8 +294,8 @@ def _holds(cap: PoolCapacity, gpu_sets: Sequence[tuple[PodSet, Decimal]]) -> boo
     return None if needed is None else needed <= (cap.max_nodes or 0)
 
 
-def _gang_vs_queued_pool(
-    model: StackModel, workload: RayWorkload, cq: ClusterQueue, pod_sets: Sequence[PodSet], reporter: Reporter
+def gang_vs_queued_pool(
+    model: StackModel, workload: ObjectView, cq: ClusterQueue, pod_sets: Sequence[PodSet], reporter: Reporter
 ) -> None:
     gpu_sets = [(p, pod_request(p.template, GPU_RESOURCE)) for p in pod_sets if p.count > 0]
     gpu_sets = [(p, g) for p, g in gpu_sets if g > 0]
@@ -366,9 +372,10 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, _config: Mappin
         if cq is None:
             continue
         try:
-            pod_sets = kueue_pod_sets(workload)
-            _gang_vs_quota(model, workload, cq, pod_sets, reporter)
-            _gang_vs_queued_pool(model, workload, cq, pod_sets, reporter)
+            gangs = ray_kueue_gangs(workload)
+            pod_sets = list(gangs[0].pod_sets) if gangs else []
+            gang_vs_quota(model, workload, cq, pod_sets, reporter)
+            gang_vs_queued_pool(model, workload, cq, pod_sets, reporter)
         except CannotTellError as why:
             reporter.cannot_check(workload, why.what)
         except InvalidQuotaError:

@@ -12,7 +12,7 @@ runtime dead ends into a preview-time finding. Units are KAI's: CPU millicores, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -20,12 +20,13 @@ from typing import Any
 from pulumi_policy import Policy
 
 from .builders import stack_policy
-from .demand import CannotTellError, kai_pod_demand, kai_pod_sets, total
+from .demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
 from .kai_priority import preemptibility
 from .kai_quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
 from .kai_tree import QueueNode, QueueTree
 from .model import RayWorkload, StackModel
 from .model_workloads import KAI_QUEUE_LABEL
+from .open_world import World, unresolved, world_schema
 from .report import Reporter
 from .values import Unknown
 
@@ -61,9 +62,13 @@ def check_queue_resources(model: StackModel, reporter: Reporter, _config: Mappin
 
 
 # --- kai-queue-parent-exists --------------------------------------------------------------------
-def check_queue_parents(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_queue_parents(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """``parentQueue`` names an existing queue and the chain has no cycle: the scheduler drops
-    jobs whose queue's parent is missing (``input_jobs.go``) and a cycle has no root."""
+    jobs whose queue's parent is missing (``input_jobs.go``) and a cycle has no root.  Open world
+    (``open_world``): a parent listed in ``externalObjects`` exists; a queue whose only ancestor
+    when the stack declares no other Queue, the parent is "not in this stack" (a tenants stack
+    commonly adds leaves under a department queue the cluster stack owns)."""
+    world = World.from_config(config)
     tree = QueueTree(model)
     for node in tree.declared:
         assert node.queue is not None
@@ -83,11 +88,16 @@ def check_queue_parents(model: StackModel, reporter: Reporter, _config: Mapping[
             if not tree.names_known:
                 reporter.cannot_check(node.queue, f"whether parent queue '{missing}' exists")
             elif node.parent == missing:
-                reporter.violation(
+                names = model.memo("rules_kai.queue_names", lambda: [n.name for n in tree.declared])
+                unresolved(
+                    world,
+                    reporter,
                     node.queue,
-                    f"has parentQueue '{missing}', which no declared Queue has, so KAI drops every job "
+                    ("Queue", missing, None),
+                    declared=[n for n in names if n != node.name],  # other than the queue itself
+                    problem=f"has parentQueue '{missing}', which no declared Queue has, so KAI drops every job "
                     "of this queue",
-                    f"declare a scheduling.run.ai/v2 Queue named '{missing}' or correct spec.parentQueue",
+                    fix=f"declare a scheduling.run.ai/v2 Queue named '{missing}' or correct spec.parentQueue",
                 )
 
 
@@ -192,10 +202,11 @@ def _queue_objects(model: StackModel) -> list[Any]:
 
 
 # --- kai-workload-leaf-queue --------------------------------------------------------------------
-def check_workload_queue(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_workload_queue(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """A ``kai.scheduler/queue`` label names an existing **leaf** queue: KAI drops jobs on a
     missing or non-leaf queue without an error on the workload (``input_jobs.go``,
     KAI-Scheduler#621)."""
+    world = World.from_config(config)
     tree = QueueTree(model)
     for obj in _queue_objects(model):
         label = obj.labels[KAI_QUEUE_LABEL]
@@ -208,11 +219,15 @@ def check_workload_queue(model: StackModel, reporter: Reporter, _config: Mapping
                 reporter.cannot_check(obj, f"whether KAI queue '{label}' exists")
                 continue
             leaves = tree.leaves()
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 obj,
-                f"is labelled {KAI_QUEUE_LABEL}={label}, but no KAI Queue '{label}' exists, so KAI never "
+                ("Queue", label, None),
+                declared=model.memo("rules_kai.queue_names", lambda: [n.name for n in tree.declared]),
+                problem=f"is labelled {KAI_QUEUE_LABEL}={label}, but no KAI Queue '{label}' exists, so KAI never "
                 "schedules it",
-                f"declare a leaf scheduling.run.ai/v2 Queue '{label}' or use an existing leaf queue"
+                fix=f"declare a leaf scheduling.run.ai/v2 Queue '{label}' or use an existing leaf queue"
                 + (f" ({', '.join(leaves)})" if leaves else ""),
             )
         elif not tree.children_known():
@@ -237,10 +252,14 @@ def _chain(tree: QueueTree, leaf: str) -> list[QueueNode] | None:
     return [node, *ancestors]
 
 
-def _gang(workload: RayWorkload) -> dict[str, Decimal]:
-    """The gang's demand per KAI resource. Raises CannotTellError."""
-    pod_sets = kai_pod_sets(workload)
-    return {r: total(pod_sets, partial(kai_pod_demand, resource=r)) for r in KAI_RESOURCES}
+def _gang_demand(subject: Any, pod_sets: Sequence[PodSet], reporter: Reporter) -> dict[str, Decimal] | None:
+    """The gang's demand per KAI resource; None (recorded as "cannot check") when it depends on
+    something unknown."""
+    try:
+        return {r: total(pod_sets, partial(kai_pod_demand, resource=r)) for r in KAI_RESOURCES}
+    except CannotTellError as why:
+        reporter.cannot_check(subject, f"gang size: {why.what}")
+        return None
 
 
 # --- kai-gang-within-limits ---------------------------------------------------------------------
@@ -253,41 +272,51 @@ def check_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[st
     """
     tree = QueueTree(model)
     for workload, label in _kai_workloads(model, reporter):
-        chain = _chain(tree, label)
-        if chain is None:
-            continue
         try:
-            gang = _gang(workload)
+            pod_sets = kai_pod_sets(workload)
         except CannotTellError as why:
-            reporter.cannot_check(workload, f"gang size: {why.what}")
+            if _chain(tree, label) is not None:
+                reporter.cannot_check(workload, f"gang size: {why.what}")
             continue
-        for node in chain:
-            for resource in KAI_RESOURCES:
-                need = gang[resource]
-                try:
-                    limit = _amount(node, resource, "limit")
-                except CannotTellError as why:
-                    reporter.cannot_check(workload, f"queue '{node.name}' {why.what}")
-                    continue
-                if limit_allows(limit, need):
-                    continue
-                if limit is None or limit == 0:
-                    problem = (
-                        f"needs {_qty(resource, need)}, but queue '{node.name}' has "
-                        f"{resource} limit {'unset' if limit is None else '0'}, which KAI reads as "
-                        "'nothing allowed': the gang is rejected OverLimit forever"
-                    )
-                else:
-                    problem = (
-                        f"needs {_qty(resource, need)} as one gang, but queue "
-                        f"'{node.name}' caps {resource} at {fmt(limit)}: KAI rejects it OverLimit forever"
-                    )
-                reporter.violation(
-                    workload,
-                    problem,
-                    f"set {node.describe()} spec.resources.{resource}.limit to -1 or at least "
-                    f"{fmt(need)}, or shrink the gang",
+        gang_vs_limit_chain(tree, workload, label, pod_sets, reporter)
+
+
+def gang_vs_limit_chain(
+    tree: QueueTree, subject: Any, label: str, pod_sets: Sequence[PodSet], reporter: Reporter
+) -> None:
+    """Judge one gang (its KAI minMember pod sets) against ``limit`` on leaf ``label`` and every
+    ancestor; any workload kind (``workload_kinds``) uses it."""
+    chain = _chain(tree, label)
+    gang = None if chain is None else _gang_demand(subject, pod_sets, reporter)
+    if chain is None or gang is None:
+        return
+    for node in chain:
+        for resource in KAI_RESOURCES:
+            need = gang[resource]
+            try:
+                limit = _amount(node, resource, "limit")
+            except CannotTellError as why:
+                reporter.cannot_check(subject, f"queue '{node.name}' {why.what}")
+                continue
+            if limit_allows(limit, need):
+                continue
+            if limit is None or limit == 0:
+                problem = (
+                    f"needs {_qty(resource, need)}, but queue '{node.name}' has "
+                    f"{resource} limit {'unset' if limit is None else '0'}, which KAI reads as "
+                    "'nothing allowed': the gang is rejected OverLimit forever"
                 )
+            else:
+                problem = (
+                    f"needs {_qty(resource, need)} as one gang, but queue "
+                    f"'{node.name}' caps {resource} at {fmt(limit)}: KAI rejects it OverLimit forever"
+                )
+            reporter.violation(
+                subject,
+                problem,
+                f"set {node.describe()} spec.resources.{resource}.limit to -1 or at least "
+                f"{fmt(need)}, or shrink the gang",
+            )
 
 
 # --- kai-nonpreemptible-within-quota ------------------------------------------------------------
@@ -307,9 +336,11 @@ def check_nonpreemptible_quota(model: StackModel, reporter: Reporter, _config: M
         if not verdict.non_preemptible:
             continue
         try:
-            gang = _gang(workload)
+            gang = _gang_demand(workload, kai_pod_sets(workload), reporter)
         except CannotTellError as why:
             reporter.cannot_check(workload, f"gang size: {why.what}")
+            continue
+        if gang is None:
             continue
         for node in chain:
             for resource in KAI_RESOURCES:
@@ -344,6 +375,7 @@ POLICIES: list[Policy] = [
         "kai-queue-parent-exists",
         "A KAI Queue's parentQueue exists and the hierarchy has no cycles (KAI drops jobs otherwise).",
         check_queue_parents,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kai-children-quota-within-parent",
@@ -360,6 +392,7 @@ POLICIES: list[Policy] = [
         "kai-workload-leaf-queue",
         "A kai.scheduler/queue label names an existing leaf KAI queue (KAI drops jobs otherwise).",
         check_workload_queue,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kai-gang-within-limits",

@@ -23,13 +23,22 @@ from pulumi_policy import Policy
 from .builders import stack_policy
 from .model import ClusterQueue, LocalQueue, StackModel
 from .model_kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
+from .open_world import World, unresolved, world_schema
 from .report import Reporter
 from .selectors import NAME_LABEL, selector_matches
 from .tokens import KUEUE_GROUP
 from .values import Unknown
 
 
-def check_localqueue_targets(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def _declared_names(model: StackModel, kind: str) -> list[str]:
+    """The names of a Kueue kind the stack holds (built once per stack, not per reference)."""
+    return model.memo(
+        f"rules_kueue_refs.name_list:{kind}", lambda: [o.name for o in model.kube_objects(KUEUE_GROUP, kind)]
+    )
+
+
+def check_localqueue_targets(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    world = World.from_config(config)
     for lq in model.local_queues():
         target = lq.cluster_queue
         if isinstance(target, Unknown):
@@ -46,10 +55,14 @@ def check_localqueue_targets(model: StackModel, reporter: Reporter, _config: Map
         if found.status == "unknown":
             reporter.cannot_check(lq, f"ClusterQueue '{target}' may be one whose name is unknown")
         elif found.status == "missing":
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 lq,
-                f"spec.clusterQueue names ClusterQueue '{target}', which the stack does not declare",
-                f"declare ClusterQueue '{target}' or point the LocalQueue at one of: "
+                ("ClusterQueue", target, None),
+                declared=_declared_names(model, "ClusterQueue"),
+                problem=f"spec.clusterQueue names ClusterQueue '{target}', which the stack does not declare",
+                fix=f"declare ClusterQueue '{target}' or point the LocalQueue at one of: "
                 f"{_declared(model, 'ClusterQueue')}",
             )
 
@@ -64,13 +77,14 @@ def _declared(model: StackModel, kind: str) -> str:
     return model.memo(f"rules_kueue_refs.names:{kind}", lambda: _names(model.kube_objects(KUEUE_GROUP, kind)))
 
 
-def check_clusterqueue_references(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_clusterqueue_references(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    world = World.from_config(config)
     for cq in model.cluster_queues():
-        _check_flavors(model, cq, reporter)
-        _check_admission_checks(model, cq, reporter)
+        _check_flavors(model, cq, reporter, world)
+        _check_admission_checks(model, cq, reporter, world)
 
 
-def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter) -> None:
+def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, world: World) -> None:
     for flavor in cq.flavors():
         if isinstance(flavor.name, Unknown):
             reporter.cannot_check(cq, f"{flavor.path}.name is unknown until apply")
@@ -79,15 +93,19 @@ def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter) -> N
         if found.status == "unknown":
             reporter.cannot_check(cq, f"ResourceFlavor '{flavor.name}' may be one whose name is unknown")
         elif found.status == "missing":
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 cq,
-                f"{flavor.path} names ResourceFlavor '{flavor.name}', which the stack does not declare "
+                ("ResourceFlavor", flavor.name, None),
+                declared=_declared_names(model, "ResourceFlavor"),
+                problem=f"{flavor.path} names ResourceFlavor '{flavor.name}', which the stack does not declare "
                 "(the ClusterQueue stays inactive: FlavorNotFound)",
-                f"declare ResourceFlavor '{flavor.name}' or use one of: {_declared(model, 'ResourceFlavor')}",
+                fix=f"declare ResourceFlavor '{flavor.name}' or use one of: {_declared(model, 'ResourceFlavor')}",
             )
 
 
-def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Reporter) -> None:
+def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Reporter, world: World) -> None:
     flavor_names = set(cq.flavor_names())
     flavors_known = not any(isinstance(f.name, Unknown) for f in cq.flavors())
     controllers: set[str] = set()
@@ -99,11 +117,15 @@ def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Repor
             if found.status == "unknown":
                 reporter.cannot_check(cq, f"AdmissionCheck '{ref.name}' may be one whose name is unknown")
             elif found.status == "missing":
-                reporter.violation(
+                unresolved(
+                    world,
+                    reporter,
                     cq,
-                    f"{ref.path} names AdmissionCheck '{ref.name}', which the stack does not declare "
+                    ("AdmissionCheck", ref.name, None),
+                    declared=_declared_names(model, "AdmissionCheck"),
+                    problem=f"{ref.path} names AdmissionCheck '{ref.name}', which the stack does not declare "
                     "(the ClusterQueue stays inactive: AdmissionCheckNotFound)",
-                    f"declare AdmissionCheck '{ref.name}' or use one of: {_declared(model, 'AdmissionCheck')}",
+                    fix=f"declare AdmissionCheck '{ref.name}' or use one of: {_declared(model, 'AdmissionCheck')}",
                 )
             else:
                 for obj in found.found:
@@ -129,9 +151,8 @@ def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Repor
         )
 
 
-def check_admissioncheck_parameters(
-    model: StackModel, reporter: Reporter, _config: Mapping[str, Any]
-) -> None:
+def check_admissioncheck_parameters(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    world = World.from_config(config)
     for ac in model.admission_checks():
         if isinstance(ac.controller_name, Unknown):
             reporter.cannot_check(ac, "spec.controllerName is unknown until apply")
@@ -177,17 +198,24 @@ def check_admissioncheck_parameters(
         found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name)
         if found.status == "unknown":
             reporter.cannot_check(ac, "the ProvisioningRequestConfig name is unknown until apply")
-        elif found.status == "missing":
-            reporter.violation(
+        elif found.status == "missing" and isinstance(params.name, str):
+            unresolved(
+                world,
+                reporter,
                 ac,
-                f"spec.parameters names ProvisioningRequestConfig '{params.name}', which the stack does "
+                ("ProvisioningRequestConfig", params.name, None),
+                declared=_declared_names(model, "ProvisioningRequestConfig"),
+                problem=f"spec.parameters names ProvisioningRequestConfig '{params.name}', which the stack does "
                 "not declare (the check goes inactive: BadParametersRef)",
-                f"declare ProvisioningRequestConfig '{params.name}' or use one of: "
+                fix=f"declare ProvisioningRequestConfig '{params.name}' or use one of: "
                 f"{_declared(model, 'ProvisioningRequestConfig')}",
             )
 
 
-def check_cohort_hierarchy(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_cohort_hierarchy(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    """Open world (``open_world``): a parent when the stack declares no other Cohort is "not in
+    this stack" (a tenants stack hangs its cohorts under the cluster stack's root)."""
+    world = World.from_config(config)
     cohorts = model.cohorts()
     parents: dict[str, str] = {}
     for cohort in cohorts:
@@ -202,11 +230,15 @@ def check_cohort_hierarchy(model: StackModel, reporter: Reporter, _config: Mappi
         if found.status == "unknown":
             reporter.cannot_check(cohort, f"parent Cohort '{parent}' may be one whose name is unknown")
         elif found.status == "missing":
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 cohort,
-                f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue would "
-                "silently use an empty default cohort, detaching this subtree",
-                f"declare Cohort '{parent}' or fix the name (declared: {_declared(model, 'Cohort')})",
+                ("Cohort", parent, None),
+                declared=[n for n in _declared_names(model, "Cohort") if n != cohort.name],
+                problem=f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue "
+                "would silently use an empty default cohort, detaching this subtree",
+                fix=f"declare Cohort '{parent}' or fix the name (declared: {_declared(model, 'Cohort')})",
             )
     reported: set[str] = set()
     for cohort in cohorts:
@@ -285,25 +317,29 @@ def _check_selector_admits(
 POLICIES: list[Policy] = [
     stack_policy(
         "kueue-localqueue-target-exists",
-        "Every Kueue LocalQueue must name a ClusterQueue the stack declares.",
+        "Every Kueue LocalQueue must name a ClusterQueue the stack declares (or lists in externalObjects).",
         check_localqueue_targets,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kueue-clusterqueue-references",
         "A ClusterQueue's flavors and admission checks must exist (else it stays inactive); "
         "onFlavors must name the queue's own flavors.",
         check_clusterqueue_references,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kueue-admissioncheck-parameters",
         "A provisioning-request AdmissionCheck must reference a declared ProvisioningRequestConfig "
         "(apiGroup kueue.x-k8s.io, kind ProvisioningRequestConfig).",
         check_admissioncheck_parameters,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kueue-cohort-hierarchy",
         "A Cohort's explicit parentName must name a declared Cohort, and cohort parents must not form a cycle.",
         check_cohort_hierarchy,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kueue-namespace-selector-admits",

@@ -30,15 +30,15 @@ from pulumi_policy import Policy
 
 from .builders import stack_policy
 from .demand import CannotTellError, pod_request
-from .model import HelmRelease, KubeObject, RayWorkload, StackModel
+from .model import HelmRelease, StackModel
 from .model_kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from .model_workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
-    PodTemplate,
 )
+from .open_world import World, unresolved, world_schema
 from .pod_templates import owned_templates
 from .report import Reporter
 from .tokens import KUEUE_GROUP
@@ -125,10 +125,19 @@ def check_kuberay_batch_scheduler(model: StackModel, reporter: Reporter, _config
 
 
 # --- kai-rayjob-submission-mode -----------------------------------------------------------------
-def check_rayjob_submission_mode(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_rayjob_submission_mode(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """A RayJob scheduled by KAI does not use K8sJobMode (the CRD default): KubeRay's KAI plugin
-    rejects it for every RayJob once the operator runs with batchScheduler.name=kai-scheduler."""
+    rejects it for every RayJob once the operator runs with batchScheduler.name=kai-scheduler.
+
+    The rule depends on that install (issue 11 item 3): it is mandatory when the stack's KubeRay
+    release runs the KAI plugin, or when a KAI-labelled RayJob meets a KubeRay operator listed in
+    ``externalObjects`` (``{kind: Release, name: kuberay-operator}``) or under ``closedWorld``; with
+    no KubeRay operator in view it is the advisory "cannot check: not in this stack"."""
+    world = World.from_config(config)
     operator_kai = any(r.kuberay_batch_scheduler() == KAI_SCHEDULER for r in model.kuberay_releases())
+    operator_elsewhere = not model.kuberay_releases() and (
+        world.closed or world.has_install("kuberay-operator")
+    )
     for workload in model.ray_workloads():
         if workload.kind != "RayJob":
             continue
@@ -149,11 +158,22 @@ def check_rayjob_submission_mode(model: StackModel, reporter: Reporter, _config:
             if label is not None
             else "runs under a KubeRay operator using KAI"
         )
-        reporter.violation(
-            workload,
+        problem = (
             f"{why} and uses submissionMode {mode or 'unset (CRD default K8sJobMode)'}; KubeRay's KAI plugin "
             "rejects K8sJobMode ('KAI-Scheduler does not support RayJob with K8sJobMode') and the job "
-            "requeues forever",
+            "requeues forever"
+        )
+        if not operator_kai and not operator_elsewhere:
+            reporter.not_in_stack(
+                workload,
+                "KubeRay's KAI plugin (no kuberay-operator release here; list "
+                '{"kind": "Release", "name": "kuberay-operator"} under externalObjects if another stack '
+                f"installs it) would reject it: {problem}",
+            )
+            continue
+        reporter.violation(
+            workload,
+            problem,
             "set spec.submissionMode to SidecarMode (or HTTPMode / InteractiveMode)",
         )
 
@@ -237,56 +257,12 @@ def _check_values(subject: Any, where: str, notes: dict[str, str], reporter: Rep
         )
 
 
-# --- workload-has-queue-label -------------------------------------------------------------------
-def _default_queue_namespaces(model: StackModel) -> set[str]:
-    return {lq.namespace for lq in model.local_queues() if lq.name == "default"}
-
-
-def _asks_for_gpu(template: PodTemplate) -> bool:
-    """Whether a pod template requests GPUs (a GPU share counts; unknown counts as yes)."""
-    if GPU_FRACTION_ANNOTATION in template.annotations or GPU_MEMORY_ANNOTATION in template.annotations:
-        return True
-    try:
-        return pod_request(template, GPU_RESOURCE) > 0
-    except CannotTellError:
-        return True
-
-
-def check_queue_label_present(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    """Every Ray workload, and every other workload that asks for GPUs, carries a Kueue or KAI queue
-    label: without one it bypasses the quotas and gang admission the platform exists for."""
-    defaults = _default_queue_namespaces(model)
-    candidates: list[Any] = list(model.ray_workloads())
-    seen = {id(w.obj) for w in candidates}
-    for owned in owned_templates(model):
-        owner = owned.owner
-        if isinstance(owner, KubeObject) and id(owner) not in seen and _asks_for_gpu(owned.template):
-            seen.add(id(owner))
-            candidates.append(owner)
-    for item in candidates:
-        obj: KubeObject = item.obj if isinstance(item, RayWorkload) else item
-        if not obj.labels_known:
-            reporter.cannot_check(item, "metadata.labels")
-            continue
-        if QUEUE_NAME_LABEL in obj.labels or KAI_QUEUE_LABEL in obj.labels:
-            continue
-        if obj.namespace in defaults:
-            continue  # Kueue's LocalQueueDefaulting labels it with the 'default' LocalQueue
-        queues = sorted(f"{lq.namespace}/{lq.name}" for lq in model.local_queues_in(obj.namespace))
-        reporter.violation(
-            item,
-            "carries no queue label (kueue.x-k8s.io/queue-name or kai.scheduler/queue), so it bypasses the "
-            "team quotas and gang admission",
-            f"label it with {QUEUE_NAME_LABEL}: <LocalQueue in namespace {obj.namespace or 'default'}>"
-            + (f" ({', '.join(queues)})" if queues else "")
-            + f" or {KAI_QUEUE_LABEL}: <leaf queue>",
-        )
-
-
 # --- kueue-queue-label-resolves -----------------------------------------------------------------
-def check_queue_label_resolves(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_queue_label_resolves(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """A ``kueue.x-k8s.io/queue-name`` label names a LocalQueue in the workload's own namespace:
-    Kueue only looks there, and a workload on a missing LocalQueue stays suspended forever."""
+    Kueue only looks there, and a workload on a missing LocalQueue stays suspended forever.
+    Open world (``open_world``): with no LocalQueue in the stack at all, the queue lives elsewhere."""
+    world = World.from_config(config)
     for obj in model.objects:
         label = obj.labels.get(QUEUE_NAME_LABEL)
         if label is None or (obj.group == KUEUE_GROUP):
@@ -303,16 +279,21 @@ def check_queue_label_resolves(model: StackModel, reporter: Reporter, _config: M
             continue
         elsewhere = sorted(lq.namespace for lq in model.local_queues_named(label))
         here = sorted(lq.name for lq in model.local_queues_in(namespace))
-        reporter.violation(
+        unresolved(
+            world,
+            reporter,
             obj,
-            f"is labelled {QUEUE_NAME_LABEL}={label}, but namespace '{namespace}' has no LocalQueue '{label}'"
+            ("LocalQueue", label, namespace),
+            declared=here
+            or model.memo("rules_wiring.local_queue_names", lambda: [lq.name for lq in model.local_queues()]),
+            problem=f"is labelled {QUEUE_NAME_LABEL}={label}, but namespace '{namespace}' has no LocalQueue '{label}'"
             + (
                 f" (it exists in {', '.join(elsewhere)}; Kueue only looks in the workload's namespace)"
                 if elsewhere
                 else ""
             )
             + ", so the workload stays suspended forever",
-            f"declare LocalQueue '{label}' in namespace '{namespace}'"
+            fix=f"declare LocalQueue '{label}' in namespace '{namespace}'"
             + (f" or use one of its LocalQueues ({', '.join(here)})" if here else ""),
         )
 
@@ -324,9 +305,13 @@ def priority_class_names(model: StackModel) -> tuple[set[str], bool]:
     return {c.name for c in classes}, all(c.obj.identity_known for c in classes)
 
 
-def check_priority_class_exists(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_priority_class_exists(
+    model: StackModel, reporter: Reporter, policy_config: Mapping[str, Any]
+) -> None:
     """A ``kueue.x-k8s.io/priority-class`` label names a declared WorkloadPriorityClass: Kueue
-    rejects a workload whose class does not exist (it cannot compute its priority)."""
+    rejects a workload whose class does not exist (it cannot compute its priority).  Open world
+    (``open_world``): with no WorkloadPriorityClass in the stack, the class lives elsewhere."""
+    world = World.from_config(policy_config)
     declared, complete = priority_class_names(model)
     labelled: list[tuple[Any, str | Unknown]] = [
         (o, o.labels[PRIORITY_CLASS_LABEL]) for o in model.objects if PRIORITY_CLASS_LABEL in o.labels
@@ -345,11 +330,15 @@ def check_priority_class_exists(model: StackModel, reporter: Reporter, _config: 
             if not complete:
                 reporter.cannot_check(subject, f"WorkloadPriorityClass '{name}' (names unknown until apply)")
                 continue
-            reporter.violation(
+            unresolved(
+                world,
+                reporter,
                 subject,
-                f"uses {PRIORITY_CLASS_LABEL}={name}, but no WorkloadPriorityClass '{name}' is declared, so Kueue "
+                ("WorkloadPriorityClass", name, None),
+                declared=declared,
+                problem=f"uses {PRIORITY_CLASS_LABEL}={name}, but no WorkloadPriorityClass '{name}' is declared, so Kueue "
                 "rejects its workloads",
-                f"declare a kueue.x-k8s.io WorkloadPriorityClass '{name}' (top-level value), or use one of: "
+                fix=f"declare a kueue.x-k8s.io WorkloadPriorityClass '{name}' (top-level value), or use one of: "
                 f"{', '.join(sorted(declared)) or 'none declared'}",
             )
 
@@ -365,6 +354,7 @@ POLICIES: list[Policy] = [
         "kai-rayjob-submission-mode",
         "A RayJob scheduled through KAI must not use submissionMode K8sJobMode (the CRD default).",
         check_rayjob_submission_mode,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kai-gpu-sharing",
@@ -373,19 +363,16 @@ POLICIES: list[Policy] = [
         check_gpu_sharing,
     ),
     stack_policy(
-        "workload-has-queue-label",
-        "Ray workloads (and other GPU workloads) carry a Kueue or KAI queue label, so nothing bypasses the queues.",
-        check_queue_label_present,
-    ),
-    stack_policy(
         "kueue-queue-label-resolves",
         "A kueue.x-k8s.io/queue-name label names a LocalQueue in the workload's own namespace.",
         check_queue_label_resolves,
+        config_schema=world_schema(),
     ),
     stack_policy(
         "kueue-priority-class-exists",
         "A kueue.x-k8s.io/priority-class label (on workloads or in SkyPilot pod_config) names a declared "
         "WorkloadPriorityClass.",
         check_priority_class_exists,
+        config_schema=world_schema(),
     ),
 ]

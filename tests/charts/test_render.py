@@ -11,8 +11,8 @@ from functools import cache
 from typing import Any
 
 import pytest
-
 from gpu_batch_policy.charts import ChartResolver, RenderError, reference_from_release, render_chart
+
 from preview.charts import ReleaseManifests, render_recorded_releases
 from preview.stack_files import stack_names
 from tests.stack_runner import ROOT, run_stack
@@ -104,7 +104,7 @@ def test_kai_chart_creates_its_priority_classes_and_operator() -> None:
     classes = {o["metadata"]["name"]: o["value"] for o in of_kind(kai, "PriorityClass")}
     assert classes == {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
     (operator,) = of_kind(kai, "Deployment", "kai-operator")
-    assert {c["image"] for c in containers(operator)} == {"ghcr.io/nvidia/kai-scheduler/operator:v0.13.0"}
+    assert {c["image"] for c in containers(operator)} == {"ghcr.io/kai-scheduler/kai-scheduler/operator:v0.17.0"}
     (config,) = of_kind(kai, "Config", "kai-config")
     assert "namespace" not in config["metadata"], "cluster-scoped: the API server drops the namespace"
 

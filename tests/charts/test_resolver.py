@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from components.chart_lock import ChartLockError, locked_charts
 from gpu_batch_policy.charts import (
     ChartReference,
     ChartResolver,
@@ -18,6 +16,8 @@ from gpu_batch_policy.charts import (
     reference_from_release,
 )
 from gpu_batch_policy.charts.resolver import default_mirror
+
+from components.chart_lock import ChartLockError, locked_charts
 from tests.stack_runner import ROOT
 
 MIRROR = ROOT.parent / "shared" / "vendor"

@@ -15,6 +15,11 @@ POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE = "kueue.x-k8s.io"
+# What GKE's queued provisioning needs in podSetUpdates (xpk templates/kueue_config.yaml.j2).
+REQUEST_NODE_SELECTOR = {
+    "key": "autoscaling.gke.io/provisioning-request",
+    "valueFromProvisioningClassDetail": "ResizeRequestName",
+}
 
 
 def patch(res: Res, path: str, value: Any) -> Res:
@@ -104,7 +109,11 @@ def provisioning_request_config(name: str = "dws-config", version: str = "v1beta
         f"{KUEUE}/{version}",
         "ProvisioningRequestConfig",
         name,
-        spec={"provisioningClassName": "queued-provisioning.gke.io", "managedResources": ["nvidia.com/gpu"]},
+        spec={
+            "provisioningClassName": "queued-provisioning.gke.io",
+            "managedResources": ["nvidia.com/gpu"],
+            "podSetUpdates": {"nodeSelector": [REQUEST_NODE_SELECTOR]},
+        },
     )
 
 
@@ -143,6 +152,7 @@ def queued_pool(name: str = "gpu-pool", **props: Any) -> Res:
             "machineType": "g2-standard-4",
             "guestAccelerators": [{"type": "nvidia-l4", "count": 1.0}],
             "reservationAffinity": {"consumeReservationType": "NO_RESERVATION"},
+            "flexStart": True,
         },
     }
     body.update(props)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_batch_policy.model import StackModel
+
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -74,8 +74,23 @@ class TestQueueHasResources:
 
 class TestQueueParent:
     def test_missing_parent_caught(self) -> None:
-        out = run(POLICY["kai-queue-parent-exists"], [kai_queue("team-a", parent="department-9")])
+        closed = {"closedWorld": True}
+        out = run(POLICY["kai-queue-parent-exists"], [kai_queue("team-a", parent="department-9")], closed)
         assert out.mentions("Queue 'team-a'", "department-9")
+
+    def test_missing_parent_with_other_queues_is_a_typo(self) -> None:
+        queues = [kai_queue("department-1"), kai_queue("team-a", parent="departmnet-1")]
+        out = run(POLICY["kai-queue-parent-exists"], queues)
+        assert out.mentions("Queue 'team-a'", "did you mean 'department-1'?")
+
+    def test_parent_in_another_stack_is_advisory_or_external(self) -> None:
+        queue = [kai_queue("team-a", parent="department-9")]
+        out = run(POLICY["kai-queue-parent-exists"], queue)
+        assert out.violations == [] and out.cannot_check and "not in this stack" in out.cannot_check
+        assert "externalObjects" in out.cannot_check
+        listed = {"externalObjects": [{"kind": "Queue", "name": "department-9"}]}
+        out = run(POLICY["kai-queue-parent-exists"], queue, listed)
+        assert out.violations == [] and not out.cannot_check
 
     def test_cycle_caught(self) -> None:
         out = run(POLICY["kai-queue-parent-exists"], [kai_queue("x", parent="y"), kai_queue("y", parent="x")])

@@ -101,7 +101,9 @@ def test_configure_sends_a_level_for_every_policy(pack: PolicyPackProcess) -> No
 
 
 def test_broken_set_yields_mandatory_diagnostics_with_urns(pack: PolicyPackProcess) -> None:
-    recs = records(BROKEN_POOL, DANGLING_LQ)
+    # The stack declares a ClusterQueue, so a LocalQueue naming another one is a typo (mandatory);
+    # with no ClusterQueue at all it would be "not in this stack" (test_open_world_e2e.py).
+    recs = records(BROKEN_POOL, resource_flavor(), cluster_queue(), DANGLING_LQ)
     result = pack.run(recs)
     assert not result.passed
     [pool] = by_policy(result.diagnostics, "gke-queued-provisioning-pool")
@@ -125,7 +127,7 @@ def test_clean_set_passes(pack: PolicyPackProcess) -> None:
 
 
 def test_policy_config_lowers_and_disables(pack: PolicyPackProcess) -> None:
-    recs = records(BROKEN_POOL, DANGLING_LQ)
+    recs = records(BROKEN_POOL, resource_flavor(), cluster_queue(), DANGLING_LQ)
     config = {
         "gke-queued-provisioning-pool": "advisory",
         "kueue-localqueue-target-exists": {"enforcementLevel": "disabled"},
@@ -244,11 +246,27 @@ def _seed_records(seed: Path) -> list[RecordedResource]:
     ]
 
 
+# The seed's Cohort is kueue.x-k8s.io/v1alpha1, which Kueue 0.19.2 does not serve (the file's own
+# header says so); kueue-served-api-version now catches it (issue 11).
+KNOWN_SEED_FINDINGS = {"skypilot-cohort.yaml": {"kueue-served-api-version"}}
+# Gaps of the upstream seed manifests themselves that the pack reports on purpose (issue 10 #7:
+# GKE's DWS sample has no podSetUpdates nodeSelector, so gangs can take each other's nodes).
+SEED_GAPS = {"kueue-queued-provisioning-node-selector"}
+
+
 @pytest.mark.parametrize("seed", sorted(SEEDS.glob("*.yaml")), ids=lambda p: p.name)
 def test_seed_manifests_pass_without_mandatory_findings(pack: PolicyPackProcess, seed: Path) -> None:
     recs = _seed_records(seed)
     result = pack.run(recs)
-    assert result.passed, "\n".join(format_diagnostic(d, recs) for d in result.mandatory)
+    known = KNOWN_SEED_FINDINGS.get(seed.name, set())
+    unexpected = [d for d in result.mandatory if d.policy_name not in known | SEED_GAPS]
+    assert not unexpected, "\n".join(format_diagnostic(d, recs) for d in unexpected)
+    assert known <= {d.policy_name for d in result.mandatory}
+
+
+def test_the_dws_seed_gap_is_reported(pack: PolicyPackProcess) -> None:
+    recs = _seed_records(SEEDS / "kueue-provisioning.yaml")
+    assert {d.policy_name for d in pack.run(recs).mandatory} == SEED_GAPS
 
 
 def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackProcess) -> None:
@@ -256,5 +274,10 @@ def test_seed_scenario_two_alone_is_caught_missing_its_queue(pack: PolicyPackPro
     docs = list(yaml.safe_load_all((SEEDS / "kueue-priority.yaml").read_text()))
     from preview.manifest_resources import records_from_manifests
 
-    result = pack.run(records_from_manifests(docs, stack="dev", project="gpu-batch"))
+    recs = records_from_manifests(docs, stack="dev", project="gpu-batch")
+    # Our stacks run with closedWorld (policies/config.dev.json); open world calls it "not in this stack".
+    result = pack.run(recs, {"kueue-queue-label-resolves": {"closedWorld": True}})
     assert any("user-queue" in d.message for d in result.mandatory)
+    open_world = pack.run(recs)
+    assert not any("user-queue" in d.message for d in open_world.mandatory)
+    assert any("not in this stack" in d.message and "user-queue" in d.message for d in open_world.diagnostics)

@@ -22,6 +22,7 @@ from tests.policies.pack_objects import (
 LQ_TARGET = get_policy("kueue-localqueue-target-exists")
 CQ_REFS = get_policy("kueue-clusterqueue-references")
 AC_PARAMS = get_policy("kueue-admissioncheck-parameters")
+CLOSED = {"closedWorld": True}  # what this repository's own stacks set (policies/config.<stack>.json)
 COHORTS = get_policy("kueue-cohort-hierarchy")
 SELECTOR = get_policy("kueue-namespace-selector-admits")
 
@@ -76,7 +77,7 @@ def test_unknown_clusterqueue_name_is_cannot_check() -> None:
 
 def test_clusterqueue_missing_flavor_and_check_are_caught() -> None:
     items = [r for r in wired() if r.props["kind"] not in ("ResourceFlavor", "AdmissionCheck")]
-    result = run(CQ_REFS, items)
+    result = run(CQ_REFS, items, CLOSED)
     text = result.text()
     assert "ResourceFlavor 'gpu-flavor'" in text and "FlavorNotFound" in text
     assert "AdmissionCheck 'dws'" in text and "AdmissionCheckNotFound" in text
@@ -86,7 +87,7 @@ def test_clusterqueue_missing_flavor_and_check_are_caught() -> None:
 def test_v1beta1_admission_check_list_is_resolved_too() -> None:
     cq = cluster_queue(version="v1beta1", admissionChecks=["missing-check"])
     cq = patch(cq, "spec.namespaceSelector", {})
-    result = run(CQ_REFS, [resource_flavor(), cq])
+    result = run(CQ_REFS, [resource_flavor(), cq], CLOSED)
     assert len(result.violations) == 1 and "'missing-check'" in result.messages[0]
 
 
@@ -117,7 +118,7 @@ def test_multikueue_with_provisioning_request_is_caught() -> None:
 
 def test_admission_check_parameters() -> None:
     assert run(AC_PARAMS, [admission_check(), provisioning_request_config()]).clean
-    missing = run(AC_PARAMS, [admission_check()])
+    missing = run(AC_PARAMS, [admission_check()], CLOSED)
     assert len(missing.violations) == 1 and "ProvisioningRequestConfig 'dws-config'" in missing.messages[0]
     bad_kind = patch(admission_check(), "spec.parameters.kind", "ConfigMap")
     assert "kind is 'ConfigMap'" in run(AC_PARAMS, [bad_kind, provisioning_request_config()]).text()
@@ -138,8 +139,13 @@ def test_other_controllers_need_no_provisioning_config() -> None:
 def test_cohort_parent_must_exist_and_bare_cq_cohort_is_fine() -> None:
     cq = cluster_queue(cohortName="bare-name-no-object")
     assert run(COHORTS, [cq, cohort("root"), cohort("org", parent="root")]).clean
-    result = run(COHORTS, [cohort("org", parent="roto")])
+    result = run(COHORTS, [cohort("root"), cohort("org", parent="roto")])
     assert len(result.violations) == 1 and "Cohort 'roto'" in result.messages[0]
+    assert "did you mean 'root'?" in result.messages[0]
+    # The only Cohort here: its parent lives in another stack unless the world is closed.
+    alone = run(COHORTS, [cohort("org", parent="roto")])
+    assert alone.clean and alone.cannot_check is not None and "not in this stack" in alone.cannot_check
+    assert len(run(COHORTS, [cohort("org", parent="roto")], CLOSED).violations) == 1
 
 
 def test_cohort_cycle_is_caught_once_on_a_member() -> None:
@@ -158,7 +164,7 @@ def test_cohort_cycle_is_caught_once_on_a_member() -> None:
 
 def test_v1alpha1_cohort_parent_field_is_read() -> None:
     old = k8s("kueue.x-k8s.io/v1alpha1", "Cohort", "child", spec={"parent": "nowhere"})
-    assert "Cohort 'nowhere'" in run(COHORTS, [old]).text()
+    assert "Cohort 'nowhere'" in run(COHORTS, [old], CLOSED).text()
 
 
 def test_omitted_namespace_selector_admits_nothing() -> None:

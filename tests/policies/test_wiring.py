@@ -112,6 +112,13 @@ class TestRayJobSubmissionMode:
         out = run(self.policy, [kuberay_release(), ray_job("job", labels=KAI, submission_mode=UNKNOWN)])
         assert out.violations == [] and out.cannot_check and "submissionMode" in out.cannot_check
 
+    def test_without_a_kuberay_operator_in_view_it_is_not_in_this_stack(self) -> None:
+        job = ray_job("job", labels=KAI)
+        out = run(self.policy, [job])
+        assert out.violations == [] and out.cannot_check and "not in this stack" in out.cannot_check
+        external = {"externalObjects": [{"kind": "Release", "name": "kuberay-operator"}]}
+        assert run(self.policy, [job], external).mentions("RayJob 'default/job'", "K8sJobMode")
+
 
 class TestGpuSharing:
     policy = POLICY["kai-gpu-sharing"]
@@ -160,33 +167,6 @@ class TestGpuSharing:
 
     def test_unknown_annotation_cannot_check(self) -> None:
         out = run(self.policy, [kai_release(), half_gpu_cluster({"gpu-fraction": UNKNOWN})])
-        assert out.violations == [] and out.cannot_check
-
-
-class TestQueueLabelPresent:
-    policy = POLICY["workload-has-queue-label"]
-
-    def test_unlabelled_ray_workload_caught(self) -> None:
-        out = run(self.policy, [local_queue("user-queue", "default", "cq"), ray_job("job")])
-        assert out.mentions("RayJob 'default/job'", "bypasses", "default/user-queue")
-
-    def test_unlabelled_gpu_job_caught_but_cpu_job_not(self) -> None:
-        gpu_job = k8s("batch/v1", "Job", "train", namespace="ml", spec={"template": pod(gpu=1)})
-        cpu_job = k8s("batch/v1", "Job", "etl", namespace="ml", spec={"template": pod()})
-        out = run(self.policy, [gpu_job, cpu_job])
-        assert out.mentions("Job 'ml/train'") and not out.mentions("ml/etl")
-
-    def test_clean_with_either_label_or_default_local_queue(self) -> None:
-        stack = [
-            ray_job("a", labels=KUEUE),
-            ray_cluster("b", labels=KAI),
-            local_queue("default", "team1", "cq"),
-            ray_job("c", namespace="team1"),
-        ]
-        assert run(self.policy, stack).violations == []
-
-    def test_unknown_labels_cannot_check(self) -> None:
-        out = run(self.policy, [ray_job("job", labels=UNKNOWN)])
         assert out.violations == [] and out.cannot_check
 
 

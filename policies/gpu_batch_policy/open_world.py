@@ -1,0 +1,155 @@
+"""Open world for references: a stack may hold only part of a platform.
+
+Platform teams split one cluster over several Pulumi stacks (a cluster stack, a tenants stack,
+workloads from CI), and charts create objects the program never declares.  So a reference to an
+object this stack does not hold is judged in three ways (issue 11):
+
+* the stack holds **no** object of the referenced kind: it lives elsewhere; the finding is the
+  advisory "cannot check: not in this stack", naming the object and the config key to declare it;
+* the stack holds objects of that kind, but not the one named: most likely a typo, so the finding
+  stays a violation, with a "did you mean" hint;
+* the object is listed in the rule's ``externalObjects`` config: it exists (with unknown quota).
+
+``closedWorld: true`` restores "everything must be declared here" (this repository's own stacks,
+``policies/config.<stack>.json``).  Objects a chart renders into the model count as held: every
+lookup here goes through ``StackModel``, which holds declared and rendered objects alike.
+
+Pulumi policy config is per policy (``--policy-pack-config`` maps a policy name to its
+properties), so every rule that resolves references accepts the same two properties, from the
+one schema below; a split-stack user pastes the same block under each of those rules.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_policy import PolicyConfigSchema
+
+from .model_base import Subject
+from .report import Reporter
+
+# Kinds a rule of the pack resolves by name; "Release" is a Helm install, named by its chart.
+EXTERNAL_KINDS = (
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "ResourceFlavor",
+    "AdmissionCheck",
+    "ProvisioningRequestConfig",
+    "WorkloadPriorityClass",
+    "Queue",
+    "Release",
+)
+CONFIG_HINT = "policies/config.<stack>.json"
+
+WORLD_PROPERTIES: dict[str, dict[str, Any]] = {
+    "closedWorld": {
+        "type": "boolean",
+        "default": False,
+        "description": "Every referenced object must be declared in this stack (no 'not in this stack').",
+    },
+    "externalObjects": {
+        "type": "array",
+        "default": [],
+        "description": "Objects another stack (or an install outside Pulumi) owns; they count as existing.",
+        "items": {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": list(EXTERNAL_KINDS)},
+                "name": {"type": "string", "minLength": 1},
+                "namespace": {"type": "string"},
+            },
+            "required": ["kind", "name"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def world_schema(
+    extra: Mapping[str, dict[str, Any]] | None = None, *, closed_world: bool = True
+) -> PolicyConfigSchema:
+    """The config schema of a rule that resolves references (plus its own ``extra`` properties).
+    ``closed_world=False`` for a rule on which ``closedWorld`` would mean nothing, so the schema
+    rejects it instead of silently ignoring it."""
+    properties = dict(WORLD_PROPERTIES)
+    if not closed_world:
+        del properties["closedWorld"]
+    return PolicyConfigSchema(properties={**properties, **(extra or {})})
+
+
+@dataclass(frozen=True)
+class World:
+    """What one rule run may assume about objects outside the stack."""
+
+    closed: bool = False
+    external: frozenset[tuple[str, str, str]] = frozenset()  # (kind, namespace or "", name)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> World:
+        """Read the two keys; entries the schema would reject are ignored here (the engine and
+        the offline preview validate the config against the schema before any rule runs)."""
+        config = config or {}
+        entries = config.get("externalObjects") or []
+        external: set[tuple[str, str, str]] = set()
+        if isinstance(entries, Iterable) and not isinstance(entries, (str, bytes, Mapping)):
+            for entry in entries:
+                if isinstance(entry, Mapping) and isinstance(entry.get("kind"), str):
+                    name = entry.get("name")
+                    namespace = entry.get("namespace") or ""
+                    if isinstance(name, str) and isinstance(namespace, str):
+                        external.add((entry["kind"], namespace, name))
+        return cls(closed=config.get("closedWorld") is True, external=frozenset(external))
+
+    def is_external(self, kind: str, name: str, namespace: str | None = None) -> bool:
+        """Listed in ``externalObjects`` (a namespaced kind matches its namespace, or an entry
+        without one)."""
+        return (kind, namespace or "", name) in self.external or (kind, "", name) in self.external
+
+    def has_install(self, chart: str) -> bool:
+        """A Helm install of ``chart`` that another stack owns (``{kind: Release, name: <chart>}``)."""
+        return self.is_external("Release", chart)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest declared name, or nothing."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def external_entry(kind: str, name: str, namespace: str | None = None) -> str:
+    """The ``externalObjects`` entry that declares this object as living elsewhere."""
+    where = f', "namespace": "{namespace}"' if namespace else ""
+    return f'{{"kind": "{kind}"{where}, "name": "{name}"}}'
+
+
+def unresolved(
+    world: World,
+    reporter: Reporter,
+    subject: Subject,
+    ref: tuple[str, str, str | None],
+    *,
+    declared: Iterable[str],
+    problem: str,
+    fix: str,
+) -> None:
+    """Judge a reference the stack does not resolve: ``ref`` is (kind, name, namespace) and
+    ``declared`` the names of the objects of that kind the stack holds (in the namespace that
+    matters, for namespaced kinds).  Listed external: fine.  Closed world, or a kind the stack
+    holds: a violation (with a "did you mean").  Otherwise: advisory "not in this stack"."""
+    kind, name, namespace = ref
+    if world.is_external(kind, name, namespace):
+        return
+    names = list(declared)
+    if world.closed or names:
+        reporter.violation(subject, problem + did_you_mean(name, names), fix)
+        return
+    shown = f"{namespace}/{name}" if namespace else name
+    reporter.not_in_stack(
+        subject,
+        f"{kind} '{shown}' (this stack declares no {kind}; declare it here, or list "
+        f"{external_entry(kind, name, namespace)} under externalObjects in {CONFIG_HINT})",
+    )

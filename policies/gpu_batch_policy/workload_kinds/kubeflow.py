@@ -1,0 +1,55 @@
+"""Kubeflow training jobs: PyTorchJob (kubeflow.org/v1) and TrainJob (trainer.kubeflow.org).
+
+Kueue: one pod set per replica type, ``replicas`` defaulting to 1
+(kubernetes-sigs/kueue v0.19.2 ``pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go``
+``PodSets`` L110-125, ``podsCount`` L233-236).
+KAI: ``spec.runPolicy.schedulingPolicy.minAvailable`` when set, else the sum of all replicas
+(kai-scheduler/KAI-Scheduler v0.17.0 ``pkg/podgrouper/podgrouper/plugins/kubeflow/distributed_common.go``
+L36-50, L62-97).
+A TrainJob's pods come from the TrainingRuntime it references (``pkg/controller/jobs/trainjob``),
+which this pack does not model, so its gang is "cannot tell".
+"""
+
+from __future__ import annotations
+
+from ..demand import CannotTellError, PodSet
+from ..model_base import KubeObject
+from ..values import Unknown, as_int, dig
+from .base import Gang, count_at, template_at
+
+REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs"}
+
+
+def _pod_sets(obj: KubeObject) -> list[PodSet]:
+    if obj.kind not in REPLICA_SPECS:
+        raise CannotTellError(f"{obj.describe()} pods come from its training runtime")
+    key = REPLICA_SPECS[obj.kind]
+    specs = dig(obj.spec, key)
+    if isinstance(specs, Unknown):
+        raise CannotTellError(f"{obj.describe()} spec.{key}")
+    out: list[PodSet] = []
+    for role, spec in sorted((specs if isinstance(specs, dict) else {}).items()):
+        path = f"spec.{key}.{role}"
+        replicas = count_at(spec, ("replicas",), 1, f"{path}.replicas")
+        out.append(PodSet(str(role), replicas, template_at(spec, ("template",), f"{path}.template"), path))
+    return out
+
+
+def kueue_gangs(obj: KubeObject) -> list[Gang]:
+    return [Gang(obj, obj, tuple(_pod_sets(obj)))]
+
+
+def kai_gangs(obj: KubeObject) -> list[Gang]:
+    pod_sets = _pod_sets(obj)
+    minimum = as_int(dig(obj.spec, "runPolicy", "schedulingPolicy", "minAvailable"))
+    if isinstance(minimum, Unknown):
+        raise CannotTellError(f"{obj.describe()} spec.runPolicy.schedulingPolicy.minAvailable")
+    if minimum is None or minimum <= 0:
+        return [Gang(obj, obj, tuple(pod_sets))]
+    # minAvailable pods, taken from the roles in order: a lower bound of what must start together.
+    left, taken = minimum, []
+    for pod_set in pod_sets:
+        take = min(left, pod_set.count)
+        taken.append(PodSet(pod_set.name, take, pod_set.template, pod_set.path))
+        left -= take
+    return [Gang(obj, obj, tuple(taken))]

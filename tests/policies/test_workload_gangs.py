@@ -1,0 +1,150 @@
+"""Quota and gang rules for every workload kind (rules_workload_gangs): broken caught, clean passes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from gpu_batch_policy import rules_workload_gangs
+from gpu_batch_policy.rules_capacity import POLICIES as CAPACITY
+
+from tests.policies.workload_stack import (
+    Registration,
+    cluster_queue,
+    flavor,
+    gke_cluster,
+    helm_release,
+    k8s,
+    kai_queue,
+    local_queue,
+    node_pool,
+    pod,
+    ray_job,
+    run,
+)
+
+POLICY = {p.name: p for p in rules_workload_gangs.POLICIES}
+KUEUE = {"kueue.x-k8s.io/queue-name": "user-queue"}
+
+
+def queue(
+    gpus: int = 4, covered: tuple[str, ...] = ("cpu", "memory", "nvidia.com/gpu")
+) -> list[Registration]:
+    quota = {"cpu": 100, "memory": "1000Gi", "nvidia.com/gpu": gpus}
+    return [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": quota}, covered=covered),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+
+
+def job(kind: str = "Job", gpus: int = 1, **spec: Any) -> Registration:
+    if kind == "Job":
+        return k8s(
+            "batch/v1", "Job", "train", namespace="ml", labels=KUEUE, spec={"template": pod(gpu=gpus), **spec}
+        )
+    if kind == "StatefulSet":
+        return k8s(
+            "apps/v1",
+            "StatefulSet",
+            "sts",
+            namespace="ml",
+            labels=KUEUE,
+            spec={"template": pod(gpu=gpus), **spec},
+        )
+    raise ValueError(kind)
+
+
+def test_gang_bigger_than_the_queue_is_caught() -> None:
+    out = run(POLICY["workload-gang-fits-queue"], [*queue(4), job(parallelism=8)])
+    assert out.mentions("Job 'ml/train'", "nvidia.com/gpu", "never admits")
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(8), job(parallelism=8)]).violations == []
+
+
+def test_statefulset_is_one_gang_of_its_replicas() -> None:
+    out = run(POLICY["workload-gang-fits-queue"], [*queue(4), job("StatefulSet", replicas=5)])
+    assert out.mentions("StatefulSet 'ml/sts'")
+    assert (
+        run(POLICY["workload-gang-fits-queue"], [*queue(4), job("StatefulSet", replicas=4)]).violations == []
+    )
+
+
+def test_unlabelled_workload_is_not_judged_against_a_queue() -> None:
+    unlabelled = k8s(
+        "batch/v1", "Job", "train", namespace="ml", spec={"parallelism": 8, "template": pod(gpu=1)}
+    )
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(4), unlabelled]).violations == []
+
+
+def test_uncovered_resource_is_caught_with_a_kueue_release() -> None:
+    kueue = helm_release("kueue", "oci://registry.k8s.io/kueue/charts/kueue", {})
+    stack = [kueue, *queue(covered=("cpu", "nvidia.com/gpu")), job()]
+    out = run(POLICY["workload-resources-covered"], stack)
+    assert out.mentions("Job 'ml/train'", "requests memory", "never admits")
+    assert run(POLICY["workload-resources-covered"], [kueue, *queue(), job()]).violations == []
+    # A Ray workload is judged too (its submitter requests cpu and memory).
+    rj = ray_job("rj", namespace="ml", labels=KUEUE)
+    assert run(
+        POLICY["workload-resources-covered"], [kueue, *queue(covered=("nvidia.com/gpu",)), rj]
+    ).mentions("RayJob 'ml/rj'", "cpu, memory")
+
+
+def test_excluded_or_transformed_resources_count_as_kueue_sees_them() -> None:
+    config = {"resources": {"excludeResourcePrefixes": ["memory"]}}
+    kueue = helm_release(
+        "kueue",
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        {"managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config)}},
+    )
+    stack = [kueue, *queue(covered=("cpu", "nvidia.com/gpu")), job()]
+    assert run(POLICY["workload-resources-covered"], stack).violations == []
+
+
+def test_uncovered_resource_without_kueue_in_the_stack_is_not_in_this_stack() -> None:
+    out = run(POLICY["workload-resources-covered"], [*queue(covered=("cpu", "nvidia.com/gpu")), job()])
+    assert out.violations == [] and out.cannot_check and "not in this stack" in out.cannot_check
+
+
+def test_pod_needing_more_gpus_than_a_node_has() -> None:
+    pools = [gke_cluster(), node_pool("gpu-pool", gpus=1)]
+    out = run(POLICY["workload-pod-fits-node"], [*pools, *queue(), job(gpus=2)])
+    assert out.mentions("Job 'ml/train'", "2 GPUs each")
+    assert run(POLICY["workload-pod-fits-node"], [*pools, *queue(), job(gpus=1)]).violations == []
+
+
+def test_kai_gang_over_the_limit_chain() -> None:
+    kai_pod = pod(gpu=1)
+    labelled = k8s(
+        "batch/v1",
+        "Job",
+        "train",
+        labels={"kai.scheduler/queue": "team-a"},
+        annotations={"kai.scheduler/batch-min-member": "4"},
+        spec={"parallelism": 4, "template": kai_pod},
+    )
+    queues = [kai_queue("dept", gpu=(-1, 2)), kai_queue("team-a", parent="dept")]
+    out = run(POLICY["kai-workload-gang-within-limits"], [*queues, labelled])
+    assert out.mentions("Job 'default/train'", "queue 'dept' caps gpu at 2")
+    roomy = [kai_queue("dept"), kai_queue("team-a", parent="dept")]
+    assert run(POLICY["kai-workload-gang-within-limits"], [*roomy, labelled]).violations == []
+
+
+def test_ray_gang_counts_the_submitter_like_kueue_019() -> None:
+    """kueue-gang-fits-queue (the Ray rule) now counts Kueue 0.19.2's pod sets: a K8sJobMode RayJob
+    brings a 500m submitter pod, so a queue sized for head + workers alone never admits it."""
+    rule = next(p for p in CAPACITY if p.name == "kueue-gang-fits-queue")
+    exact = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {"cpu": 2, "memory": "100Gi", "nvidia.com/gpu": 4}}),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    k8s_mode = ray_job("rj", namespace="ml", labels=KUEUE)  # head: 1 cpu; no workers; + submitter
+    k8s_mode[1]["spec"]["rayClusterSpec"]["workerGroupSpecs"] = [
+        {"groupName": "w", "replicas": 1, "template": pod(cpu="1", gpu=1)}
+    ]
+    assert run(rule, [*exact, k8s_mode]).mentions("RayJob 'ml/rj'", "cpu")
+    http = ray_job("rj", namespace="ml", labels=KUEUE, submission_mode="HTTPMode")
+    http[1]["spec"]["rayClusterSpec"]["workerGroupSpecs"] = k8s_mode[1]["spec"]["rayClusterSpec"][
+        "workerGroupSpecs"
+    ]
+    assert run(rule, [*exact, http]).violations == []

@@ -1,0 +1,43 @@
+"""The capacity report shows the NAT / firewall / webhook-readiness facts of each stack (issue 10)."""
+
+from __future__ import annotations
+
+from preview.report import render_report
+from tests.stack_runner import config_value, run_stack
+
+
+def section(stack: str, edits: dict[str, object] | None = None) -> str:
+    report = render_report(stack, run_stack(stack, edits).resources, None)
+    start = report.index("### Network and webhook readiness")
+    return report[start : report.index("###", start + 3)]
+
+
+def test_prod_shows_nat_firewall_and_gate() -> None:
+    text = section("prod")
+    assert "private nodes, control plane `172.16.0.32/28`" in text
+    assert "Cloud NAT `gpu-batch-prod-egress-nat` in `us-central1`" in text
+    assert "| gpu-batch-prod-webhooks | 172.16.0.32/28 | 9443 | gpu-batch-prod-node | yes |" in text
+    assert "| kueue-webhooks-ready | clusterqueues.kueue.x-k8s.io |" in text
+
+
+def test_a_public_cluster_needs_no_nat_and_kai_has_its_gate() -> None:
+    text = section("kai")
+    assert "nodes with public IPs" in text and "no NAT needed" in text
+    assert "| kai-webhooks-ready | queues.scheduling.run.ai |" in text
+
+
+def test_authorized_networks_are_shown() -> None:
+    cluster = {**config_value("prod", "gpu-batch:cluster"), "masterAuthorizedNetworks": []}
+    assert "closed to all but Google" in section("prod", {"gpu-batch:cluster": cluster})
+
+
+def test_missing_nat_and_firewall_are_called_out() -> None:
+    """Another program's private cluster without them: the report says what will break."""
+    kept = [
+        r
+        for r in run_stack("prod").resources
+        if r.type not in ("gcp:compute/routerNat:RouterNat", "gcp:compute/firewall:Firewall")
+    ]
+    report = render_report("prod", kept, None)
+    assert "**no Cloud NAT in `us-central1`**" in report
+    assert "**no firewall rule from the control plane**" in report
