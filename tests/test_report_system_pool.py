@@ -10,7 +10,8 @@ from tests.policies.rendered_stack import rendered_stack, system_pool_edit
 
 
 def test_skypilot_system_pool_requested_vs_allocatable() -> None:
-    text = "\n".join(system_pool_section(rendered_stack("skypilot")))
+    before_issue_10 = system_pool_edit("skypilot", machineType="e2-standard-4", minNodes=1, maxNodes=3)
+    text = "\n".join(system_pool_section(rendered_stack("skypilot", before_issue_10)))
     assert "### System pool" in text
     row = next(line for line in text.splitlines() if line.startswith("| system (e2-standard-4)"))
     assert "| 3 |" in row
@@ -21,7 +22,9 @@ def test_skypilot_system_pool_requested_vs_allocatable() -> None:
 
 
 def test_a_system_pool_too_small_is_marked() -> None:
-    model = rendered_stack("skypilot", system_pool_edit("skypilot", machineType="e2-standard-8", maxNodes=1))
+    model = rendered_stack(
+        "skypilot", system_pool_edit("skypilot", machineType="e2-standard-8", minNodes=1, maxNodes=1)
+    )
     row = next(line for line in system_pool_section(model) if line.startswith("| system"))
     assert "**does not fit**" in row
 

@@ -104,7 +104,9 @@ def test_kai_chart_creates_its_priority_classes_and_operator() -> None:
     classes = {o["metadata"]["name"]: o["value"] for o in of_kind(kai, "PriorityClass")}
     assert classes == {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
     (operator,) = of_kind(kai, "Deployment", "kai-operator")
-    assert {c["image"] for c in containers(operator)} == {"ghcr.io/kai-scheduler/kai-scheduler/operator:v0.17.0"}
+    assert {c["image"] for c in containers(operator)} == {
+        "ghcr.io/kai-scheduler/kai-scheduler/operator:v0.17.0"
+    }
     (config,) = of_kind(kai, "Config", "kai-config")
     assert "namespace" not in config["metadata"], "cluster-scoped: the API server drops the namespace"
 

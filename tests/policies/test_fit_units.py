@@ -328,3 +328,16 @@ def test_private_nodes_of_one_pool_make_the_cluster_private() -> None:
     deploy.props["spec"]["template"]["spec"]["containers"][0]["image"] = "ghcr.io/o/i:1"
     result = run(policy("private-nodes-need-egress"), [gke_cluster(), pool, deploy])
     assert "ghcr.io: ghcr.io/o/i:1" in result.text()
+
+
+def test_a_tagged_firewall_counts_when_every_pool_carries_the_tag() -> None:
+    tagged = cpu_pool(tags=["nodes"])
+    other = cpu_pool("other", tags=["nodes"])
+    rule = firewall(targetTags=["nodes"])
+    model = model_of(gke_cluster(privateClusterConfig=PRIVATE), tagged, other, rule)
+    (target,), _ = private_clusters(model)
+    assert port_open(model, target, 9443) is True
+    other.props["nodeConfig"]["tags"] = ["elsewhere"]
+    model = model_of(gke_cluster(privateClusterConfig=PRIVATE), tagged, other, rule)
+    (target,), _ = private_clusters(model)
+    assert port_open(model, target, 9443) is False

@@ -127,10 +127,31 @@ def _covers(ranges: object, cidr: str) -> bool | None:
     return False
 
 
-def firewall_opens(firewall: Resource, target: PrivateCluster, port: int) -> bool | None:
+def _tags_cover(model: StackModel, target: PrivateCluster, tags: object) -> bool | None:
+    """Whether every node pool of the cluster carries one of the firewall's ``targetTags``
+    (``nodeConfig.tags`` become the VMs' network tags); None when not knowable."""
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return None
+    pools = [p for p in model.node_pools() if model.cluster_of(p) is target.cluster]
+    if not pools:
+        return None
+    verdict: bool | None = True
+    for pool in pools:
+        have = pool.res.get("nodeConfig", "tags")
+        if not isinstance(have, list):
+            verdict = None  # GKE's own gke-<cluster>-<hash>-node tag is not known here
+        elif not set(tags) & {t for t in have if isinstance(t, str)}:
+            return False
+    return verdict
+
+
+def firewall_opens(
+    firewall: Resource, target: PrivateCluster, port: int, model: StackModel | None = None
+) -> bool | None:
     """Whether this Firewall lets the control plane reach ``port`` on the cluster's nodes.
 
-    Rules with ``targetTags``/``targetServiceAccounts`` apply to some nodes only: undecided.
+    ``targetTags`` must be on every pool's nodes (``nodeConfig.tags``); ``targetServiceAccounts``
+    cannot be matched here: undecided.
     """
     props = firewall.props
     if as_bool(props.get("disabled")) is True:
@@ -148,8 +169,13 @@ def firewall_opens(firewall: Resource, target: PrivateCluster, port: int) -> boo
     ]
     if False in verdicts:
         return False
-    if props.get("targetTags") or props.get("targetServiceAccounts"):
+    if props.get("targetServiceAccounts"):
         return None
+    if props.get("targetTags"):
+        covered = None if model is None else _tags_cover(model, target, props.get("targetTags"))
+        if covered is False:
+            return False
+        verdicts.append(covered)
     return True if all(v is True for v in verdicts) else None
 
 
@@ -158,7 +184,7 @@ def port_open(model: StackModel, target: PrivateCluster, port: int) -> bool | No
         return True
     verdict: bool | None = False
     for firewall in model.of_type(FIREWALL):
-        got = firewall_opens(firewall, target, port)
+        got = firewall_opens(firewall, target, port, model)
         if got is True:
             return True
         if got is None:
