@@ -37,6 +37,10 @@ KUEUE_VERSION: Final = locked("kueue").version
 # (kueue v0.19.2 charts/kueue/values.yaml: webhookService targetPort 9443; manager.yaml
 # containerPort 9443).
 KUEUE_WEBHOOK_PORT: Final = 9443
+# The visibility API server behind the chart's APIService (v1beta1/v1beta2.visibility.kueue.x-k8s.io),
+# which the control plane calls like a webhook (kueue v0.19.2 charts/kueue/templates/visibility/
+# service.yaml targetPort 8082; templates/manager/manager.yaml containerPort 8082).
+KUEUE_VISIBILITY_PORT: Final = 8082
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,9 @@ if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the a
 
 from gpu_batch_policy import kueue_capacity, pools  # noqa: E402
 from gpu_batch_policy.demand import CannotTellError  # noqa: E402
+from gpu_batch_policy.fit.placement import pool_allocatable  # noqa: E402
+from gpu_batch_policy.fit.resources import Resources  # noqa: E402
+from gpu_batch_policy.fit.system_load import PoolLoad, system_loads  # noqa: E402
 from gpu_batch_policy.kueue_capacity import InvalidQuotaError  # noqa: E402
 from gpu_batch_policy.model import ClusterQueue, StackModel  # noqa: E402
 from gpu_batch_policy.values import Unknown  # noqa: E402
@@ -54,6 +57,60 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
     return lines
+
+
+def _resources(value: Resources | None) -> str:
+    return UNKNOWN if value is None else value.describe()
+
+
+def _system_pool_rows(model: StackModel) -> Iterator[list[object]]:
+    """Requested vs allocatable of the always-on workloads per pool set (the pack's own sums, see
+    ``fit/system_load.py``); CPU pools no such workload uses are listed with nothing requested."""
+    loads = system_loads(model)
+    used = {id(p) for load in loads for p in load.pools}
+    idle = [PoolLoad((p,)) for p in model.node_pools() if id(p) not in used and p.gpus_per_node() == 0]
+    for load in loads + idle:
+        if load.allocatable is None and not load.unknown:
+            nodes = load.pools[0].max_nodes(model.cluster_of(load.pools[0]))
+            room = pool_allocatable(load.pools[0])
+            if isinstance(nodes, int) and isinstance(room, Resources):
+                load.max_nodes, load.allocatable = nodes, room.times(nodes)
+        verdict = {True: "fits", False: "**does not fit**", None: "cannot tell yet"}[load.fits]
+        per_node = [pool_allocatable(p) for p in load.pools]
+        yield [
+            load.describe_pools(),
+            _fmt(load.max_nodes),
+            "; ".join(r.describe() if isinstance(r, Resources) else UNKNOWN for r in per_node),
+            load.requested.describe(),
+            _resources(load.allocatable),
+            verdict,
+        ]
+
+
+def system_pool_section(model: StackModel) -> list[str]:
+    """The "System pool" section: always-on requests vs allocatable per pool set."""
+    rows = list(_system_pool_rows(model))
+    if not rows:
+        return []
+    return [
+        "### System pool",
+        "",
+        *_table(
+            [
+                "pools",
+                "max nodes",
+                "allocatable per node",
+                "always-on requests",
+                "allocatable at max",
+                "verdict",
+            ],
+            rows,
+        ),
+        "",
+        "*always-on requests*: Deployments/StatefulSets × replicas plus DaemonSets × nodes that can run "
+        "only on these pools; allocatable is machine capacity minus GKE's reserved CPU/memory.",
+        "",
+    ]
 
 
 def _pool_rows(model: StackModel) -> Iterator[list[object]]:
@@ -234,6 +291,7 @@ def render_report(stack: str, resources: Sequence[RecordedResource], analysis: A
             ["pool", "machine", "GPUs/node", "max nodes", "GPU capacity", "provisioning"], pool_rows
         )
         out.append("")
+    out += system_pool_section(model)
     out += network_section(resources, _table)
     cq_rows = list(_cluster_queue_rows(model))
     if cq_rows:

@@ -3,7 +3,8 @@
 Private nodes (``cluster.privateNodes``) get Cloud NAT for their region and a firewall rule
 from the control plane to the webhook ports of the operators this stack installs (see
 :mod:`components.network` for why each is needed).  Which ports: Kueue's and KAI's webhook
-servers (9443) and, when a SkyPilot server installs ingress-nginx, its admission webhook (8443).
+servers (9443), Kueue's visibility API server behind its APIService (8082) and, when a SkyPilot
+server installs ingress-nginx, its admission webhook (8443).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pulumi
 
 from components.gke import GkeClusterArgs
 from components.kai import KAI_WEBHOOK_PORT
-from components.kueue import KUEUE_WEBHOOK_PORT
+from components.kueue import KUEUE_VISIBILITY_PORT, KUEUE_WEBHOOK_PORT
 from components.network import (
     DEFAULT_NETWORK,
     NodeEgress,
@@ -48,7 +49,7 @@ def webhook_ports(config: StackConfig) -> list[int]:
     """Ports the control plane must reach on the nodes for this stack's admission webhooks."""
     ports = set()
     if config.kueue.enabled:
-        ports.add(KUEUE_WEBHOOK_PORT)
+        ports.update((KUEUE_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT))
     if config.kai.enabled:
         ports.add(KAI_WEBHOOK_PORT)
     if skypilot_teams(config.teams):

@@ -184,3 +184,21 @@ def pins_pool(selector: Mapping[str, str | Unknown]) -> bool:
     """A selector naming a pool by ``cloud.google.com/gke-nodepool``: auto-provisioning cannot
     satisfy it with a new pool."""
     return NODEPOOL_LABEL in selector
+
+
+def node_label(pool: NodePool, key: str) -> str | Unknown | None:
+    """The value of label ``key`` on the pool's nodes: the value, None when surely absent, or
+    :class:`Unknown` when GKE may set it without the model knowing (same three-valued logic as
+    :func:`pool_matches`, for node-affinity expressions)."""
+    have = pool.node_labels().get(key)
+    if have is not None:
+        return have
+    if (key == NODEPOOL_LABEL and not pool.name_known) or (
+        key == ACCELERATOR_LABEL and not pool.accelerators_known
+    ):
+        return Unknown(key)
+    if key in _MODELLED_KEYS:
+        return None
+    if key.startswith(_SYSTEM_PREFIXES) or isinstance(dig(pool.res.props, "nodeConfig", "labels"), Unknown):
+        return Unknown(key)
+    return None

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
+from .fit.rules_egress import POLICIES as FIT_EGRESS
+from .fit.rules_pod_fit import POLICIES as FIT_POD_FIT
+from .fit.rules_runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
+from .fit.rules_system_pool import POLICIES as FIT_SYSTEM_POOL
+from .fit.rules_webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules_capacity import POLICIES as RULES_CAPACITY
 from .rules_container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules_dws import POLICIES as RULES_DWS
@@ -48,4 +53,9 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KAI_RUNTIME_CLASS,
     *RULES_KUEUE_POD_BYPASS,
     *RULES_CONTAINER_QUANTITIES,
+    *FIT_POD_FIT,
+    *FIT_SYSTEM_POOL,
+    *FIT_EGRESS,
+    *FIT_WEBHOOK_PORTS,
+    *FIT_RUNTIME_CLASSES,
 ]
