@@ -16,7 +16,7 @@ def test_prod_shows_nat_firewall_and_gate() -> None:
     text = section("prod")
     assert "private nodes, control plane `172.16.0.32/28`" in text
     assert "Cloud NAT `gpu-batch-prod-egress-nat` in `us-central1`" in text
-    assert "| gpu-batch-prod-webhooks | 172.16.0.32/28 | 9443 | gpu-batch-prod-node | yes |" in text
+    assert "| gpu-batch-prod-webhooks | 172.16.0.32/28 | 8082, 9443 | gpu-batch-prod-node | yes |" in text
     assert "| kueue-webhooks-ready | clusterqueues.kueue.x-k8s.io |" in text
 
 

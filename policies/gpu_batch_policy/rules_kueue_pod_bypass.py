@@ -61,7 +61,9 @@ def _grants_pod_create(role: KubeObject) -> bool | None:
             and isinstance(resources, list)
             and ("pods" in resources or "*" in resources)
             and isinstance(verbs, list)
-            and POD_CREATE_VERBS.intersection(verbs)
+            # Only strings are verbs; a malformed entry (a map, a list) is not one (fuzzing found
+            # a TypeError on unhashable entries here).
+            and POD_CREATE_VERBS.intersection(v for v in verbs if isinstance(v, str))
         ):
             return True
     return False

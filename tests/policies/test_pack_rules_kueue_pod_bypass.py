@@ -64,3 +64,11 @@ def test_roles_outside_team_namespaces_and_stacks_without_kueue_are_not_judged()
     stack = [kueue_release(config(["batch/job"])), team_queue(), namespace("team-a")]
     assert run(RULE, [*stack, role(["create"], ns="ops")]).clean
     assert run(RULE, [team_queue(), namespace("team-a"), role(["create"])]).clean
+
+
+def test_malformed_verbs_are_not_verbs_and_never_crash() -> None:
+    """Fuzzing found a TypeError on a map among the verbs (unhashable); it is simply not a verb."""
+    stack = [kueue_release(config(["batch/job"])), team_queue(), namespace("team-a")]
+    odd: list[Any] = [{"create": True}, ["create"]]
+    assert run(RULE, [*stack, role(odd)]).clean
+    assert len(run(RULE, [*stack, role([*odd, "create"])]).violations) == 1
