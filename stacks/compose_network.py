@@ -47,7 +47,7 @@ class NetworkLayer:
 
 def webhook_ports(config: StackConfig) -> list[int]:
     """Ports the control plane must reach on the nodes for this stack's admission webhooks."""
-    ports = set()
+    ports: set[int] = set()
     if config.kueue.enabled:
         ports.update((KUEUE_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT))
     if config.kai.enabled:
