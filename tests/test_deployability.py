@@ -85,7 +85,7 @@ class TestPrivateNodes:
         (rule,) = of_type(prod, "gcp:compute/firewall:Firewall")
         assert rule.inputs["sourceRanges"] == ["172.16.0.32/28"]
         assert rule.inputs["direction"] == "INGRESS"
-        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["9443"]}]
+        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
         assert rule.inputs["targetTags"] == ["gpu-batch-prod-node"]
         for pool in of_type(prod, "gcp:container/nodePool:NodePool"):
             assert pool.inputs["nodeConfig"]["tags"] == ["gpu-batch-prod-node"]
@@ -101,7 +101,7 @@ class TestPrivateNodes:
         (rule,) = of_type(
             run_stack("skypilot", {"gpu-batch:cluster": private}), "gcp:compute/firewall:Firewall"
         )
-        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8443", "9443"]}]
+        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "8443", "9443"]}]
 
     def test_public_clusters_get_neither(self) -> None:
         dev = run_stack("dev")
