@@ -132,3 +132,20 @@ def test_skypilot_refuses_an_api_server_below_its_minimum(tmp_path: Any) -> None
         render_chart(chart, {"apiService": {"config": 5}}, release_name="sky", namespace="team1")
     assert schema.value.kind == "values-schema"
     assert "/apiService/config" in str(schema.value)
+
+
+def test_a_render_with_a_subchart_off_does_not_change_the_next_render(tmp_path: Any) -> None:
+    """Helm's dependency processing prunes disabled subcharts from a loaded chart in place; a
+    reused chart object made every later render of that chart lose ingress-nginx."""
+    chart = ChartResolver(tmp_path, MIRROR, offline=True).resolve(
+        reference_from_release("skypilot", "0.13.0", "https://helm.skypilot.co")
+    )
+
+    def controllers(enabled: bool) -> int:
+        rendered = render_chart(
+            chart, {"ingress-nginx": {"enabled": enabled}}, release_name="s", namespace="t"
+        )
+        return sum(1 for o in rendered.objects if o.source.startswith("skypilot/charts/ingress-nginx/"))
+
+    assert controllers(False) == 0
+    assert controllers(True) > 0

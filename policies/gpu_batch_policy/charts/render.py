@@ -39,8 +39,9 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HOOK_ANNOTATION = "helm.sh/hook"
 
 ErrorKind = Literal["values-schema", "chart-refused", "template", "manifest"]
-# Bump when what a render returns changes, so stale disk entries are never read.
-FORMAT = 1
+# Bump when what a render returns changes, so stale disk entries are never read.  2: renders
+# made from a chart object an earlier render had mutated (see :func:`_render`) are discarded.
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -72,18 +73,8 @@ class RenderError(ValueError):
         super().__init__(self.message)
 
 
-_CHARTS: dict[Path, helm_python.Chart] = {}
 _RENDERS: dict[tuple[Path, str, str, str], RenderedChart | RenderError] = {}
 _LOCK = threading.Lock()
-
-
-def _chart(chart_dir: Path) -> helm_python.Chart:
-    with _LOCK:
-        chart = _CHARTS.get(chart_dir)
-        if chart is None:
-            chart = helm_python.Chart.load(chart_dir)
-            _CHARTS[chart_dir] = chart
-        return chart
 
 
 def render_chart(
@@ -103,7 +94,12 @@ def render_chart(
         disk = _disk_path(chart_dir, key[1], release_name, namespace)
         cached = _read_disk(disk)
         if cached is None:
-            cached = _render(_chart(chart_dir), plain_values, release_name, namespace)
+            # A fresh chart object per render: Helm's dependency processing removes disabled
+            # subcharts from the loaded chart in place (chartutil ProcessDependencies), so a chart
+            # object reused after a render with ``ingress-nginx.enabled: false`` would silently
+            # render without ingress-nginx ever after.
+            with helm_python.Chart.load(chart_dir) as chart:
+                cached = _render(chart, plain_values, release_name, namespace)
             _write_disk(disk, cached)
         with _LOCK:
             _RENDERS[key] = cached
