@@ -205,7 +205,8 @@ def test_workload_priority_class_fields_are_top_level() -> None:
     assert "value is written under spec" in text and "top-level `value` (int32, required) is missing" in text
 
 
-SCHEMAS = Path("/work/shared/schemas/kueue")
+# ../shared/schemas/kueue beside the repository.
+SCHEMAS = Path(__file__).resolve().parents[3] / "shared" / "schemas" / "kueue"
 
 
 @pytest.mark.skipif(not SCHEMAS.is_dir(), reason="upstream CRD schemas not on this machine")
