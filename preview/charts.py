@@ -25,6 +25,7 @@ from typing import Any
 
 from components.chart_lock import locked_charts
 from preview.crd_validation import CrdCatalog
+from preview.manifest_resources import HELM_RELEASE_TYPE
 from preview.records import UNKNOWN_DISPLAY, RecordedResource, for_display
 
 POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
@@ -41,8 +42,6 @@ from gpu_batch_policy.charts.objects import crd_cluster_scoped, with_release_nam
 from gpu_batch_policy.charts.release import ReleaseRender, render_release  # noqa: E402
 from gpu_batch_policy.charts.render import store_text  # noqa: E402
 from gpu_batch_policy.values import Unknown  # noqa: E402
-
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 
 __all__ = [
     "ChartUnavailableError",
@@ -96,7 +95,7 @@ def render_recorded_releases(resources: Iterable[RecordedResource]) -> list[Rele
     """Every release among ``resources`` rendered as ``helm install`` would, in display form."""
     out: list[tuple[RecordedResource, ReleaseRender]] = []
     for resource in resources:
-        if resource.type != HELM_RELEASE:
+        if resource.type != HELM_RELEASE_TYPE:
             continue
         inputs = _markers_as_unknown(for_display(resource.inputs))
         repo = inputs.get("repositoryOpts")
