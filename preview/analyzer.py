@@ -756,20 +756,6 @@ class AnalysisSession:
             self._done.set()
 
 
-def start_session(
-    *,
-    pack_dir: Path = DEFAULT_PACK_DIR,
-    config_file: Path | None = None,
-    stack: str = "dev",
-    project: str = "gpu-batch",
-    stack_config: Mapping[str, str] | None = None,
-) -> AnalysisSession:
-    """A started :class:`AnalysisSession` for ``pulumi preview --policy-pack <dir> --policy-pack-config <file>``."""
-    file_config = load_policy_config_file(config_file) if config_file else None
-    pack = PolicyPackProcess(pack_dir, stack=stack, project=project, stack_config=stack_config)
-    return AnalysisSession(pack, file_config).start()
-
-
 def run_policy_pack(
     resources: Sequence[RecordedResource],
     *,

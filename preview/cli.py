@@ -17,14 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from preview.analyzer import (
-    AnalysisResult,
-    AnalysisSession,
-    AnalyzerError,
-    format_diagnostic,
-    in_display_order,
-    start_session,
-)
+from preview.analyzer import AnalysisResult, AnalyzerError, format_diagnostic, in_display_order
 from preview.charts import (
     ChartUnavailableError,
     ReleaseManifests,
@@ -33,6 +26,7 @@ from preview.charts import (
     resolve_locked,
 )
 from preview.harness import RunResult, run_program
+from preview.hosted_session import HostedSession, start_session
 from preview.manifests import (
     render_manifests,
     rendered_objects,
@@ -105,7 +99,7 @@ def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
 
 
 def _preview(
-    args: argparse.Namespace, files: StackFiles, session: AnalysisSession | None, clock: StageClock
+    args: argparse.Namespace, files: StackFiles, session: HostedSession | None, clock: StageClock
 ) -> int:
     """The program with the pack streaming alongside, then the outputs while ``AnalyzeStack`` runs."""
     with clock.stage("program"):
@@ -164,7 +158,7 @@ class StageClock:
             self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
 
 
-def _peak_memory(session: AnalysisSession | None) -> dict[str, float]:
+def _peak_memory(session: HostedSession | None) -> dict[str, float]:
     """Peak resident MiB of this process and of the pack process itself.
 
     The pack's figure is its own ``VmHWM``, read by the session before the pack is stopped:
@@ -181,7 +175,7 @@ def _peak_memory(session: AnalysisSession | None) -> dict[str, float]:
 
 def _start_policies(
     args: argparse.Namespace, project: str, stack: str, config: dict[str, str]
-) -> AnalysisSession:
+) -> HostedSession:
     """The pack as ``pulumi preview --policy-pack policies --policy-pack-config <file>`` runs it,
     started before the program (as the engine loads its analyzers first)."""
     pack_dir = args.policy_pack
