@@ -80,9 +80,10 @@ def build_queues(
     schedulers: Schedulers,
     gates: ReadinessGates | None = None,
 ) -> QueueLayer:
+    pods = bool(skypilot_teams(config.teams))
     teams = {
         team.name: TeamTenancy(
-            team.name, _team_args(team, config), opts=pulumi.ResourceOptions(provider=provider)
+            team.name, _team_args(team, config, pods), opts=pulumi.ResourceOptions(provider=provider)
         )
         for team in config.teams
     }
@@ -129,10 +130,10 @@ def build_queues(
     return QueueLayer(teams=teams, kueue=kueue, kai=kai, workloads=workloads, skypilot=skypilot)
 
 
-def _team_args(team: TeamConfig, config: StackConfig) -> TeamArgs:
+def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
+    """``pods``: Kueue's pod integration is on (some team runs a SkyPilot API server)."""
     # Strict tenancy, or the pod integration: Kueue manages exactly the namespaces carrying this
     # label (compose_schedulers), so its fail-closed pod webhook sees the team namespaces only.
-    pods = bool(skypilot_teams(config.teams))
     labelled = bool(
         config.kueue.enabled and (config.kueue.manage_jobs_without_queue_name or pods) and team.local_queue
     )
@@ -159,6 +160,7 @@ def has_kueue_objects(config: StackConfig) -> bool:
 
 def _kueue_args(config: StackConfig, namespaces: dict[str, pulumi.Resource]) -> KueueQueuesArgs:
     queues = config.kueue_queues
+    admitted = team_namespaces(config.teams)
     pool_modes = {p.name: p.provisioning for p in config.gpu_pools}
     return KueueQueuesArgs(
         flavors=tuple(_flavor(f.name, f.pool, f.node_labels, pool_modes) for f in queues.resource_flavors),
@@ -183,7 +185,9 @@ def _kueue_args(config: StackConfig, namespaces: dict[str, pulumi.Resource]) -> 
             CohortArgs(c.name, c.parent, c.fair_sharing_weight, _groups(c.resource_groups))
             for c in queues.cohorts
         ),
-        cluster_queues=tuple(_cluster_queue(config, index) for index in range(len(queues.cluster_queues))),
+        cluster_queues=tuple(
+            _cluster_queue(config, index, admitted) for index in range(len(queues.cluster_queues))
+        ),
         local_queues=tuple(
             LocalQueueArgs(t.local_queue, t.namespace_name, t.cluster_queue)
             for t in config.teams
@@ -228,11 +232,10 @@ def _groups(groups: list[ResourceGroupConfig]) -> tuple[ResourceGroup, ...]:
     )
 
 
-def _cluster_queue(config: StackConfig, index: int) -> ClusterQueueArgs:
+def _cluster_queue(config: StackConfig, index: int, admitted: Mapping[str, list[str]]) -> ClusterQueueArgs:
+    """``admitted``: per queue, the team namespaces its selector admits (``team_namespaces``)."""
     cq = config.kueue_queues.cluster_queues[index]
-    selector = (
-        {} if cq.admit_namespaces == "all" else namespace_selector(team_namespaces(config.teams, cq.name))
-    )
+    selector = {} if cq.admit_namespaces == "all" else namespace_selector(admitted.get(cq.name, []))
     p = cq.preemption
     return ClusterQueueArgs(
         name=cq.name,

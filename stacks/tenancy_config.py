@@ -89,9 +89,16 @@ class TeamConfig(ConfigModel):
         return self.namespace or self.name
 
 
-def team_namespaces(teams: list[TeamConfig], cluster_queue: str) -> list[str]:
-    """Namespaces whose LocalQueue points at ``cluster_queue``: what its selector admits."""
-    return sorted({t.namespace_name for t in teams if t.local_queue and t.cluster_queue == cluster_queue})
+def team_namespaces(teams: list[TeamConfig]) -> dict[str, list[str]]:
+    """Per ClusterQueue, the namespaces whose LocalQueue points at it: what its selector admits.
+
+    One pass over the teams for every queue (a thousand teams each with its own queue made a
+    per-queue scan a million comparisons)."""
+    by_queue: dict[str, set[str]] = {}
+    for team in teams:
+        if team.local_queue and team.cluster_queue is not None:
+            by_queue.setdefault(team.cluster_queue, set()).add(team.namespace_name)
+    return {queue: sorted(namespaces) for queue, namespaces in by_queue.items()}
 
 
 def skypilot_teams(teams: list[TeamConfig]) -> list[TeamConfig]:
