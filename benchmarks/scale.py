@@ -4,24 +4,29 @@ For each size, measured back to back (``--repeat N`` prints min/median of N; the
 shared, so the minimum is the cleanest run)::
 
     teams=N resources=R
-      wall_s floor_ratio program_s program_floor_s program_ratio pack_s pack_floor_s pack_ratio
+      wall_s floor_ratio floor_ratio_matched program_s program_floor_s program_ratio
+      pack_s pack_floor_s pack_ratio
       peak_mib pack_peak_mib [baseline_wall_s]
       stages_s program plan manifests policy report
 
 * ``wall_s``: the whole ``python -m preview`` run as a user waits for it (interpreter start, the
   program under the SDK mocks with the pack streaming alongside, plan.json, manifests with strict
   CRD validation, the rest of the pack, the report).  ``floor_ratio`` = wall_s / the wall of the
-  same *number* of bare resources registered under the same harness, no pack (issue 6's floor).
+  same *number* of bare resources registered under the same harness, no pack (issue 6's floor,
+  which issue 13's target is stated against); ``floor_ratio_matched`` divides by the same floor
+  run as the preview runs its program (heap frozen, no teardown at exit: ``benchmarks/floor.py``),
+  the stricter figure.
 * ``program_s``: the preview's program stage; ``program_floor_s``: the *same recorded resources*
-  (types, names, wire inputs) registered flat under the same mocks and harness
-  (``benchmarks/stage_floors.py``), so ``program_ratio`` is what components, typed SDKs and
-  the streaming client cost on top of registering.
+  (types, names, wire inputs) registered flat under the same mocks and harness, run as the
+  preview runs it (``benchmarks/stage_floors.py``), so ``program_ratio`` is what components,
+  typed SDKs and streaming to the pack cost on top of registering.
 * ``pack_s``: the recorded resources sent over the analyzer protocol to the real pack, batch;
   ``pack_floor_s``: the same to a pack of as many policies doing nothing.
 * ``peak_mib``: the preview process's peak resident set; ``pack_peak_mib``: the pack process's
   own (its ``VmHWM``, read before it stops).
 * ``stages_s``: seconds per preview stage; ``policy`` is only the wait for the pack once the
-  outputs are written (the rest of its work overlaps the program and the outputs).
+  outputs and the report's capacity sections (``report``) are written: the rest of its work
+  overlaps the program and the outputs.
 * ``--baseline DIR``: another checkout (e.g. ``git worktree add /tmp/base main``): its own
   preview and program on the same stack file, run right after each of this tree's previews.
 
@@ -189,6 +194,7 @@ class Sample:
     resources: int
     wall_s: float
     floor_wall_s: float
+    floor_matched_wall_s: float
     stages: dict[str, float]
     peak_mib: float
     pack_peak_mib: float
@@ -202,6 +208,7 @@ class Sample:
         figures = {
             "wall_s": self.wall_s,
             "floor_ratio": self.wall_s / self.floor_wall_s,
+            "floor_ratio_matched": self.wall_s / self.floor_matched_wall_s,
             "program_s": self.stages["program"],
             "program_floor_s": self.program_floor_s,
             "program_ratio": self.stages["program"] / self.program_floor_s,
@@ -228,7 +235,9 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
     count = int(_field(r"(\d+) resources planned", full.stdout))
     timings = json.loads(_field(r"^timings: (.*)$", full.stdout))
     tag = f"{stack}-{time.monotonic_ns()}"
-    floor = measure(_python_module("benchmarks.floor", floor_project(root / f"floor-{tag}", count)), ROOT)
+    floor_dir = floor_project(root / f"floor-{tag}", count)
+    floor = measure(_python_module("benchmarks.floor", floor_dir), ROOT)
+    floor_matched = measure(_python_module("benchmarks.floor", floor_dir, "--as-preview"), ROOT)
     records = root / f"records-{tag}.json"
     measure(_python_module("benchmarks.stage_floors", "record", project, stack, records), ROOT)
     flat = measure(
@@ -244,6 +253,7 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
         resources=count,
         wall_s=full.wall_s,
         floor_wall_s=floor.wall_s,
+        floor_matched_wall_s=floor_matched.wall_s,
         stages={k: v for k, v in timings.items() if not k.endswith("_mib")},
         peak_mib=timings["peak_mib"],
         pack_peak_mib=timings["pack_peak_mib"],

@@ -35,7 +35,7 @@ from preview.manifests import (
     write_manifests,
 )
 from preview.plan import plan_document, write_plan
-from preview.report import render_report
+from preview.report import capacity_sections, policy_section
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
 from stacks.errors import ConfigError
@@ -112,15 +112,16 @@ def _preview(
     if session is not None:
         session.analyze_stack(result.resources)
     code = _write_outputs(args, files, result, clock)
+    with clock.stage("report"):  # the sections that need no pack answer, while it still runs
+        capacity = capacity_sections(files.stack, result.resources)
     analysis: AnalysisResult | None = None
     if session is not None:
         with clock.stage("policy"):  # only the wait left once the outputs are written
             analysis = session.result()
         _print_policy_results(analysis, result)
         code = code or (0 if analysis.passed else 1)
-    with clock.stage("report"):
-        report_path = args.out / args.stack / "report.md"
-        report_path.write_text(render_report(files.stack, result.resources, analysis) + "\n")
+    report_path = args.out / args.stack / "report.md"
+    report_path.write_text("\n".join([*capacity, *policy_section(analysis)]) + "\n")
     print(f"capacity report: {_rel(report_path)}")
     if args.timings:
         print(f"timings: {json.dumps({**clock.seconds, **_peak_memory(session)})}")

@@ -282,6 +282,12 @@ def what_if_section(stack: str, resources: Sequence[RecordedResource]) -> list[s
 
 
 def render_report(stack: str, resources: Sequence[RecordedResource], analysis: AnalysisResult | None) -> str:
+    return "\n".join([*capacity_sections(stack, resources), *policy_section(analysis)])
+
+
+def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list[str]:
+    """Every section but the policy results: what the stack plans, which needs no pack answer
+    (so the preview writes it while the pack still runs ``AnalyzeStack``)."""
     model = stack_model(resources)
     out = [f"## gpu-batch capacity report: `{stack}`", ""]
     pool_rows = list(_pool_rows(model))
@@ -325,7 +331,12 @@ def render_report(stack: str, resources: Sequence[RecordedResource], analysis: A
     if diagram:
         out += ["### Queue hierarchy", "", *diagram, ""]
     out += what_if_section(stack, resources)
-    out += ["### Policy results", ""]
+    return out
+
+
+def policy_section(analysis: AnalysisResult | None) -> list[str]:
+    """The pack's verdict and findings, in a stable order."""
+    out = ["### Policy results", ""]
     if analysis is None:
         out += ["The policy pack was not run (`--no-policy`).", ""]
     else:
@@ -338,4 +349,4 @@ def render_report(stack: str, resources: Sequence[RecordedResource], analysis: A
         if analysis.diagnostics:
             out += _table(["level", "rule", "resource", "message"], _finding_rows(analysis.diagnostics))
             out.append("")
-    return "\n".join(out)
+    return out
