@@ -12,7 +12,7 @@ from gpu_batch_policy.fit.machines import MachineShape, machine_shape
 from gpu_batch_policy.fit.network import FIREWALL, port_open, private_clusters
 from gpu_batch_policy.fit.placement import placement, pod_requests, pool_allocatable
 from gpu_batch_policy.fit.resources import GIB, MIB, Resources
-from gpu_batch_policy.fit.rules_egress import is_google_registry, registry_of
+from gpu_batch_policy.fit.rules.egress import is_google_registry, registry_of
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model_workloads import PodTemplate
 

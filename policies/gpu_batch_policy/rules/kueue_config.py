@@ -17,12 +17,12 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .model import HelmRelease, StackModel
-from .model_helm import FeatureGate
-from .model_kueue import QUEUE_NAME_LABEL
-from .report import Reporter
-from .values import Unknown, as_bool, dig
+from ..builders import stack_policy
+from ..model import HelmRelease, StackModel
+from ..model_helm import FeatureGate
+from ..model_kueue import QUEUE_NAME_LABEL
+from ..report import Reporter
+from ..values import Unknown, as_bool, dig
 
 # The 18 framework names Kueue 0.19 registers (kueue.md §5, K:pkg/controller/jobs/*).
 KNOWN_FRAMEWORKS = frozenset(

@@ -41,21 +41,21 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from .builders import stack_policy
-from .demand import CannotTellError, pod_request
-from .installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
-from .model import KubeObject, RayWorkload, StackModel
-from .model_kueue import QUEUE_NAME_LABEL
-from .model_workloads import (
+from ..builders import stack_policy
+from ..demand import CannotTellError, pod_request
+from ..installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
+from ..model import KubeObject, RayWorkload, StackModel
+from ..model_kueue import QUEUE_NAME_LABEL
+from ..model_workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
     PodTemplate,
 )
-from .open_world import World, world_schema
-from .pod_templates import owned_templates
-from .report import Reporter
+from ..open_world import World, world_schema
+from ..pod_templates import owned_templates
+from ..report import Reporter
 
 KAI_SCHEDULER = "kai-scheduler"
 KAI_DEFAULT_QUEUE = "default-queue"

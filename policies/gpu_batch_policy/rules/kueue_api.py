@@ -24,12 +24,12 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import resource_policy
-from .model import AdmissionCheck, ClusterQueue, Cohort, WorkloadPriorityClass
-from .model_base import KubeObject
-from .model_kueue import ResourceGroup
-from .report import Reporter
-from .values import Quantity, Unknown, dig, fmt_num
+from ..builders import resource_policy
+from ..model import AdmissionCheck, ClusterQueue, Cohort, WorkloadPriorityClass
+from ..model_base import KubeObject
+from ..model_kueue import ResourceGroup
+from ..report import Reporter
+from ..values import Quantity, Unknown, dig, fmt_num
 
 QuotaOwner = ClusterQueue | Cohort
 
@@ -228,7 +228,7 @@ def check_preemption(cq: ClusterQueue, reporter: Reporter, _config: Mapping[str,
 
 
 # Fields a version does not define: (kind, version) → {spec path: fix}.  Checked against the CRD
-# schemas in shared/schemas/kueue by tests/policies/test_rules_kueue_api.py.
+# schemas in shared/schemas/kueue by tests/policies/test_pack_rules_kueue_api.py.
 _WRONG_VERSION_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     ("ClusterQueue", "v1beta2"): {
         "cohort": "rename `spec.cohort` to `spec.cohortName` (v1beta2)",

@@ -25,12 +25,12 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
-from ..model import StackModel, Subject
-from ..pod_templates import owned_templates
-from ..report import Reporter
-from ..values import Unknown, as_str, dig
-from . import kai_config
+from ...builders import stack_policy
+from ...model import StackModel, Subject
+from ...pod_templates import owned_templates
+from ...report import Reporter
+from ...values import Unknown, as_str, dig
+from .. import kai_config
 
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 GVISOR = "gvisor"

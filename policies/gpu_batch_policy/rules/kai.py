@@ -19,16 +19,16 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
-from .kai_priority import preemptibility
-from .kai_quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
-from .kai_tree import QueueNode, QueueTree
-from .model import RayWorkload, StackModel
-from .model_workloads import KAI_QUEUE_LABEL
-from .open_world import World, unresolved, world_schema
-from .report import Reporter
-from .values import Unknown
+from ..builders import stack_policy
+from ..demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
+from ..kai_priority import preemptibility
+from ..kai_quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
+from ..kai_tree import QueueNode, QueueTree
+from ..model import RayWorkload, StackModel
+from ..model_workloads import KAI_QUEUE_LABEL
+from ..open_world import World, unresolved, world_schema
+from ..report import Reporter
+from ..values import Unknown
 
 _UNIT = {"cpu": "millicores of CPU", "memory": "MB of memory", "gpu": "GPUs"}
 
@@ -88,7 +88,7 @@ def check_queue_parents(model: StackModel, reporter: Reporter, config: Mapping[s
             if not tree.names_known:
                 reporter.cannot_check(node.queue, f"whether parent queue '{missing}' exists")
             elif node.parent == missing:
-                names = model.memo("rules_kai.queue_names", lambda: [n.name for n in tree.declared])
+                names = model.memo("rules.kai.queue_names", lambda: [n.name for n in tree.declared])
                 unresolved(
                     world,
                     reporter,
@@ -224,7 +224,7 @@ def check_workload_queue(model: StackModel, reporter: Reporter, config: Mapping[
                 reporter,
                 obj,
                 ("Queue", label, None),
-                declared=model.memo("rules_kai.queue_names", lambda: [n.name for n in tree.declared]),
+                declared=model.memo("rules.kai.queue_names", lambda: [n.name for n in tree.declared]),
                 problem=f"is labelled {KAI_QUEUE_LABEL}={label}, but no KAI Queue '{label}' exists, so KAI never "
                 "schedules it",
                 fix=f"declare a leaf scheduling.run.ai/v2 Queue '{label}' or use an existing leaf queue"

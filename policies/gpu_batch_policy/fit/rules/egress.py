@@ -20,13 +20,13 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ..builders import stack_policy
-from ..model import StackModel
-from ..pod_templates import owned_templates
-from ..report import Reporter, config_value
-from ..values import Unknown, as_str, dig
-from . import kai_config
-from .network import has_cloud_nat, private_clusters
+from ...builders import stack_policy
+from ...model import StackModel
+from ...pod_templates import owned_templates
+from ...report import Reporter, config_value
+from ...values import Unknown, as_str, dig
+from .. import kai_config
+from ..network import has_cloud_nat, private_clusters
 
 GOOGLE_REGISTRIES = ("gcr.io",)
 GOOGLE_REGISTRY_SUFFIXES = (".gcr.io", ".pkg.dev")

@@ -17,14 +17,14 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
-from ..model import KubeObject, NodePool, RayWorkload, StackModel
-from ..pod_templates import OwnedTemplate, owned_templates
-from ..pools import auto_provisioning, known_pool_names
-from ..report import Reporter
-from ..values import Unknown
-from .placement import Placement, admission_tolerations, placement, pod_requests, pool_allocatable
-from .resources import Resources
+from ...builders import stack_policy
+from ...model import KubeObject, NodePool, RayWorkload, StackModel
+from ...pod_templates import OwnedTemplate, owned_templates
+from ...pools import auto_provisioning, known_pool_names
+from ...report import Reporter
+from ...values import Unknown
+from ..placement import Placement, admission_tolerations, placement, pod_requests, pool_allocatable
+from ..resources import Resources
 
 
 def template_placement(model: StackModel, owned: OwnedTemplate) -> Placement:

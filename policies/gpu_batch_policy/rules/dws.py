@@ -26,11 +26,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from .builders import resource_policy
-from .model import NodePool
-from .model_kueue import ProvisioningRequestConfig
-from .report import Reporter
-from .values import Unknown, dig
+from ..builders import resource_policy
+from ..model import NodePool
+from ..model_kueue import ProvisioningRequestConfig
+from ..report import Reporter
+from ..values import Unknown, dig
 
 QUEUED_CLASS = "queued-provisioning.gke.io"
 REQUEST_LABEL = "autoscaling.gke.io/provisioning-request"

@@ -19,11 +19,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import resource_policy
-from .model_base import KubeObject, ObjectView
-from .quantity import QuantityError, parse_int_or_string, shown
-from .report import Reporter
-from .values import Unknown
+from ..builders import resource_policy
+from ..model_base import KubeObject, ObjectView
+from ..quantity import QuantityError, parse_int_or_string, shown
+from ..report import Reporter
+from ..values import Unknown
 
 _SECTIONS = ("requests", "limits")
 

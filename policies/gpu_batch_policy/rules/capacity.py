@@ -25,15 +25,15 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from .builders import stack_policy
-from .demand import CannotTellError, PodSet, pod_request
-from .kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
-from .model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
-from .model_base import ObjectView
-from .model_gke import NODEPOOL_LABEL
-from .model_kueue import QUEUE_NAME_LABEL, ResourceQuota
-from .model_workloads import GPU_RESOURCE, PodTemplate
-from .pools import (
+from ..builders import stack_policy
+from ..demand import CannotTellError, PodSet, pod_request
+from ..kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
+from ..model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
+from ..model_base import ObjectView
+from ..model_gke import NODEPOOL_LABEL
+from ..model_kueue import QUEUE_NAME_LABEL, ResourceQuota
+from ..model_workloads import GPU_RESOURCE, PodTemplate
+from ..pools import (
     PoolCapacity,
     Selection,
     auto_provisioning,
@@ -43,9 +43,9 @@ from .pools import (
     pool_capacity,
     select,
 )
-from .report import Reporter, config_value
-from .values import Unknown, dig, fmt_num, str_map
-from .workload_kinds.ray import kueue_gangs as ray_kueue_gangs
+from ..report import Reporter, config_value
+from ..values import Unknown, dig, fmt_num, str_map
+from ..workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 
 NO_POOLS = "no GKE node pools are declared, so pool capacity is unknown"
 AUTO = "node auto-provisioning may create a pool the program does not declare"

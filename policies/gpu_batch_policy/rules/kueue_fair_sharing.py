@@ -21,11 +21,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .model import StackModel
-from .model_helm import HelmRelease
-from .report import Reporter
-from .values import Unknown, dig
+from ..builders import stack_policy
+from ..model import StackModel
+from ..model_helm import HelmRelease
+from ..report import Reporter
+from ..values import Unknown, dig
 
 
 def _fair_sharing(release: HelmRelease) -> bool | None:

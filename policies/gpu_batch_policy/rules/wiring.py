@@ -28,22 +28,22 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .demand import CannotTellError, pod_request
-from .model import HelmRelease, StackModel
-from .model_kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
-from .model_workloads import (
+from ..builders import stack_policy
+from ..demand import CannotTellError, pod_request
+from ..model import HelmRelease, StackModel
+from ..model_kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from ..model_workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
 )
-from .open_world import World, unresolved, world_schema
-from .pod_templates import owned_templates
-from .quantity import QuantityError, parse_fraction
-from .report import Reporter
-from .tokens import KUEUE_GROUP
-from .values import Unknown, as_bool, dig
+from ..open_world import World, unresolved, world_schema
+from ..pod_templates import owned_templates
+from ..quantity import QuantityError, parse_fraction
+from ..report import Reporter
+from ..tokens import KUEUE_GROUP
+from ..values import Unknown, as_bool, dig
 
 KAI_SCHEDULER = "kai-scheduler"
 BATCH_SCHEDULERS = ("volcano", "yunikorn", KAI_SCHEDULER, "scheduler-plugins")
@@ -286,7 +286,7 @@ def check_queue_label_resolves(model: StackModel, reporter: Reporter, config: Ma
             obj,
             ("LocalQueue", label, namespace),
             declared=here
-            or model.memo("rules_wiring.local_queue_names", lambda: [lq.name for lq in model.local_queues()]),
+            or model.memo("rules.wiring.local_queue_names", lambda: [lq.name for lq in model.local_queues()]),
             problem=f"is labelled {QUEUE_NAME_LABEL}={label}, but namespace '{namespace}' has no LocalQueue '{label}'"
             + (
                 f" (it exists in {', '.join(elsewhere)}; Kueue only looks in the workload's namespace)"

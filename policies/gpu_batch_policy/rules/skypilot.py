@@ -22,10 +22,10 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .model import HelmRelease, StackModel
-from .report import Reporter
-from .values import Unknown, as_bool, as_str
+from ..builders import stack_policy
+from ..model import HelmRelease, StackModel
+from ..report import Reporter
+from ..values import Unknown, as_bool, as_str
 
 QUEUE_KEYS = (
     "kubernetes.quota.queue",

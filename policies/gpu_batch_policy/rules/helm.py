@@ -16,9 +16,9 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .model import StackModel
-from .report import Reporter
+from ..builders import stack_policy
+from ..model import StackModel
+from ..report import Reporter
 
 
 def stack_of(urn: str) -> str:

@@ -27,11 +27,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .model import StackModel
-from .model_helm import HelmRelease
-from .report import Reporter
-from .values import Unknown, as_str
+from ..builders import stack_policy
+from ..model import StackModel
+from ..model_helm import HelmRelease
+from ..report import Reporter
+from ..values import Unknown, as_str
 
 CHART_DEFAULT_CLASS = "nvidia"
 FRACTION_ONLY_FROM = (0, 16, 0)

@@ -4,16 +4,16 @@ Pod sets come from :mod:`workload_kinds` (Kueue's Workloads and KAI's PodGroup m
 per family as the schedulers do); the judging reuses the helpers the Ray rules use:
 
 * ``workload-pod-fits-node``: each pod's GPUs fit one node of a pool it may reach
-  (``rules_capacity.pods_fit_node``);
+  (``capacity.pods_fit_node``);
 * ``workload-gang-fits-queue``: the Kueue Workload fits what its ClusterQueue can ever get
-  (nominal + borrowable) and one queued-provisioning pool (``rules_capacity.gang_vs_quota`` /
+  (nominal + borrowable) and one queued-provisioning pool (``capacity.gang_vs_quota`` /
   ``gang_vs_queued_pool``);
 * ``workload-resources-covered``: every resource a Kueue Workload requests is covered by a
   resource group of its ClusterQueue -- Kueue's flavor assigner fails a pod set that requests an
   uncovered resource ("resource %s unavailable in ClusterQueue", kubernetes-sigs/kueue v0.19.2
   ``pkg/scheduler/flavorassigner/flavorassigner.go`` L1071), so it never admits;
 * ``kai-workload-gang-within-limits``: the KAI gang fits ``limit`` on its leaf queue and every
-  ancestor (``rules_kai.gang_vs_limit_chain``).
+  ancestor (``kai.gang_vs_limit_chain``).
 
 Ray workloads keep their own rules (``gpu-pod-fits-a-node``, ``kueue-gang-fits-queue``,
 ``kai-gang-within-limits``); here they take part only in ``workload-resources-covered``, which
@@ -30,18 +30,18 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .demand import CannotTellError, PodSet, pod_request
-from .kai_tree import QueueTree
-from .kueue_capacity import InvalidQuotaError
-from .model import RayWorkload, StackModel
-from .model_base import ObjectView
-from .model_workloads import KAI_QUEUE_LABEL
-from .report import Reporter
-from .rules_capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
-from .rules_kai import gang_vs_limit_chain
-from .values import Unknown, dig
-from .workload_kinds import Counted, kai_gangs, kueue_gangs
+from ..builders import stack_policy
+from ..demand import CannotTellError, PodSet, pod_request
+from ..kai_tree import QueueTree
+from ..kueue_capacity import InvalidQuotaError
+from ..model import RayWorkload, StackModel
+from ..model_base import ObjectView
+from ..model_workloads import KAI_QUEUE_LABEL
+from ..report import Reporter
+from ..values import Unknown, dig
+from ..workload_kinds import Counted, kai_gangs, kueue_gangs
+from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
+from .kai import gang_vs_limit_chain
 
 # Resources the API accepts in requests that Kueue never quota-checks by default.
 _NOT_QUOTAED = ("ephemeral-storage",)

@@ -21,13 +21,13 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
-from ..model import KubeObject, StackModel
-from ..pod_templates import OwnedTemplate, owned_templates
-from ..report import Reporter
-from ..values import Unknown, as_int, as_str, dig, str_map
-from . import kai_config
-from .network import PrivateCluster, port_open, private_clusters
+from ...builders import stack_policy
+from ...model import KubeObject, StackModel
+from ...pod_templates import OwnedTemplate, owned_templates
+from ...report import Reporter
+from ...values import Unknown, as_int, as_str, dig, str_map
+from .. import kai_config
+from ..network import PrivateCluster, port_open, private_clusters
 
 WEBHOOK_GROUP = "admissionregistration.k8s.io"
 WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")

@@ -20,20 +20,20 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from .builders import stack_policy
-from .model import ClusterQueue, LocalQueue, StackModel
-from .model_kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
-from .open_world import World, unresolved, world_schema
-from .report import Reporter
-from .selectors import NAME_LABEL, selector_matches
-from .tokens import KUEUE_GROUP
-from .values import Unknown
+from ..builders import stack_policy
+from ..model import ClusterQueue, LocalQueue, StackModel
+from ..model_kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
+from ..open_world import World, unresolved, world_schema
+from ..report import Reporter
+from ..selectors import NAME_LABEL, selector_matches
+from ..tokens import KUEUE_GROUP
+from ..values import Unknown
 
 
 def _declared_names(model: StackModel, kind: str) -> list[str]:
     """The names of a Kueue kind the stack holds (built once per stack, not per reference)."""
     return model.memo(
-        f"rules_kueue_refs.name_list:{kind}", lambda: [o.name for o in model.kube_objects(KUEUE_GROUP, kind)]
+        f"rules.kueue_refs.name_list:{kind}", lambda: [o.name for o in model.kube_objects(KUEUE_GROUP, kind)]
     )
 
 
@@ -74,7 +74,7 @@ def _names(items: list[Any]) -> str:
 
 def _declared(model: StackModel, kind: str) -> str:
     """The declared names of a Kueue kind, for fixes; listed once per stack, not per finding."""
-    return model.memo(f"rules_kueue_refs.names:{kind}", lambda: _names(model.kube_objects(KUEUE_GROUP, kind)))
+    return model.memo(f"rules.kueue_refs.names:{kind}", lambda: _names(model.kube_objects(KUEUE_GROUP, kind)))
 
 
 def check_clusterqueue_references(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
