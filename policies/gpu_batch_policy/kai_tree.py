@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from .model import HelmRelease, KaiQueue, StackModel, Subject
-from .model_workloads import KaiResource
+from .model.workloads import KaiResource
 from .values import Unknown, as_bool, as_str, dig
 
 # KAI chart defaults (deployments/kai-scheduler/values.yaml @v0.13.0, ``defaultQueue``).

@@ -29,10 +29,10 @@ from ..builders import stack_policy
 from ..demand import CannotTellError, PodSet, pod_request
 from ..kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
 from ..model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
-from ..model_base import ObjectView
-from ..model_gke import NODEPOOL_LABEL
-from ..model_kueue import QUEUE_NAME_LABEL, ResourceQuota
-from ..model_workloads import GPU_RESOURCE, PodTemplate
+from ..model.base import ObjectView
+from ..model.gke import NODEPOOL_LABEL
+from ..model.kueue import QUEUE_NAME_LABEL, ResourceQuota
+from ..model.workloads import GPU_RESOURCE, PodTemplate
 from ..pools import (
     PoolCapacity,
     Selection,

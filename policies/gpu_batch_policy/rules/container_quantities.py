@@ -1,6 +1,6 @@
 """Container resource requests and limits are quantities the API server accepts.
 
-Why a rule of its own: the demand arithmetic (``model_workloads.PodTemplate.request``) counts a
+Why a rule of its own: the demand arithmetic (``model.workloads.PodTemplate.request``) counts a
 bad quantity as 0 so the capacity rules can still judge the rest, which means nothing else
 reports it; yet the API server rejects the object (``resource.ParseQuantity``, see
 :mod:`.quantity`), so ``pulumi up`` would fail after everything before it was created.
@@ -20,7 +20,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import resource_policy
-from ..model_base import KubeObject, ObjectView
+from ..model.base import KubeObject, ObjectView
 from ..quantity import QuantityError, parse_int_or_string, shown
 from ..report import Reporter
 from ..values import Unknown

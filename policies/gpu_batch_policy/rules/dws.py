@@ -28,7 +28,7 @@ from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import resource_policy
 from ..model import NodePool
-from ..model_kueue import ProvisioningRequestConfig
+from ..model.kueue import ProvisioningRequestConfig
 from ..report import Reporter
 from ..values import Unknown, dig
 

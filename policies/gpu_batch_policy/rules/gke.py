@@ -19,7 +19,7 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import resource_policy, stack_policy
 from ..gke_version import satisfies
 from ..model import NodePool, StackModel
-from ..model_gke import GkeCluster
+from ..model.gke import GkeCluster
 from ..report import Reporter
 from ..values import Unknown
 

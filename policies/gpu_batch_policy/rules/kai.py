@@ -25,7 +25,7 @@ from ..kai_priority import preemptibility
 from ..kai_quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
 from ..kai_tree import QueueNode, QueueTree
 from ..model import RayWorkload, StackModel
-from ..model_workloads import KAI_QUEUE_LABEL
+from ..model.workloads import KAI_QUEUE_LABEL
 from ..open_world import World, unresolved, world_schema
 from ..report import Reporter
 from ..values import Unknown

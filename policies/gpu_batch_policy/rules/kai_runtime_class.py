@@ -16,7 +16,7 @@ and create no ``nvidia`` RuntimeClass, so unless the stack declares a RuntimeCla
 (for example a GPU operator it installs), every such pod is refused at admission.  The rule runs
 only for stacks with a GKE cluster.  Both chart locations are recognised: ``oci://ghcr.io/nvidia/
 kai-scheduler/kai-scheduler`` (v0.13.0 and older) and ``oci://ghcr.io/kai-scheduler/kai-scheduler/
-kai-scheduler`` (v0.13.1 on), by the chart name (``model_helm.chart_id``).
+kai-scheduler`` (v0.13.1 on), by the chart name (``model.helm.chart_id``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import StackModel
-from ..model_helm import HelmRelease
+from ..model.helm import HelmRelease
 from ..report import Reporter
 from ..values import Unknown, as_str
 

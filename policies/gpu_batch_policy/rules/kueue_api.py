@@ -26,8 +26,8 @@ from pulumi_policy import Policy
 
 from ..builders import resource_policy
 from ..model import AdmissionCheck, ClusterQueue, Cohort, WorkloadPriorityClass
-from ..model_base import KubeObject
-from ..model_kueue import ResourceGroup
+from ..model.base import KubeObject
+from ..model.kueue import ResourceGroup
 from ..report import Reporter
 from ..values import Quantity, Unknown, dig, fmt_num
 

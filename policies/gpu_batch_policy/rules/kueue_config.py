@@ -19,8 +19,8 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import HelmRelease, StackModel
-from ..model_helm import FeatureGate
-from ..model_kueue import QUEUE_NAME_LABEL
+from ..model.helm import FeatureGate
+from ..model.kueue import QUEUE_NAME_LABEL
 from ..report import Reporter
 from ..values import Unknown, as_bool, dig
 

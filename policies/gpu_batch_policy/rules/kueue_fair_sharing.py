@@ -23,7 +23,7 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import StackModel
-from ..model_helm import HelmRelease
+from ..model.helm import HelmRelease
 from ..report import Reporter
 from ..values import Unknown, dig
 

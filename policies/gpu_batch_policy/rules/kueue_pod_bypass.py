@@ -24,8 +24,8 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import StackModel
-from ..model_base import KubeObject
-from ..model_helm import HelmRelease
+from ..model.base import KubeObject
+from ..model.helm import HelmRelease
 from ..report import Reporter
 from ..selectors import NAME_LABEL, selector_matches
 from ..values import Unknown, dig

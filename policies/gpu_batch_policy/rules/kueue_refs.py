@@ -22,7 +22,7 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import ClusterQueue, LocalQueue, StackModel
-from ..model_kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
+from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
 from ..open_world import World, unresolved, world_schema
 from ..report import Reporter
 from ..selectors import NAME_LABEL, selector_matches

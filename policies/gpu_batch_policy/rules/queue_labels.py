@@ -45,8 +45,8 @@ from ..builders import stack_policy
 from ..demand import CannotTellError, pod_request
 from ..installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
 from ..model import KubeObject, RayWorkload, StackModel
-from ..model_kueue import QUEUE_NAME_LABEL
-from ..model_workloads import (
+from ..model.kueue import QUEUE_NAME_LABEL
+from ..model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,

@@ -43,7 +43,7 @@ from pulumi_policy import Policy
 from ..builders import stack_policy
 from ..installs import kueue_installed, manages_jobs_without_queue_name
 from ..model import RayWorkload, StackModel
-from ..model_kueue import QUEUE_NAME_LABEL
+from ..model.kueue import QUEUE_NAME_LABEL
 from ..open_world import World, world_schema
 from ..report import Reporter
 from ..values import Unknown, as_bool, dig

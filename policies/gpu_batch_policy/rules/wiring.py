@@ -31,8 +31,8 @@ from pulumi_policy import Policy
 from ..builders import stack_policy
 from ..demand import CannotTellError, pod_request
 from ..model import HelmRelease, StackModel
-from ..model_kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
-from ..model_workloads import (
+from ..model.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from ..model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,

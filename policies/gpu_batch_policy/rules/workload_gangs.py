@@ -35,8 +35,8 @@ from ..demand import CannotTellError, PodSet, pod_request
 from ..kai_tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
 from ..model import RayWorkload, StackModel
-from ..model_base import ObjectView
-from ..model_workloads import KAI_QUEUE_LABEL
+from ..model.base import ObjectView
+from ..model.workloads import KAI_QUEUE_LABEL
 from ..report import Reporter
 from ..values import Unknown, dig
 from ..workload_kinds import Counted, kai_gangs, kueue_gangs

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..demand import CannotTellError, PodSet
-from ..model_base import KubeObject
-from ..model_workloads import PodTemplate
+from ..model.base import KubeObject
+from ..model.workloads import PodTemplate
 from ..values import Unknown, as_int, dig
 
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .model_base import KubeObject, ObjectView
-from .values import (
+from ..values import (
     Quantity,
     Unknown,
     as_int,
@@ -27,6 +26,7 @@ from .values import (
     str_map,
     unknowns_in,
 )
+from .base import KubeObject, ObjectView
 
 PROVISIONING_REQUEST_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"

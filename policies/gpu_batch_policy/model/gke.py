@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .model_base import Resource
-from .values import Unknown, as_bool, as_int, as_list, as_str, dig, str_map
+from ..values import Unknown, as_bool, as_int, as_list, as_str, dig, str_map
+from .base import Resource
 
 # GPUs per node for accelerator-optimised machine types, where GKE attaches the GPUs implied by
 # the machine type (kueue.md §8 table, from cluster-toolkit's gpu-definition module).

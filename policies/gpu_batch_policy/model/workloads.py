@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .model_base import KubeObject, ObjectView
-from .values import Quantity, Unknown, as_bool, as_int, as_str, dig, quantity, str_map
+from ..values import Quantity, Unknown, as_bool, as_int, as_str, dig, quantity, str_map
+from .base import KubeObject, ObjectView
 
 GPU_RESOURCE = "nvidia.com/gpu"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"

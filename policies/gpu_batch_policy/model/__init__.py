@@ -5,7 +5,8 @@ dependency links) or from any list of (type, props, urn, name) registrations; ``
 same typed object for a single resource in a ``ResourceValidationPolicy``.  Everything is keyed by
 the wire type token, so the pack judges any program's resources (DESIGN.md): Kueue objects of both
 served versions, KAI ``scheduling.run.ai/v2`` Queues, KubeRay ``ray.io/v1`` workloads, namespaces,
-GKE clusters/node pools and Helm v3 releases.
+GKE clusters/node pools and Helm v3 releases.  The views live in this package's modules, one per
+API family (``base``, ``gke``, ``helm``, ``kueue``, ``workloads``); rules import them from here.
 
 Unknown values (preview) are :class:`Unknown` markers — see ``values.py`` — and a reference
 lookup returns three states (found / missing / unknown) so a rule never reports a dangling
@@ -18,12 +19,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from .charts.objects import render_releases
-from .charts.release import ReleaseRender
-from .model_base import DEFAULT_NAMESPACE, KubeObject, Resource, Subject, build_resource
-from .model_gke import GkeCluster, NodePool, gke_cluster, node_pool
-from .model_helm import KAI, KUBERAY, KUEUE, SKYPILOT, HelmRelease, helm_release
-from .model_kueue import (
+from ..charts.release import ReleaseRender
+from ..tokens import (
+    CORE_GROUP,
+    GKE_CLUSTER,
+    GKE_NODE_POOL,
+    HELM_RELEASE,
+    KAI_GROUP,
+    KUEUE_GROUP,
+    RAY_GROUP,
+    TypeToken,
+    parse_token,
+)
+from ..values import Unknown
+from .base import DEFAULT_NAMESPACE, KubeObject, Resource, Subject, build_resource
+from .gke import GkeCluster, NodePool, gke_cluster, node_pool
+from .helm import KAI, KUBERAY, KUEUE, SKYPILOT, HelmRelease, helm_release
+from .kueue import (
     AdmissionCheck,
     ClusterQueue,
     Cohort,
@@ -39,19 +51,7 @@ from .model_kueue import (
     resource_flavor,
     workload_priority_class,
 )
-from .model_workloads import KaiQueue, Namespace, RayWorkload, kai_queue, ray_workload
-from .tokens import (
-    CORE_GROUP,
-    GKE_CLUSTER,
-    GKE_NODE_POOL,
-    HELM_RELEASE,
-    KAI_GROUP,
-    KUEUE_GROUP,
-    RAY_GROUP,
-    TypeToken,
-    parse_token,
-)
-from .values import Unknown
+from .workloads import KaiQueue, Namespace, RayWorkload, kai_queue, ray_workload
 
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
 T = TypeVar("T")
@@ -188,8 +188,10 @@ class StackModel:
     @classmethod
     def with_releases_rendered(cls, resources: Iterable[Resource], *, render: bool = True) -> StackModel:
         """The model of ``resources`` plus every object their Helm releases install (rendered
-        with the real Helm engine, see :mod:`.charts`), so chart-created objects count as
+        with the real Helm engine, see :mod:`..charts`), so chart-created objects count as
         declared.  ``render=False`` judges the declared resources alone."""
+        from ..charts.objects import render_releases  # charts.objects imports model.base
+
         declared = list(resources)
         if not render:
             return cls(declared)

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from .model_base import Resource
-from .values import Unknown, as_bool, as_str, dig, plain
-from .values_yaml import YamlLimitError, load_limited
+from ..values import Unknown, as_bool, as_str, dig, plain
+from ..values_yaml import YamlLimitError, load_limited
+from .base import Resource
 
 KUEUE = "kueue"
 KUBERAY = "kuberay-operator"
