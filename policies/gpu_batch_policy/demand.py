@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .kai_quota import cpu_to_kai, memory_to_kai
+from .kai.quota import cpu_to_kai, memory_to_kai
 from .model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,

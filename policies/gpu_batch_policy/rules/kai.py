@@ -7,7 +7,7 @@ non-preemptible job never runs beyond ``quota`` (kai-kuberay-skypilot.md §1.5, 
 ``capacity_policy/capacity_policy.go``, ``max_allowed_check.go``, ``quota_check.go``; anchors.md
 §4 failure mode 9: KAI-Scheduler#81, #621, #1783, #1881). Each rule below turns one of those
 runtime dead ends into a preview-time finding. Units are KAI's: CPU millicores, memory MB
-(10^6 bytes), GPU devices with fractions; -1 is unlimited (:mod:`kai_quota`).
+(10^6 bytes), GPU devices with fractions; -1 is unlimited (:mod:`..kai.quota`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
-from ..kai_priority import preemptibility
-from ..kai_quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
-from ..kai_tree import QueueNode, QueueTree
+from ..kai.priority import preemptibility
+from ..kai.quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
+from ..kai.tree import QueueNode, QueueTree
 from ..model import RayWorkload, StackModel
 from ..model.workloads import KAI_QUEUE_LABEL
 from ..open_world import World, unresolved, world_schema

@@ -32,7 +32,7 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..demand import CannotTellError, PodSet, pod_request
-from ..kai_tree import QueueTree
+from ..kai.tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
 from ..model import RayWorkload, StackModel
 from ..model.base import ObjectView

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import RayWorkload, StackModel
-from .values import Unknown, as_int
+from ..model import RayWorkload, StackModel
+from ..values import Unknown, as_int
 
 PRIORITY_LABEL = "priorityClassName"
 RAY_PRIORITY_LABEL = "ray.io/priority-class-name"
@@ -64,7 +64,7 @@ def _declared_priorities(model: StackModel) -> dict[str, int | Unknown | None]:
             out[obj.name] = as_int(obj.props.get("value"))
         return out
 
-    return model.memo("kai_priority.declared", build)
+    return model.memo("kai.priority.declared", build)
 
 
 def preemptibility(workload: RayWorkload, model: StackModel) -> Preemptibility:

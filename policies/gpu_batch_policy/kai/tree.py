@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .model import HelmRelease, KaiQueue, StackModel, Subject
-from .model.workloads import KaiResource
-from .values import Unknown, as_bool, as_str, dig
+from ..model import HelmRelease, KaiQueue, StackModel, Subject
+from ..model.workloads import KaiResource
+from ..values import Unknown, as_bool, as_str, dig
 
 # KAI chart defaults (deployments/kai-scheduler/values.yaml @v0.13.0, ``defaultQueue``).
 _DEFAULT_QUEUE_RESOURCES: dict[str, Any] = {
