@@ -38,8 +38,8 @@ from components.kueue_queues import (
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
 from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
-from stacks.compose_readiness import ReadinessGates
-from stacks.compose_schedulers import Schedulers, WorkloadNeeds
+from stacks.compose.readiness import ReadinessGates
+from stacks.compose.schedulers import Schedulers, WorkloadNeeds
 from stacks.config import StackConfig
 from stacks.kai_queue_config import KaiResourceConfig, walk
 from stacks.queue_config import ResourceGroupConfig
@@ -133,7 +133,7 @@ def build_queues(
 def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
     """``pods``: Kueue's pod integration is on (some team runs a SkyPilot API server)."""
     # Strict tenancy, or the pod integration: Kueue manages exactly the namespaces carrying this
-    # label (compose_schedulers), so its fail-closed pod webhook sees the team namespaces only.
+    # label (compose.schedulers), so its fail-closed pod webhook sees the team namespaces only.
     labelled = bool(
         config.kueue.enabled and (config.kueue.manage_jobs_without_queue_name or pods) and team.local_queue
     )

@@ -13,7 +13,7 @@ import pulumi
 
 from components.readiness_gate import WebhookReadiness
 from components.webhook_probe import Probe
-from stacks.compose_schedulers import Schedulers
+from stacks.compose.schedulers import Schedulers
 
 PROBE_NAME = "gpu-batch-readiness-probe"
 KUEUE_PROBE = Probe(

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from stacks.cluster_checks import check_cluster, check_pools
+from stacks.checks.cluster import check_cluster, check_pools
+from stacks.checks.queue import QUEUES_KEY, check_queues
+from stacks.checks.scheduler import check_schedulers
 from stacks.errors import ConfigIssue
 from stacks.kai_queue_config import check_kai_queues
-from stacks.queue_checks import QUEUES_KEY, check_queues
-from stacks.scheduler_checks import check_schedulers
 from stacks.tenancy_config import TEAMS_KEY, check_teams
 from stacks.workload_config import WORKLOADS_KEY, check_workloads
 

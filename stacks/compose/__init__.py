@@ -1,7 +1,9 @@
 """Turn a validated :class:`StackConfig` into components, in the order one ``pulumi up`` needs.
 
 cluster -> system pool -> GPU pools -> Kubernetes provider -> (operators -> queue objects).
-This is the only place that knows both the config model and the component arguments.
+This package is the only place that knows both the config model and the component arguments:
+:func:`build` here, one module per layer beside it (``network``, ``schedulers``, ``readiness``,
+``queues``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from components.gpu_catalog import gpu_machine
 from components.gpu_pool import GpuNodePool, GpuNodePoolArgs
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
-from stacks.compose_network import NetworkLayer, build_network
-from stacks.compose_queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
-from stacks.compose_readiness import readiness_gates
-from stacks.compose_schedulers import Schedulers, install_schedulers
+from stacks.compose.network import NetworkLayer, build_network
+from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
+from stacks.compose.readiness import readiness_gates
+from stacks.compose.schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
 from stacks.gke_versions import check_channel_default
 
