@@ -228,7 +228,7 @@ def check_preemption(cq: ClusterQueue, reporter: Reporter, _config: Mapping[str,
 
 
 # Fields a version does not define: (kind, version) → {spec path: fix}.  Checked against the CRD
-# schemas in shared/schemas/kueue by tests/policies/test_pack_rules_kueue_api.py.
+# schemas in shared/schemas/kueue by tests/policies/rules/test_kueue_api.py.
 _WRONG_VERSION_FIELDS: dict[tuple[str, str], dict[str, str]] = {
     ("ClusterQueue", "v1beta2"): {
         "cohort": "rename `spec.cohort` to `spec.cohortName` (v1beta2)",

@@ -206,7 +206,7 @@ def test_workload_priority_class_fields_are_top_level() -> None:
 
 
 # ../shared/schemas/kueue beside the repository.
-SCHEMAS = Path(__file__).resolve().parents[3] / "shared" / "schemas" / "kueue"
+SCHEMAS = Path(__file__).resolve().parents[4] / "shared" / "schemas" / "kueue"
 
 
 @pytest.mark.skipif(not SCHEMAS.is_dir(), reason="upstream CRD schemas not on this machine")
