@@ -11,14 +11,14 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from stacks.base import ConfigModel
-from stacks.cluster_checks import check_cluster, check_pools
+from stacks.checks.cluster import check_cluster, check_pools
+from stacks.checks.network import check_network
+from stacks.checks.queue_layer import check_queue_layer
+from stacks.checks.scheduler import check_schedulers
 from stacks.cluster_config import ClusterConfig, GpuPoolConfig
 from stacks.errors import ConfigIssue
 from stacks.kai_queue_config import KaiQueueConfig
-from stacks.network_checks import check_network
 from stacks.queue_config import KueueQueuesConfig
-from stacks.queue_layer_checks import check_queue_layer
-from stacks.scheduler_checks import check_schedulers
 from stacks.scheduler_config import (
     KaiConfig,
     KubeRayConfig,

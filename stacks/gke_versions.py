@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pulumi_gcp as gcp
 
-from stacks.cluster_checks import gke_version
+from stacks.checks.cluster import gke_version
 from stacks.cluster_config import (
     QUEUED_FLEX_START_MIN_VERSION,
     QUEUED_PROVISIONING_MIN_VERSION,

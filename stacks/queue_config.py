@@ -3,7 +3,7 @@
 Field names follow the Kueue v1beta2 API where one exists (``cohortName`` is spelled
 ``cohort`` here because it must name a Cohort this key declares), so a reader who knows Kueue
 recognises them; reference/kueue.md §2-3 lists the upstream fields, limits and defaults.
-Cross-key rules (references, quota arithmetic) live in :mod:`stacks.queue_checks`.
+Cross-key rules (references, quota arithmetic) live in :mod:`stacks.checks.queue`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 ``gpu-batch:kai``, ``gpu-batch:kuberay``).
 
 A stack chooses Kueue, KAI or both; KubeRay is independent of either.  Versions are overridable
-(pin a patch release) but checked in :mod:`stacks.scheduler_checks`, because the charts spell them
+(pin a patch release) but checked in :mod:`stacks.checks.scheduler`, because the charts spell them
 differently (Kueue ``0.19.2``, KAI ``v0.17.0``, KubeRay ``1.7.0``) and the stack emits objects
 only some versions serve.
 """

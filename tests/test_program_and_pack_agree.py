@@ -8,7 +8,9 @@ tests fail the moment one copy is edited without the other.
 
 from __future__ import annotations
 
-from gpu_batch_policy import model_gke, rules_gke, rules_kueue_config
+from gpu_batch_policy.model import gke as model_gke
+from gpu_batch_policy.rules import gke as rules_gke
+from gpu_batch_policy.rules import kueue_config as rules_kueue_config
 
 from components import kueue_config
 from components.gpu_catalog import GPU_MACHINES

@@ -17,7 +17,7 @@ from components.kueue_config import (
 )
 from preview.harness import RunResult
 from preview.records import RecordedResource
-from stacks.compose_schedulers import WorkloadNeeds, kueue_configuration
+from stacks.compose.schedulers import WorkloadNeeds, kueue_configuration
 from stacks.config import StackConfig
 from stacks.errors import ConfigError
 from tests.stack_runner import config_value, named, of_type, run_stack

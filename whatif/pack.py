@@ -16,7 +16,7 @@ if str(POLICIES_DIR) not in sys.path:
 
 from gpu_batch_policy import pools  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
-from gpu_batch_policy.model_kueue import (  # noqa: E402
+from gpu_batch_policy.model.kueue import (  # noqa: E402
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
     ResourceGroup,

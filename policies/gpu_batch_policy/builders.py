@@ -35,7 +35,7 @@ from pulumi_policy import (
 )
 
 from .model import StackModel, view, view_class
-from .model_base import build_resource
+from .model.base import build_resource
 from .report import Reporter
 from .rule_guard import guarded
 

@@ -1,6 +1,6 @@
 """What a Ray workload asks a scheduler for: its pod sets, per-pod demand and gang totals.
 
-The shared model (``model_workloads``) gives the groups of a RayJob/RayCluster and per-pod requests;
+The shared model (``model.workloads``) gives the groups of a RayJob/RayCluster and per-pod requests;
 this module adds the two counting rules the quota checks need, because the schedulers count
 differently and a check that used the wrong one would either miss real failures or invent them:
 
@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .kai_quota import cpu_to_kai, memory_to_kai
-from .model_workloads import (
+from .kai.quota import cpu_to_kai, memory_to_kai
+from .model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,

@@ -31,7 +31,7 @@ from decimal import Decimal, InvalidOperation
 
 from .demand import CannotTellError
 from .model import AdmissionCheck, ClusterQueue, ProvisioningRequestConfig, StackModel
-from .model_kueue import PROVISIONING_REQUEST_CONTROLLER, ResourceQuota
+from .model.kueue import PROVISIONING_REQUEST_CONTROLLER, ResourceQuota
 from .tokens import KUEUE_GROUP
 from .values import Quantity, Unknown
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from pulumi_policy import PolicyConfigSchema
 
-from .model_base import Subject
+from .model.base import Subject
 from .report import Reporter
 
 # Kinds a rule of the pack resolves by name; "Release" is a Helm install, named by its chart.

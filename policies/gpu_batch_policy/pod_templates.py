@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import KubeObject, RayWorkload, StackModel
-from .model_workloads import PodTemplate
+from .model.workloads import PodTemplate
 from .values import Unknown, dig
 
 _CONTROLLERS: dict[tuple[str, str], tuple[str, ...]] = {

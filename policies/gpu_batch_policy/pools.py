@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .model import GkeCluster, NodePool, StackModel
-from .model_gke import (
+from .model.gke import (
     ACCELERATOR_LABEL,
     FLEX_START_LABEL,
     INSTANCE_TYPE_LABEL,

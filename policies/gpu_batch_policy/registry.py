@@ -8,30 +8,30 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from .fit.rules_egress import POLICIES as FIT_EGRESS
-from .fit.rules_pod_fit import POLICIES as FIT_POD_FIT
-from .fit.rules_runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
-from .fit.rules_system_pool import POLICIES as FIT_SYSTEM_POOL
-from .fit.rules_webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
-from .rules_capacity import POLICIES as RULES_CAPACITY
-from .rules_container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
-from .rules_dws import POLICIES as RULES_DWS
-from .rules_gke import POLICIES as RULES_GKE
-from .rules_helm import POLICIES as RULES_HELM
-from .rules_kai import POLICIES as RULES_KAI
-from .rules_kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
-from .rules_kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
-from .rules_kueue_api import POLICIES as RULES_KUEUE_API
-from .rules_kueue_config import POLICIES as RULES_KUEUE_CONFIG
-from .rules_kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
-from .rules_kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
-from .rules_kueue_refs import POLICIES as RULES_KUEUE_REFS
-from .rules_kueue_webhook import POLICIES as RULES_KUEUE_WEBHOOK
-from .rules_queue_labels import POLICIES as RULES_QUEUE_LABELS
-from .rules_ray_admission import POLICIES as RULES_RAY_ADMISSION
-from .rules_skypilot import POLICIES as RULES_SKYPILOT
-from .rules_wiring import POLICIES as RULES_WIRING
-from .rules_workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
+from .fit.rules.egress import POLICIES as FIT_EGRESS
+from .fit.rules.pod_fit import POLICIES as FIT_POD_FIT
+from .fit.rules.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
+from .fit.rules.system_pool import POLICIES as FIT_SYSTEM_POOL
+from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
+from .rules.capacity import POLICIES as RULES_CAPACITY
+from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
+from .rules.dws import POLICIES as RULES_DWS
+from .rules.gke import POLICIES as RULES_GKE
+from .rules.helm import POLICIES as RULES_HELM
+from .rules.kai import POLICIES as RULES_KAI
+from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
+from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
+from .rules.kueue_api import POLICIES as RULES_KUEUE_API
+from .rules.kueue_config import POLICIES as RULES_KUEUE_CONFIG
+from .rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
+from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
+from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules.kueue_webhook import POLICIES as RULES_KUEUE_WEBHOOK
+from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from .rules.ray_admission import POLICIES as RULES_RAY_ADMISSION
+from .rules.skypilot import POLICIES as RULES_SKYPILOT
+from .rules.wiring import POLICIES as RULES_WIRING
+from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GKE,

@@ -7,7 +7,7 @@ write.  :func:`guarded` runs the rule inside the bounded decimal context of
 :mod:`.quantity` and turns any other exception into :class:`InternalRuleError`, an
 ``UnknownValueError``: the servicer reports those as one **advisory** diagnostic and keeps the
 violations the rule had already reported.  The message names the rule, the resource the rule was
-looking at (the innermost :class:`~.model_base.Subject` in the traceback, else the analysed
+looking at (the innermost :class:`~.model.base.Subject` in the traceback, else the analysed
 resource) and the exception *type* only: an exception's text may quote a property, possibly a
 secret.
 

@@ -1,6 +1,6 @@
 """Where a pack rule re-states a Kueue CRD CEL rule, both must agree on the same objects.
 
-The pack keeps its own copy (``rules_kueue_api``) because a fresh-cluster ``pulumi preview``
+The pack keeps its own copy (``rules.kueue_api``) because a fresh-cluster ``pulumi preview``
 has no CRDs to ask; the offline preview runs the CRD's CEL itself (``preview.cel_rules``).
 Each case feeds one broken object to both, asserts both reject it, then asserts both accept the
 fixed object, so neither can drift from the CRD without a failing test.

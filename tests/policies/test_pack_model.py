@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from gpu_batch_policy.gke_version import satisfies
 from gpu_batch_policy.model import StackModel, view
-from gpu_batch_policy.model_base import KubeObject, build_resource
+from gpu_batch_policy.model.base import KubeObject, build_resource
 from gpu_batch_policy.tokens import parse_token
 from gpu_batch_policy.values import Unknown, plain, quantity
 from pulumi_policy.proxy import unknown_checking_proxy

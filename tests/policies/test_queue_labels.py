@@ -1,10 +1,10 @@
-"""Queue labels where they matter (rules_queue_labels): mandatory where the stack enforces
+"""Queue labels where they matter (rules.queue_labels): mandatory where the stack enforces
 queueing, advisory where Kueue/KAI merely run, nothing where neither does."""
 
 from __future__ import annotations
 
 import yaml
-from gpu_batch_policy import rules_queue_labels
+from gpu_batch_policy.rules import queue_labels as rules_queue_labels
 
 from tests.policies.workload_stack import (
     UNKNOWN,

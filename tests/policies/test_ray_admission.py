@@ -1,11 +1,11 @@
-"""Kueue's Ray webhooks and KubeRay's replica bounds (rules_ray_admission): each rule caught on a
+"""Kueue's Ray webhooks and KubeRay's replica bounds (rules.ray_admission): each rule caught on a
 broken workload, silent on a clean one, advisory when Kueue is not in the stack."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy import rules_ray_admission
+from gpu_batch_policy.rules import ray_admission as rules_ray_admission
 
 from tests.policies.workload_stack import (
     Registration,

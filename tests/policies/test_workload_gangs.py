@@ -1,12 +1,12 @@
-"""Quota and gang rules for every workload kind (rules_workload_gangs): broken caught, clean passes."""
+"""Quota and gang rules for every workload kind (rules.workload_gangs): broken caught, clean passes."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import yaml
-from gpu_batch_policy import rules_workload_gangs
-from gpu_batch_policy.rules_capacity import POLICIES as CAPACITY
+from gpu_batch_policy.rules import workload_gangs as rules_workload_gangs
+from gpu_batch_policy.rules.capacity import POLICIES as CAPACITY
 
 from tests.policies.workload_stack import (
     Registration,

@@ -4,7 +4,7 @@ KAI's chart creates its scheduler's queues and priority classes, Kueue's its web
 Deployments, SkyPilot's its API server: a rule that asks "does this queue exist?" or "does this
 pod fit a node?" must count them exactly like objects the program declares (issue: "the rendered
 objects also feed the existing rules").  Each rendered manifest becomes a
-:class:`~..model_base.KubeObject` with the type token a program declaring it would register
+:class:`~..model.base.KubeObject` with the type token a program declaring it would register
 (``kubernetes:<group>/<version>:<Kind>``), placed in the release's namespace when the kind is
 namespaced and the chart left ``metadata.namespace`` empty (Helm installs it there), and marked
 ``rendered_from`` the release's URN -- which is also its ``urn``, because findings must name a
@@ -17,8 +17,8 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from ..model_base import KubeObject, Resource, build_resource, is_namespaced
-from ..model_helm import helm_release
+from ..model.base import KubeObject, Resource, build_resource, is_namespaced
+from ..model.helm import helm_release
 from ..tokens import HELM_RELEASE
 from .release import ReleaseRender, render_release
 from .resolver import ChartResolver, default_resolver

@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from ..model import KubeObject, StackModel
-from ..model_base import build_resource
+from ..model.base import build_resource
 from ..values import Unknown, as_bool, as_int, as_str, dig
 
 KAI_CONFIG_GROUP = "kai.scheduler"

@@ -2,7 +2,7 @@
 
 One pack-side table: the general-purpose types the stacks and most users pick for system pools
 (E2, N1, N2, N2D, C2, C3) and the accelerator-optimised types of the GPU table
-(``model_gke.MACHINE_TYPE_GPUS``).  Memory is in GiB as Compute Engine states it ("GB" in its
+(``model.gke.MACHINE_TYPE_GPUS``).  Memory is in GiB as Compute Engine states it ("GB" in its
 tables is binary).  Sources: Compute Engine docs "General-purpose machine family"
 (cloud.google.com/compute/docs/general-purpose-machines: E2 standard 4 GB/vCPU, highmem 8,
 highcpu 1; N2/N2D/C3 standard 4, highmem 8, highcpu 1 (C3 highcpu 2); N1 standard 3.75;

@@ -20,7 +20,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from ..model import GkeCluster, Resource, StackModel
-from ..model_gke import is_zone
+from ..model.gke import is_zone
 from ..values import Unknown, as_bool, as_list, as_str, dig
 
 FIREWALL = "gcp:compute/firewall:Firewall"

@@ -33,8 +33,8 @@ from decimal import Decimal
 from typing import Any
 
 from ..model import NodePool, StackModel
-from ..model_gke import QUEUED_TAINT_KEY
-from ..model_workloads import GPU_RESOURCE, PodTemplate
+from ..model.gke import QUEUED_TAINT_KEY
+from ..model.workloads import GPU_RESOURCE, PodTemplate
 from ..pools import node_label, pool_matches
 from ..values import Unknown, as_list, as_str, dig, quantity, str_map
 from .allocatable import node_allocatable

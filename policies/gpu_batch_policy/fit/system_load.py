@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ..model import KubeObject, NodePool, StackModel
-from ..model_workloads import PodTemplate
+from ..model.workloads import PodTemplate
 from ..pod_templates import owned_templates
 from ..values import Unknown, as_int, dig
 from .placement import admission_tolerations, placement, pod_requests, pool_allocatable

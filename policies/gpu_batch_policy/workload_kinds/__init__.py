@@ -17,7 +17,7 @@ from functools import partial
 
 from ..demand import CannotTellError
 from ..model import StackModel
-from ..model_base import KubeObject
+from ..model.base import KubeObject
 from . import batch_job, jobset, kubeflow, leaderworkerset, pods, ray, serving
 from .base import Gang
 

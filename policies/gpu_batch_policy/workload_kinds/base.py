@@ -2,7 +2,7 @@
 
 A :class:`Gang` is one unit of admission: one Kueue Workload, or one KAI PodGroup's minimum
 (minMember).  Its pod sets reuse :class:`gpu_batch_policy.demand.PodSet`, so the quota and
-capacity helpers that judge Ray gangs today (``rules_capacity``, ``rules_kai``) judge every kind.
+capacity helpers that judge Ray gangs today (``rules.capacity``, ``rules.kai``) judge every kind.
 Absent fields take the API server's defaults, as a stored object would have them; a count that
 depends on a value unknown before apply raises :class:`CannotTellError`.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..demand import CannotTellError, PodSet
-from ..model_base import KubeObject
-from ..model_workloads import PodTemplate
+from ..model.base import KubeObject
+from ..model.workloads import PodTemplate
 from ..values import Unknown, as_int, dig
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..demand import CannotTellError, PodSet
-from ..model_base import KubeObject
+from ..model.base import KubeObject
 from ..values import Unknown, as_str, dig
 from .base import Gang, count_at, template_at
 

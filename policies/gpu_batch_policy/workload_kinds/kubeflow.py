@@ -13,7 +13,7 @@ which this pack does not model, so its gang is "cannot tell".
 from __future__ import annotations
 
 from ..demand import CannotTellError, PodSet
-from ..model_base import KubeObject
+from ..model.base import KubeObject
 from ..values import Unknown, as_int, dig
 from .base import Gang, count_at, template_at
 

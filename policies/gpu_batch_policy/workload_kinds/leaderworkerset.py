@@ -12,7 +12,7 @@ pods as Kueue's Workload.
 from __future__ import annotations
 
 from ..demand import PodSet
-from ..model_base import KubeObject
+from ..model.base import KubeObject
 from ..values import dig
 from .base import Gang, count_at, template_at
 

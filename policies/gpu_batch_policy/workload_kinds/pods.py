@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..demand import CannotTellError, PodSet
-from ..model_base import KubeObject
-from ..model_workloads import PodTemplate
+from ..model.base import KubeObject
+from ..model.workloads import PodTemplate
 from ..values import Unknown
 from .base import Gang
 

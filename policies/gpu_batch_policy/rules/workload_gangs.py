@@ -1,0 +1,245 @@
+"""The quota and gang rules Ray workloads get, for every workload kind (issue 11 item 4).
+
+Pod sets come from :mod:`workload_kinds` (Kueue's Workloads and KAI's PodGroup minimums, counted
+per family as the schedulers do); the judging reuses the helpers the Ray rules use:
+
+* ``workload-pod-fits-node``: each pod's GPUs fit one node of a pool it may reach
+  (``capacity.pods_fit_node``);
+* ``workload-gang-fits-queue``: the Kueue Workload fits what its ClusterQueue can ever get
+  (nominal + borrowable) and one queued-provisioning pool (``capacity.gang_vs_quota`` /
+  ``gang_vs_queued_pool``);
+* ``workload-resources-covered``: every resource a Kueue Workload requests is covered by a
+  resource group of its ClusterQueue -- Kueue's flavor assigner fails a pod set that requests an
+  uncovered resource ("resource %s unavailable in ClusterQueue", kubernetes-sigs/kueue v0.19.2
+  ``pkg/scheduler/flavorassigner/flavorassigner.go`` L1071), so it never admits;
+* ``kai-workload-gang-within-limits``: the KAI gang fits ``limit`` on its leaf queue and every
+  ancestor (``kai.gang_vs_limit_chain``).
+
+Ray workloads keep their own rules (``gpu-pod-fits-a-node``, ``kueue-gang-fits-queue``,
+``kai-gang-within-limits``); here they take part only in ``workload-resources-covered``, which
+they lacked.  Which ClusterQueue: the ``kueue.x-k8s.io/queue-name`` label of the object Kueue
+reads it from (the job object; a pod group's first pod).  Which KAI queue: ``kai.scheduler/queue``
+on the owner, else on a pod template (KAI's ``CalcPodGroupQueue``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from pulumi_policy import Policy
+
+from ..builders import stack_policy
+from ..demand import CannotTellError, PodSet, pod_request
+from ..kai.tree import QueueTree
+from ..kueue_capacity import InvalidQuotaError
+from ..model import RayWorkload, StackModel
+from ..model.base import ObjectView
+from ..model.workloads import KAI_QUEUE_LABEL
+from ..report import Reporter
+from ..values import Unknown, dig
+from ..workload_kinds import Counted, kai_gangs, kueue_gangs
+from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
+from .kai import gang_vs_limit_chain
+
+# Resources the API accepts in requests that Kueue never quota-checks by default.
+_NOT_QUOTAED = ("ephemeral-storage",)
+
+
+def _view(counted: Counted) -> ObjectView:
+    subject = counted.subject
+    return subject if isinstance(subject, ObjectView) else ObjectView(counted.obj)
+
+
+def _non_ray(items: list[Counted]) -> list[Counted]:
+    return [c for c in items if not isinstance(c.subject, RayWorkload)]
+
+
+def check_pods_fit_node(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for counted in _non_ray(kueue_gangs(model)):
+        if counted.error is not None:
+            continue  # workload-gang-fits-queue reports what cannot be counted
+        for gang in counted.gangs:
+            pods_fit_node(model, _view(counted), [p for p in gang.pod_sets if p.count > 0], reporter)
+
+
+def check_gang_fits_queue(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for counted in _non_ray(kueue_gangs(model)):
+        view = _view(counted)
+        cq = workload_queue(model, view, reporter)
+        if cq is None:
+            continue
+        if counted.error is not None:
+            reporter.cannot_check(view, counted.error)
+            continue
+        for gang in counted.gangs:
+            try:
+                gang_vs_quota(model, view, cq, gang.pod_sets, reporter)
+                gang_vs_queued_pool(model, view, cq, gang.pod_sets, reporter)
+            except CannotTellError as why:
+                reporter.cannot_check(view, why.what)
+            except InvalidQuotaError:
+                continue  # kueue-quota-quantities reports invalid quantities
+
+
+def _requested(pod_sets: tuple[PodSet, ...]) -> set[str]:
+    """Resource names any container of a counted pod set requests (or limits) above zero."""
+    names: set[str] = set()
+    for pod_set in pod_sets:
+        if pod_set.count <= 0:
+            continue
+        for key in ("containers", "initContainers"):
+            containers = dig(pod_set.template.raw, "spec", key)
+            for container in containers if isinstance(containers, list) else []:
+                for part in ("requests", "limits"):
+                    block = dig(container, "resources", part)
+                    if isinstance(block, dict):
+                        names.update(str(k) for k in block)
+    return {n for n in names if n not in _NOT_QUOTAED}
+
+
+def _kueue_resource_config(model: StackModel) -> tuple[set[str], dict[str, set[str]], list[str]] | None:
+    """(excluded prefixes, transformations input -> outputs, Retain inputs) from the stack's Kueue
+    releases (``resources.excludeResourcePrefixes`` / ``resources.transformations`` of the
+    Configuration, kubernetes-sigs/kueue v0.19.2 ``apis/config/v1beta2/configuration_types.go``
+    ``Resources``); None when no Kueue release is in the stack or its config is unknown."""
+    releases = model.kueue_releases()
+    if not releases:
+        return None
+    excluded: set[str] = set()
+    outputs: dict[str, set[str]] = {}
+    retained: list[str] = []
+    for release in releases:
+        config = release.kueue_config()
+        if config.unknown is not None:
+            return None
+        for prefix in dig(config.data, "resources", "excludeResourcePrefixes") or []:
+            excluded.add(str(prefix))
+        for item in dig(config.data, "resources", "transformations") or []:
+            source = dig(item, "input")
+            if not isinstance(source, str):
+                continue
+            made = dig(item, "outputs")
+            outputs.setdefault(source, set()).update(str(k) for k in (made if isinstance(made, dict) else {}))
+            if dig(item, "strategy") == "Retain":
+                retained.append(source)
+    return excluded, outputs, retained
+
+
+def _as_kueue_sees(names: set[str], config: tuple[set[str], dict[str, set[str]], list[str]]) -> set[str]:
+    excluded, outputs, retained = config
+    seen: set[str] = set()
+    for name in names:
+        if any(name.startswith(prefix) for prefix in excluded):
+            continue
+        if name in outputs:
+            seen.update(outputs[name])
+            if name not in retained:
+                continue
+        seen.add(name)
+    return seen
+
+
+def check_resources_covered(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    """Without a Kueue release in the stack, Kueue's resource transformations and exclusions are
+    unknown (a HAMi-style ``nvidia.com/gpucores`` request may be transformed into a covered
+    resource), so an uncovered resource is "cannot check: not in this stack"."""
+    resource_config = _kueue_resource_config(model)
+    for counted in kueue_gangs(model):
+        view = _view(counted)
+        cq = workload_queue(model, view, reporter)
+        if cq is None or counted.error is not None:
+            continue
+        covered: set[str] = set()
+        for group in cq.resource_groups:
+            for resource in group.covered_resources:
+                if isinstance(resource, Unknown):
+                    reporter.cannot_check(view, f"{cq.describe()} coveredResources")
+                    return
+                covered.add(resource)
+        for gang in counted.gangs:
+            missing = []
+            requested = _requested(gang.pod_sets)
+            if resource_config is not None:
+                requested = _as_kueue_sees(requested, resource_config)
+            for name in sorted(requested - covered):
+                try:
+                    amount = sum(
+                        (pod_request(p.template, name) for p in gang.pod_sets if p.count), Decimal(0)
+                    )
+                except CannotTellError as why:
+                    reporter.cannot_check(view, why.what)
+                    continue
+                if amount > 0:
+                    missing.append(name)
+            if missing and resource_config is None:
+                reporter.not_in_stack(
+                    view,
+                    f"whether Kueue covers {', '.join(missing)} (not in {cq.describe()}'s resource groups; "
+                    "Kueue's resource transformations live in its install, which this stack does not hold)",
+                )
+            elif missing:
+                reporter.violation(
+                    view,
+                    f"requests {', '.join(missing)}, which no resource group of {cq.describe()} covers "
+                    f"(covered: {', '.join(sorted(covered)) or 'none'}); Kueue cannot assign a flavor "
+                    "('resource ... unavailable in ClusterQueue') and never admits it",
+                    f"add {', '.join(missing)} to a resource group's coveredResources (with quota in "
+                    "every flavor), or drop the request",
+                )
+
+
+def _kai_label(counted: Counted) -> str | Unknown | None:
+    label = counted.obj.labels.get(KAI_QUEUE_LABEL)
+    if label is not None:
+        return label
+    for gang in counted.gangs:
+        for pod_set in gang.pod_sets:
+            label = pod_set.template.labels.get(KAI_QUEUE_LABEL)
+            if label is not None:
+                return label
+    return None
+
+
+def check_kai_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    tree = QueueTree(model)
+    for counted in _non_ray(kai_gangs(model)):
+        view = _view(counted)
+        label = _kai_label(counted)
+        if label is None:
+            continue
+        if isinstance(label, Unknown):
+            reporter.cannot_check(view, f"label {KAI_QUEUE_LABEL}")
+            continue
+        if counted.error is not None:
+            reporter.cannot_check(view, f"gang size: {counted.error}")
+            continue
+        for gang in counted.gangs:
+            gang_vs_limit_chain(tree, view, label, gang.pod_sets, reporter)
+
+
+POLICIES: list[Policy] = [
+    stack_policy(
+        "workload-pod-fits-node",
+        "Each pod of a Job, JobSet, Pod, PyTorchJob, LeaderWorkerSet, Deployment or StatefulSet requests "
+        "at most the GPUs of one node of a pool it may reach.",
+        check_pods_fit_node,
+    ),
+    stack_policy(
+        "workload-gang-fits-queue",
+        "A Kueue Workload of any kind fits what its ClusterQueue can ever get (nominal + borrowable) and one "
+        "queued-provisioning pool.",
+        check_gang_fits_queue,
+    ),
+    stack_policy(
+        "workload-resources-covered",
+        "Every resource a Kueue-queued workload requests is covered by a resource group of its ClusterQueue.",
+        check_resources_covered,
+    ),
+    stack_policy(
+        "kai-workload-gang-within-limits",
+        "A KAI gang of any kind (its PodGroup minMember) fits the limit of its leaf queue and every ancestor.",
+        check_kai_gang_limits,
+    ),
+]

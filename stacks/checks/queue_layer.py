@@ -1,0 +1,80 @@
+"""Every cross-key rule of the queue layer (queues, KAI queues, teams, workloads) in one call.
+
+Besides each area's own checks, the rules here tie the queue layer to the scheduler keys: a
+queue object needs its scheduler installed (the CRDs would not exist), fractional GPUs need
+KAI's GPU sharing (its admission webhook rejects the pod otherwise), and a SkyPilot server
+cannot live in a namespace whose every pod Kueue holds back.
+
+The layer is judged against the platform keys -- cluster, pools, schedulers (which pool is
+queued, which scheduler is on) -- so its rules run only once those keys are valid themselves:
+one mistake in a pool or a scheduler is reported once, not again by every queue that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from stacks.checks.cluster import check_cluster, check_pools
+from stacks.checks.queue import QUEUES_KEY, check_queues
+from stacks.checks.scheduler import check_schedulers
+from stacks.errors import ConfigIssue
+from stacks.kai_queue_config import check_kai_queues
+from stacks.tenancy_config import TEAMS_KEY, check_teams
+from stacks.workload_config import WORKLOADS_KEY, check_workloads
+
+if TYPE_CHECKING:
+    from stacks.config import StackConfig
+
+
+def check_queue_layer(config: StackConfig) -> Iterator[ConfigIssue]:
+    platform = (
+        check_cluster(config.cluster, config.gpu_pools),
+        check_pools(config.gpu_pools),
+        check_schedulers(config.kueue, config.kai, config.kuberay),
+    )
+    if any(any(issues) for issues in platform):
+        return
+    queues = config.kueue_queues
+    pool_modes = {p.name: p.provisioning for p in config.gpu_pools}
+    yield from check_queues(queues, pool_modes, config.cluster.system_pool.name)
+    yield from check_kai_queues(config.kai_queues)
+    yield from check_teams(config.teams, queues, config.kai_queues)
+    yield from check_workloads(config.workloads, config.teams, queues)
+    yield from _check_schedulers_present(config)
+
+
+def _check_schedulers_present(config: StackConfig) -> Iterator[ConfigIssue]:
+    queues = config.kueue_queues
+    uses_kueue = bool(
+        queues.resource_flavors or queues.admission_checks or queues.cluster_queues or queues.cohorts
+    ) or any(t.local_queue for t in config.teams)
+    # With neither scheduler on, check_schedulers already reports gpu-batch:kueue.enabled.
+    if uses_kueue and not config.kueue.enabled and config.kai.enabled:
+        yield ConfigIssue(
+            "gpu-batch:kueue.enabled", f"true: {QUEUES_KEY} / teams' localQueue declare Kueue objects", False
+        )
+    if config.kai_queues and not config.kai.enabled:
+        yield ConfigIssue("gpu-batch:kai.enabled", "true: gpu-batch:kaiQueues declares KAI queues", False)
+    if config.workloads and not config.kuberay.enabled:
+        yield ConfigIssue("gpu-batch:kuberay.enabled", f"true: {WORKLOADS_KEY} declares Ray workloads", False)
+    for index, workload in enumerate(config.workloads):
+        groups = [workload.head, *workload.worker_groups]
+        # A fraction under Kueue is reported by the workload's own checks.
+        fractional = workload.scheduler == "kai" and any(g.gpu_fraction is not None for g in groups)
+        if fractional and not config.kai.gpu_sharing:
+            yield ConfigIssue(
+                "gpu-batch:kai.gpuSharing",
+                f"true: {WORKLOADS_KEY}[{index}] ({workload.name}) requests a GPU fraction, which KAI's "
+                "webhook refuses while sharing is off",
+                config.kai.gpu_sharing,
+            )
+    if config.kueue.manage_jobs_without_queue_name:
+        for index, team in enumerate(config.teams):
+            if team.skypilot is not None:
+                yield ConfigIssue(
+                    f"{TEAMS_KEY}[{index}].skypilot",
+                    "no SkyPilot server while gpu-batch:kueue.manageJobsWithoutQueueName is on: Kueue "
+                    "would hold back the server's own pods (and its ingress controller) in the team namespace",
+                    team.name,
+                )

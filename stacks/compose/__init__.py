@@ -1,0 +1,145 @@
+"""Turn a validated :class:`StackConfig` into components, in the order one ``pulumi up`` needs.
+
+cluster -> system pool -> GPU pools -> Kubernetes provider -> (operators -> queue objects).
+This package is the only place that knows both the config model and the component arguments:
+:func:`build` here, one module per layer beside it (``network``, ``schedulers``, ``readiness``,
+``queues``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from components.gke import GkeCluster, GkeClusterArgs, SystemPoolArgs
+from components.gpu_catalog import gpu_machine
+from components.gpu_pool import GpuNodePool, GpuNodePoolArgs
+from components.k8s_provider import cluster_provider, kubeconfig_for
+from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
+from stacks.compose.network import NetworkLayer, build_network
+from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
+from stacks.compose.readiness import readiness_gates
+from stacks.compose.schedulers import Schedulers, install_schedulers
+from stacks.config import StackConfig
+from stacks.gke_versions import check_channel_default
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What later layers (operators, queues) build on."""
+
+    cluster: GkeCluster
+    gpu_pools: dict[str, GpuNodePool]
+    network: NetworkLayer
+    provider: pulumi.ProviderResource
+    schedulers: Schedulers
+    queues: QueueLayer
+
+
+def build(config: StackConfig, project: str) -> Platform:
+    """Declare every resource of the stack and export what reviewers and users need."""
+    spec = config.cluster
+    channel_default = check_channel_default(spec, config.gpu_pools, project)
+    nodes = NodeServiceAccount(
+        f"{spec.name}-nodes", NodeServiceAccountArgs(project=project, account_id=node_account_id(spec.name))
+    )
+    cluster_args = GkeClusterArgs(
+        project=project,
+        name=spec.name,
+        location=spec.location,
+        node_locations=tuple(spec.node_locations),
+        release_channel=spec.release_channel,
+        # The user's minimum, else the channel default GKE reported and the program checked
+        # (stacks/gke_versions.py); never a fixed version that may have left the channel.
+        min_master_version=spec.min_master_version or channel_default,
+        deletion_protection=spec.deletion_protection,
+        private_nodes=spec.private_nodes,
+        master_ipv4_cidr_block=spec.master_ipv4_cidr_block,
+        network=spec.network,
+        subnetwork=spec.subnetwork,
+        system_pool=SystemPoolArgs(
+            name=spec.system_pool.name,
+            machine_type=spec.system_pool.machine_type,
+            min_nodes=spec.system_pool.min_nodes,
+            max_nodes=spec.system_pool.max_nodes,
+            disk_size_gb=spec.system_pool.disk_size_gb,
+        ),
+        master_authorized_networks=None
+        if spec.master_authorized_networks is None
+        else tuple(spec.master_authorized_networks),
+        node_service_account=nodes.email,
+        protect=spec.protect,
+    )
+    cluster = GkeCluster(spec.name, cluster_args)
+    network = build_network(config, cluster_args)
+    pools: dict[str, GpuNodePool] = {}
+    for pool in config.gpu_pools:
+        machine = gpu_machine(pool.machine_type)
+        assert machine is not None  # config validation rejected unknown machine types
+        pools[pool.name] = GpuNodePool(
+            pool.name,
+            GpuNodePoolArgs(
+                project=project,
+                cluster_name=cluster.cluster.name,
+                location=spec.location,
+                name=pool.name,
+                machine_type=pool.machine_type,
+                accelerator_type=machine.accelerator_type,
+                gpus_per_node=machine.gpus_per_node,
+                max_nodes=pool.max_nodes,
+                min_nodes=pool.min_nodes,
+                provisioning=pool.provisioning,
+                driver_version=pool.driver_version,
+                reservation=pool.reservation,
+                auto_repair=pool.auto_repair,
+                node_locations=tuple(pool.node_locations),
+                disk_size_gb=pool.disk_size_gb,
+                max_run_duration=pool.max_run_duration,
+                compact_placement=pool.compact_placement,
+                service_account=nodes.email,
+                network_tags=(cluster_args.node_tag,),
+                protect=spec.protect,
+            ),
+            opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]),
+        )
+    kubeconfig = kubeconfig_for(cluster.cluster)
+    # Operators install through this provider: on private nodes they need NAT to pull images and
+    # the webhook firewall for the control plane to reach them, so both come first.
+    provider = cluster_provider(
+        f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool, *network.resources]
+    )
+    schedulers = install_schedulers(config, provider, workload_needs(config))
+    gates = readiness_gates(
+        kubeconfig,
+        schedulers,
+        kueue_objects=has_kueue_objects(config),
+        kai_objects=bool(config.kai_queues),
+    )
+    queues = build_queues(config, provider, schedulers, gates)
+    pulumi.export("clusterName", cluster.cluster.name)
+    pulumi.export(
+        "gkeVersion",
+        {
+            "releaseChannel": spec.release_channel,
+            "minMasterVersion": spec.min_master_version,
+            "channelDefault": channel_default,
+        },
+    )
+    pulumi.export("kubeconfig", kubeconfig)
+    pulumi.export(
+        "gpuPools",
+        {
+            name: {"machineType": p.machine_type, "gpuCapacity": pools[name].gpu_capacity}
+            for name, p in ((p.name, p) for p in config.gpu_pools)
+        },
+    )
+    pulumi.export("gpuCapacity", sum(p.gpu_capacity for p in pools.values()))
+    return Platform(
+        cluster=cluster,
+        gpu_pools=pools,
+        network=network,
+        provider=provider,
+        schedulers=schedulers,
+        queues=queues,
+    )

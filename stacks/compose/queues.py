@@ -1,0 +1,368 @@
+"""Turn the queue layer's config into components: tenancy, Kueue and KAI queues, workloads, SkyPilot.
+
+Called from :func:`stacks.compose.build` after the schedulers are installed.  Order within one
+``pulumi up``: team namespaces and RBAC; then queue objects once their scheduler's release (CRDs
+and webhooks) is up; then workloads once KubeRay and their queue exist; SkyPilot servers once
+their namespace, their LocalQueue and (for all but the first) the ingress controller exist.
+
+Also derives what the Kueue controller must enable for this layer (:func:`workload_needs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+
+from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
+from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
+from components.kueue_config import MANAGED_NAMESPACE_LABEL
+from components.kueue_queues import (
+    CheckUse,
+    ClusterQueueArgs,
+    CohortArgs,
+    FlavorArgs,
+    FlavorQuotas,
+    KueueQueues,
+    KueueQueuesArgs,
+    LocalQueueArgs,
+    Preemption,
+    PriorityClassArgs,
+    ProvisioningCheckArgs,
+    Quota,
+    ResourceGroup,
+    RetryArgs,
+    Toleration,
+)
+from components.skypilot import SkypilotServer, SkypilotServerArgs
+from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
+from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
+from stacks.compose.readiness import ReadinessGates
+from stacks.compose.schedulers import Schedulers, WorkloadNeeds
+from stacks.config import StackConfig
+from stacks.kai_queue_config import KaiResourceConfig, walk
+from stacks.queue_config import ResourceGroupConfig
+from stacks.skypilot_secrets import skypilot_passwords
+from stacks.tenancy_config import TeamConfig, skypilot_teams, team_namespaces
+from stacks.workload_config import RayPodConfig, WorkerGroupConfig, WorkloadConfig
+
+# GKE taints queued-provisioning nodes with this key (reference/kueue.md §8); cluster-toolkit's
+# DWS examples tolerate it explicitly.  Exists, so the taint's value does not matter.
+QUEUED_TAINT_KEY = "cloud.google.com/gke-queued"
+
+
+@dataclass(frozen=True)
+class QueueLayer:
+    teams: dict[str, TeamTenancy]
+    kueue: KueueQueues | None
+    kai: KaiQueues | None
+    workloads: dict[str, RayWorkload]
+    skypilot: dict[str, SkypilotServer]
+
+
+def workload_needs(config: StackConfig) -> WorkloadNeeds:
+    """What the Kueue controller must run for this layer: ``pod`` for SkyPilot's bare pods, fair
+    sharing when any queue or cohort sets a fair-sharing weight."""
+    queues = config.kueue_queues
+    weights = [q.fair_sharing_weight for q in queues.cluster_queues] + [
+        c.fair_sharing_weight for c in queues.cohorts
+    ]
+    return WorkloadNeeds(
+        pod_integration=bool(skypilot_teams(config.teams)),
+        fair_sharing=any(w is not None for w in weights),
+    )
+
+
+def build_queues(
+    config: StackConfig,
+    provider: pulumi.ProviderResource,
+    schedulers: Schedulers,
+    gates: ReadinessGates | None = None,
+) -> QueueLayer:
+    pods = bool(skypilot_teams(config.teams))
+    teams = {
+        team.name: TeamTenancy(
+            team.name, _team_args(team, config, pods), opts=pulumi.ResourceOptions(provider=provider)
+        )
+        for team in config.teams
+    }
+    namespaces: dict[str, pulumi.Resource] = {}
+    for team in config.teams:
+        created = teams[team.name].namespace
+        if created is not None:
+            namespaces[team.namespace_name] = created
+    kueue = None
+    if schedulers.kueue is not None and has_kueue_objects(config):
+        kueue = KueueQueues(
+            "kueue-queues",
+            _kueue_args(config, namespaces),
+            # After the webhooks serve (the gate), not merely after `helm install` returned.
+            opts=pulumi.ResourceOptions(
+                provider=provider,
+                depends_on=[gates.kueue if gates and gates.kueue else schedulers.kueue.release],
+            ),
+        )
+    kai = None
+    if schedulers.kai is not None and config.kai_queues:
+        kai = KaiQueues(
+            "kai-queues",
+            tuple(_kai_args(config)),
+            opts=pulumi.ResourceOptions(
+                provider=provider,
+                depends_on=[gates.kai if gates and gates.kai else schedulers.kai.release],
+            ),
+        )
+    workloads = {}
+    by_team = {t.name: t for t in config.teams}
+    for workload in config.workloads:
+        team = by_team[workload.team]
+        waits: list[pulumi.Resource] = [*([schedulers.kuberay.release] if schedulers.kuberay else [])]
+        waits += _queue_dependencies(workload, team, kueue, kai)
+        if team.namespace_name in namespaces:
+            waits.append(namespaces[team.namespace_name])
+        workloads[f"{team.namespace_name}/{workload.kind}/{workload.name}"] = RayWorkload(
+            f"{team.namespace_name}-{workload.name}",
+            _workload_args(workload, team),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=waits),
+        )
+    skypilot = _skypilot_servers(config, provider, teams, kueue, schedulers)
+    return QueueLayer(teams=teams, kueue=kueue, kai=kai, workloads=workloads, skypilot=skypilot)
+
+
+def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
+    """``pods``: Kueue's pod integration is on (some team runs a SkyPilot API server)."""
+    # Strict tenancy, or the pod integration: Kueue manages exactly the namespaces carrying this
+    # label (compose.schedulers), so its fail-closed pod webhook sees the team namespaces only.
+    labelled = bool(
+        config.kueue.enabled and (config.kueue.manage_jobs_without_queue_name or pods) and team.local_queue
+    )
+    return TeamArgs(
+        name=team.name,
+        namespace=team.namespace_name,
+        create_namespace=team.create_namespace,
+        groups=tuple(team.members.groups),
+        users=tuple(team.members.users),
+        namespace_labels=dict(MANAGED_NAMESPACE_LABEL) if labelled else {},
+        ray=config.kuberay.enabled,
+        # Bare pods only where Kueue's pod integration manages them (the namespace is labelled
+        # and created here, so the label really is on it).
+        pods_managed=pods and labelled and team.create_namespace,
+    )
+
+
+def has_kueue_objects(config: StackConfig) -> bool:
+    q = config.kueue_queues
+    return bool(
+        q.resource_flavors or q.admission_checks or q.cohorts or q.cluster_queues or q.priority_classes
+    )
+
+
+def _kueue_args(config: StackConfig, namespaces: dict[str, pulumi.Resource]) -> KueueQueuesArgs:
+    queues = config.kueue_queues
+    admitted = team_namespaces(config.teams)
+    pool_modes = {p.name: p.provisioning for p in config.gpu_pools}
+    return KueueQueuesArgs(
+        flavors=tuple(_flavor(f.name, f.pool, f.node_labels, pool_modes) for f in queues.resource_flavors),
+        checks=tuple(
+            ProvisioningCheckArgs(
+                name=c.name,
+                provisioning_class_name=c.provisioning_class_name,
+                managed_resources=tuple(c.managed_resources),
+                pod_set_merge_policy=c.pod_set_merge_policy,
+                parameters=dict(c.parameters),
+                retry=RetryArgs(
+                    c.retry_strategy.backoff_limit_count,
+                    c.retry_strategy.backoff_base_seconds,
+                    c.retry_strategy.backoff_max_seconds,
+                )
+                if c.retry_strategy
+                else None,
+            )
+            for c in queues.admission_checks
+        ),
+        cohorts=tuple(
+            CohortArgs(c.name, c.parent, c.fair_sharing_weight, _groups(c.resource_groups))
+            for c in queues.cohorts
+        ),
+        cluster_queues=tuple(
+            _cluster_queue(config, index, admitted) for index in range(len(queues.cluster_queues))
+        ),
+        local_queues=tuple(
+            LocalQueueArgs(t.local_queue, t.namespace_name, t.cluster_queue)
+            for t in config.teams
+            if t.local_queue is not None and t.cluster_queue is not None
+        ),
+        priority_classes=tuple(
+            PriorityClassArgs(p.name, p.value, p.description) for p in queues.priority_classes
+        ),
+        namespaces=namespaces,
+    )
+
+
+def _flavor(
+    name: str, pool: str | None, extra_labels: Mapping[str, str], pool_modes: Mapping[str, str]
+) -> FlavorArgs:
+    """Select the pool by GKE's node-pool label and tolerate the taints its nodes carry."""
+    labels = {NODEPOOL_LABEL: pool, **extra_labels} if pool is not None else dict(extra_labels)
+    tolerations: list[Toleration] = []
+    if pool is not None and pool in pool_modes:  # a GPU pool: gpu_pool.py taints every GPU node
+        tolerations.append(Toleration(GPU_TAINT_KEY, operator="Equal", value=GPU_TAINT_VALUE))
+        if pool_modes[pool] == "queued":
+            tolerations.append(Toleration(QUEUED_TAINT_KEY))
+    return FlavorArgs(name=name, node_labels=labels, tolerations=tuple(tolerations))
+
+
+def _groups(groups: list[ResourceGroupConfig]) -> tuple[ResourceGroup, ...]:
+    return tuple(
+        ResourceGroup(
+            covered_resources=tuple(g.covered_resources),
+            flavors=tuple(
+                FlavorQuotas(
+                    f.name,
+                    tuple(
+                        Quota(resource, q.nominal_quota, q.borrowing_limit, q.lending_limit)
+                        for resource, q in f.resources.items()
+                    ),
+                )
+                for f in g.flavors
+            ),
+        )
+        for g in groups
+    )
+
+
+def _cluster_queue(config: StackConfig, index: int, admitted: Mapping[str, list[str]]) -> ClusterQueueArgs:
+    """``admitted``: per queue, the team namespaces its selector admits (``team_namespaces``)."""
+    cq = config.kueue_queues.cluster_queues[index]
+    selector = {} if cq.admit_namespaces == "all" else namespace_selector(admitted.get(cq.name, []))
+    p = cq.preemption
+    return ClusterQueueArgs(
+        name=cq.name,
+        resource_groups=_groups(cq.resource_groups),
+        namespace_selector=selector,
+        cohort=cq.cohort,
+        queueing_strategy=cq.queueing_strategy,
+        preemption=Preemption(
+            p.within_cluster_queue, p.reclaim_within_cohort, p.borrow_within_cohort, p.max_priority_threshold
+        ),
+        fair_sharing_weight=cq.fair_sharing_weight,
+        admission_checks=tuple(CheckUse(u.name, tuple(u.on_flavors)) for u in cq.admission_checks),
+    )
+
+
+def _kai_args(config: StackConfig) -> list[KaiQueueArgs]:
+    def resource(spec: KaiResourceConfig) -> KaiResource:
+        return KaiResource(spec.quota, spec.limit, spec.over_quota_weight)
+
+    return [
+        KaiQueueArgs(
+            name=queue.name,
+            cpu=resource(queue.resources.cpu),
+            gpu=resource(queue.resources.gpu),
+            memory=resource(queue.resources.memory),
+            parent=parent,
+            priority=queue.priority,
+            display_name=queue.display_name,
+        )
+        for _, queue, parent in walk(config.kai_queues)  # depth first: parents before children
+    ]
+
+
+def _queue_dependencies(
+    workload: WorkloadConfig, team: TeamConfig, kueue: KueueQueues | None, kai: KaiQueues | None
+) -> list[pulumi.Resource]:
+    if workload.scheduler == "kueue" and kueue is not None:
+        lq = kueue.local_queues.get(f"{team.namespace_name}/{team.local_queue}")
+        return [lq] if lq is not None else []
+    if workload.scheduler == "kai" and kai is not None and team.kai_queue in kai.queues:
+        return [kai.queues[team.kai_queue]]
+    return []
+
+
+def _workload_args(workload: WorkloadConfig, team: TeamConfig) -> RayWorkloadArgs:
+    queue = team.local_queue if workload.scheduler == "kueue" else team.kai_queue
+    assert queue is not None  # config checks require the team's queue for its scheduler
+    job = None
+    if workload.kind == "RayJob":
+        job = RayJobArgs(
+            entrypoint=workload.entrypoint,
+            runtime_env_yaml=workload.runtime_env_yaml,
+            submission_mode=workload.submission_mode,
+            shutdown_after_job_finishes=workload.shuts_down,
+            ttl_seconds_after_finished=workload.ttl_seconds_after_finished,
+            active_deadline_seconds=workload.active_deadline_seconds,
+        )
+    return RayWorkloadArgs(
+        name=workload.name,
+        namespace=team.namespace_name,
+        kind=workload.kind,
+        labels=queue_labels(workload.scheduler, queue, workload.priority_class),
+        head=_pod(workload.head, workload.image),
+        workers=tuple(_pod(group, workload.image) for group in workload.worker_groups),
+        ray_version=workload.ray_version,
+        job=job,
+    )
+
+
+def _pod(group: RayPodConfig, image: str) -> RayPodArgs:
+    worker = group if isinstance(group, WorkerGroupConfig) else None
+    return RayPodArgs(
+        image=group.image or image,
+        cpu=group.cpu,
+        memory=group.memory,
+        gpu=group.gpu,
+        gpu_fraction=group.gpu_fraction,
+        ray_start_params=dict(group.ray_start_params),
+        group_name=worker.group_name if worker else None,
+        replicas=worker.replicas if worker else 1,
+        min_replicas=worker.min_replicas if worker else None,
+        max_replicas=worker.max_replicas if worker else None,
+    )
+
+
+def _skypilot_servers(
+    config: StackConfig,
+    provider: pulumi.ProviderResource,
+    teams: dict[str, TeamTenancy],
+    kueue: KueueQueues | None,
+    schedulers: Schedulers,
+) -> dict[str, SkypilotServer]:
+    servers: dict[str, SkypilotServer] = {}
+    exported: dict[str, dict[str, str]] = {}
+    sky_teams = skypilot_teams(config.teams)
+    passwords = skypilot_passwords(sky_teams)
+    first: SkypilotServer | None = None
+    scope = f"{pulumi.get_project()}/{pulumi.get_stack()}"
+    for team in sky_teams:
+        server = team.skypilot
+        assert server is not None and team.local_queue is not None
+        waits: list[pulumi.Resource] = [*([schedulers.kueue.release] if schedulers.kueue else [])]
+        namespace = teams[team.name].namespace
+        if namespace is not None:
+            waits.append(namespace)
+        if kueue is not None and f"{team.namespace_name}/{team.local_queue}" in kueue.local_queues:
+            waits.append(kueue.local_queues[f"{team.namespace_name}/{team.local_queue}"])
+        if first is not None:
+            waits.append(first.release)  # the shared ingress controller and its IngressClass
+        args = SkypilotServerArgs(
+            team=team.name,
+            namespace=team.namespace_name,
+            chart_version=server.chart_version,
+            username=server.username or f"{team.name}-user",
+            password=passwords[team.name],
+            auth_scope=f"{scope}/{team.namespace_name}",
+            local_queue=team.local_queue,
+            ingress_path="/" if first is None else f"/{team.name}",
+            owns_ingress_controller=first is None,
+            priority_class=server.priority_class,
+            ingress_host=server.ingress_host,
+        )
+        servers[team.name] = SkypilotServer(
+            f"skypilot-{team.name}", args, depends_on=waits, opts=pulumi.ResourceOptions(provider=provider)
+        )
+        exported[team.name] = {"namespace": args.namespace, "path": args.ingress_path, "user": args.username}
+        first = first or servers[team.name]
+    if servers:
+        pulumi.export("skypilotServers", exported)
+    return servers
