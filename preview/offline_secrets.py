@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from stacks.config.tenancy import SKYPILOT_PASSWORDS_KEY
 from stacks.errors import PROJECT_NAMESPACE
-from stacks.tenancy_config import SKYPILOT_PASSWORDS_KEY
 
 THROWAWAY_SECRET = "offline-preview-placeholder-secret"
 _PASSWORDS = f"{PROJECT_NAMESPACE}:{SKYPILOT_PASSWORDS_KEY}"

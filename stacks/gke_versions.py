@@ -22,7 +22,7 @@ from __future__ import annotations
 import pulumi_gcp as gcp
 
 from stacks.checks.cluster import gke_version
-from stacks.cluster_config import (
+from stacks.config.cluster import (
     QUEUED_FLEX_START_MIN_VERSION,
     QUEUED_PROVISIONING_MIN_VERSION,
     ClusterConfig,

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from stacks.base import known_keys
 from stacks.config import StackConfig, semantic_issues
+from stacks.config.tenancy import SKYPILOT_PASSWORDS_KEY
 from stacks.errors import (
     PROJECT_NAMESPACE,
     ConfigError,
@@ -27,7 +28,6 @@ from stacks.errors import (
     issues_from_validation,
     suggest,
 )
-from stacks.tenancy_config import SKYPILOT_PASSWORDS_KEY
 
 
 def raw_project_config() -> dict[str, str]:

@@ -29,9 +29,9 @@ from pathlib import Path
 import pulumi
 import yaml
 
+from stacks.config.tenancy import SKYPILOT_PASSWORDS_KEY, TeamConfig
 from stacks.errors import PROJECT_NAMESPACE, ConfigError, ConfigIssue
 from stacks.loader import _decode, raw_project_config, secret_project_keys
-from stacks.tenancy_config import SKYPILOT_PASSWORDS_KEY, TeamConfig
 
 KEY = f"{PROJECT_NAMESPACE}:{SKYPILOT_PASSWORDS_KEY}"
 SET_HINT = f"pulumi config set --secret --path '{SKYPILOT_PASSWORDS_KEY}.<team>' <password>"

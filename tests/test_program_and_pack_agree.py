@@ -14,7 +14,7 @@ from gpu_batch_policy.rules import kueue_config as rules_kueue_config
 
 from components import kueue_config
 from components.gpu_catalog import GPU_MACHINES
-from stacks.cluster_config import QUEUED_PROVISIONING_MIN_VERSION
+from stacks.config.cluster import QUEUED_PROVISIONING_MIN_VERSION
 
 
 def test_gpu_machine_tables_match() -> None:

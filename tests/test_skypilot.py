@@ -20,8 +20,8 @@ from preview.plan import plan_document
 from preview.records import SECRET_SIG, SIG_KEY, RecordedResource, is_secret
 from preview.stack_files import SECRET_PLACEHOLDER
 from stacks import skypilot_secrets
+from stacks.config.tenancy import SKYPILOT_CHART_VERSION
 from stacks.errors import ConfigError
-from stacks.tenancy_config import SKYPILOT_CHART_VERSION
 from tests.stack_runner import ROOT, custom_objects, named, of_type, run_stack, stack_files
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

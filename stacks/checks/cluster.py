@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from components.gpu_catalog import GPU_MACHINES, gpu_machine
-from stacks.cluster_config import (
+from stacks.config.cluster import (
     QUEUED_FLEX_START_MIN_VERSION,
     QUEUED_PROVISIONING_MIN_VERSION,
     ClusterConfig,

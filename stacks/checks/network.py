@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from stacks.cluster_config import ClusterConfig
+from stacks.config.cluster import ClusterConfig
 from stacks.errors import ConfigIssue
 
 CLUSTER_KEY = "gpu-batch:cluster"

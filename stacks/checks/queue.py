@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 
-from stacks.errors import ConfigIssue
-from stacks.quantity import amount
-from stacks.queue_config import (
+from stacks.config.queues import (
     MAX_RUN_DURATION_SECONDS,
     QUEUED_PROVISIONING_CLASS,
     ClusterQueueConfig,
@@ -22,6 +20,8 @@ from stacks.queue_config import (
     KueueQueuesConfig,
     ResourceGroupConfig,
 )
+from stacks.errors import ConfigIssue
+from stacks.quantity import amount
 from stacks.references import unknown_reference
 
 QUEUES_KEY = "gpu-batch:kueueQueues"

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.queue import QUEUES_KEY, check_queues
 from stacks.checks.scheduler import check_schedulers
+from stacks.config.kai_queues import check_kai_queues
+from stacks.config.tenancy import TEAMS_KEY, check_teams
+from stacks.config.workloads import WORKLOADS_KEY, check_workloads
 from stacks.errors import ConfigIssue
-from stacks.kai_queue_config import check_kai_queues
-from stacks.tenancy_config import TEAMS_KEY, check_teams
-from stacks.workload_config import WORKLOADS_KEY, check_workloads
 
 if TYPE_CHECKING:
     from stacks.config import StackConfig

@@ -20,8 +20,8 @@ from components.kueue_config import (
     NEEDS_POD_INTEGRATION,
     feature_gate_problem,
 )
+from stacks.config.schedulers import KaiConfig, KubeRayConfig, KueueConfig
 from stacks.errors import ConfigIssue
-from stacks.scheduler_config import KaiConfig, KubeRayConfig, KueueConfig
 
 KUEUE_KEY = "gpu-batch:kueue"
 KAI_KEY = "gpu-batch:kai"

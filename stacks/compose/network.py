@@ -26,7 +26,7 @@ from components.network import (
 )
 from components.skypilot import INGRESS_NGINX_WEBHOOK_PORT
 from stacks.config import StackConfig
-from stacks.tenancy_config import skypilot_teams
+from stacks.config.tenancy import skypilot_teams
 
 
 @dataclass(frozen=True)

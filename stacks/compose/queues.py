@@ -41,11 +41,11 @@ from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloa
 from stacks.compose.readiness import ReadinessGates
 from stacks.compose.schedulers import Schedulers, WorkloadNeeds
 from stacks.config import StackConfig
-from stacks.kai_queue_config import KaiResourceConfig, walk
-from stacks.queue_config import ResourceGroupConfig
+from stacks.config.kai_queues import KaiResourceConfig, walk
+from stacks.config.queues import ResourceGroupConfig
+from stacks.config.tenancy import TeamConfig, skypilot_teams, team_namespaces
+from stacks.config.workloads import RayPodConfig, WorkerGroupConfig, WorkloadConfig
 from stacks.skypilot_secrets import skypilot_passwords
-from stacks.tenancy_config import TeamConfig, skypilot_teams, team_namespaces
-from stacks.workload_config import RayPodConfig, WorkerGroupConfig, WorkloadConfig
 
 # GKE taints queued-provisioning nodes with this key (reference/kueue.md §8); cluster-toolkit's
 # DWS examples tolerate it explicitly.  Exists, so the taint's value does not matter.

@@ -15,9 +15,9 @@ from pydantic import Field, StringConstraints
 
 from components.skypilot import SKYPILOT_VERSION
 from stacks.base import ConfigModel, DnsLabel, NonEmptyStr
+from stacks.config.kai_queues import KaiQueueConfig, leaf_queues
+from stacks.config.queues import KueueQueuesConfig
 from stacks.errors import ConfigIssue
-from stacks.kai_queue_config import KaiQueueConfig, leaf_queues
-from stacks.queue_config import KueueQueuesConfig
 from stacks.references import unknown_reference
 
 TEAMS_KEY = "gpu-batch:teams"

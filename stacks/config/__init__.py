@@ -11,15 +11,10 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from stacks.base import ConfigModel
-from stacks.checks.cluster import check_cluster, check_pools
-from stacks.checks.network import check_network
-from stacks.checks.queue_layer import check_queue_layer
-from stacks.checks.scheduler import check_schedulers
-from stacks.cluster_config import ClusterConfig, GpuPoolConfig
-from stacks.errors import ConfigIssue
-from stacks.kai_queue_config import KaiQueueConfig
-from stacks.queue_config import KueueQueuesConfig
-from stacks.scheduler_config import (
+from stacks.config.cluster import ClusterConfig, GpuPoolConfig
+from stacks.config.kai_queues import KaiQueueConfig
+from stacks.config.queues import KueueQueuesConfig
+from stacks.config.schedulers import (
     KaiConfig,
     KubeRayConfig,
     KueueConfig,
@@ -27,8 +22,9 @@ from stacks.scheduler_config import (
     default_kuberay,
     default_kueue,
 )
-from stacks.tenancy_config import TeamConfig
-from stacks.workload_config import WorkloadConfig
+from stacks.config.tenancy import TeamConfig
+from stacks.config.workloads import WorkloadConfig
+from stacks.errors import ConfigIssue
 
 
 class StackConfig(ConfigModel):
@@ -60,6 +56,14 @@ class StackConfig(ConfigModel):
 
 def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     """Rules across keys, after every key has the right shape."""
+    # Imported here, not at the top: the checks import the part modules of this package
+    # (``stacks.config.cluster`` ...), so importing one of them first would run this
+    # ``__init__`` while that check module is only half initialised.
+    from stacks.checks.cluster import check_cluster, check_pools
+    from stacks.checks.network import check_network
+    from stacks.checks.queue_layer import check_queue_layer
+    from stacks.checks.scheduler import check_schedulers
+
     yield from check_cluster(config.cluster, config.gpu_pools)
     yield from check_pools(config.gpu_pools)
     yield from check_network(config.cluster)

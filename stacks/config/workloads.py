@@ -16,12 +16,12 @@ from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_va
 from pydantic_core import InitErrorDetails
 
 from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt, PositiveInt
+from stacks.config.kai_queues import KAI_PRIORITY_CLASSES
+from stacks.config.queues import KueueQueuesConfig
+from stacks.config.tenancy import TeamConfig
 from stacks.errors import ConfigIssue
-from stacks.kai_queue_config import KAI_PRIORITY_CLASSES
 from stacks.quantity import Quantity
-from stacks.queue_config import KueueQueuesConfig
 from stacks.references import unknown_reference
-from stacks.tenancy_config import TeamConfig
 from stacks.workload_templates import TEMPLATES, merge
 
 WORKLOADS_KEY = "gpu-batch:workloads"
