@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from pydantic import PlainValidator, WithJsonSchema
 
 POLICIES_DIR = Path(__file__).resolve().parents[1] / "policies"
-if str(POLICIES_DIR) not in sys.path:  # the pack's package, as preview/report.py imports it
+if str(POLICIES_DIR) not in sys.path:  # the pack's package, as preview/report/ imports it
     sys.path.insert(0, str(POLICIES_DIR))
 
 from gpu_batch_policy.quantity import QuantityError, parse_quantity  # noqa: E402

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn
-from preview.report_network import network_section
+from preview.report.network import network_section
 
-POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
+POLICIES_DIR = Path(__file__).resolve().parents[2] / "policies"
 if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the analyzer host has it
     sys.path.insert(0, str(POLICIES_DIR))
 
