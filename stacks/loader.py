@@ -19,7 +19,8 @@ from pulumi.runtime import config as runtime_config
 from pydantic import BaseModel, ValidationError
 
 from stacks.base import known_keys
-from stacks.config import StackConfig, semantic_issues
+from stacks.checks import semantic_issues
+from stacks.config import StackConfig
 from stacks.config.tenancy import SKYPILOT_PASSWORDS_KEY
 from stacks.errors import (
     PROJECT_NAMESPACE,

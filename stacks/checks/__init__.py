@@ -1,3 +1,21 @@
 """Cross-key checks of the typed stack config: rules GKE, Kueue, KAI or the operators would enforce
 only after a long ``pulumi up`` (or never), run on the config before any resource exists.  One
 module per area; ``queue_layer`` gathers the queue layer's."""
+
+from collections.abc import Iterator
+
+from stacks.checks.cluster import check_cluster, check_pools
+from stacks.checks.network import check_network
+from stacks.checks.queue_layer import check_queue_layer
+from stacks.checks.scheduler import check_schedulers
+from stacks.config import StackConfig
+from stacks.errors import ConfigIssue
+
+
+def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
+    """Rules across keys, after every key has the right shape."""
+    yield from check_cluster(config.cluster, config.gpu_pools)
+    yield from check_pools(config.gpu_pools)
+    yield from check_network(config.cluster)
+    yield from check_schedulers(config.kueue, config.kai, config.kuberay)
+    yield from check_queue_layer(config)

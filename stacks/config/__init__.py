@@ -6,8 +6,6 @@ its description is what the README lists (``python -m stacks.docs`` prints the t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from pydantic import Field
 
 from stacks.base import ConfigModel
@@ -24,7 +22,6 @@ from stacks.config.schedulers import (
 )
 from stacks.config.tenancy import TeamConfig
 from stacks.config.workloads import WorkloadConfig
-from stacks.errors import ConfigIssue
 
 
 class StackConfig(ConfigModel):
@@ -52,20 +49,3 @@ class StackConfig(ConfigModel):
     workloads: list[WorkloadConfig] = Field(
         default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."
     )
-
-
-def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
-    """Rules across keys, after every key has the right shape."""
-    # Imported here, not at the top: the checks import the part modules of this package
-    # (``stacks.config.cluster`` ...), so importing one of them first would run this
-    # ``__init__`` while that check module is only half initialised.
-    from stacks.checks.cluster import check_cluster, check_pools
-    from stacks.checks.network import check_network
-    from stacks.checks.queue_layer import check_queue_layer
-    from stacks.checks.scheduler import check_schedulers
-
-    yield from check_cluster(config.cluster, config.gpu_pools)
-    yield from check_pools(config.gpu_pools)
-    yield from check_network(config.cluster)
-    yield from check_schedulers(config.kueue, config.kai, config.kuberay)
-    yield from check_queue_layer(config)
