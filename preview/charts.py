@@ -17,31 +17,26 @@ preview and the pack resolve and render identically:
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.chart_lock import locked_charts
-from preview.crd_validation import CrdCatalog
-from preview.manifest_resources import HELM_RELEASE_TYPE
-from preview.records import UNKNOWN_DISPLAY, RecordedResource, for_display
-
-POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
-if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the analyzer host has it
-    sys.path.insert(0, str(POLICIES_DIR))
-
-from gpu_batch_policy.charts import (  # noqa: E402
+from gpu_batch_policy.charts import (
     ChartReference,
     ChartUnavailableError,
     default_resolver,
     render_chart,
 )
-from gpu_batch_policy.charts.objects import crd_cluster_scoped, with_release_namespace  # noqa: E402
-from gpu_batch_policy.charts.release import ReleaseRender, render_release  # noqa: E402
-from gpu_batch_policy.charts.render import store_text  # noqa: E402
-from gpu_batch_policy.values import Unknown  # noqa: E402
+from gpu_batch_policy.charts.objects import crd_cluster_scoped, with_release_namespace
+from gpu_batch_policy.charts.release import ReleaseRender, render_release
+from gpu_batch_policy.charts.render import store_text
+from gpu_batch_policy.values import Unknown
+
+from components.chart_lock import locked_charts
+from preview.crd_validation import CrdCatalog
+from preview.manifest_resources import HELM_RELEASE_TYPE
+from preview.records import UNKNOWN_DISPLAY, RecordedResource, for_display
 
 __all__ = [
     "ChartUnavailableError",

@@ -32,10 +32,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from google.protobuf import json_format, struct_pb2
+from gpu_batch_policy.tokens import HELM_RELEASE, type_token
 
 from preview.records import RecordedResource
 
-HELM_RELEASE_TYPE: Final = "kubernetes:helm.sh/v3:Release"
+# The pack's own tokens (one definition for the program's records and the rules matching them).
+HELM_RELEASE_TYPE: Final = HELM_RELEASE
 STACK_TYPE: Final = "pulumi:pulumi:Stack"
 
 
@@ -45,12 +47,6 @@ def to_wire(properties: Mapping[str, Any]) -> dict[str, Any]:
     struct.update(copy.deepcopy(dict(properties)))
     wire: dict[str, Any] = json_format.MessageToDict(struct)
     return wire
-
-
-def type_token(api_version: str, kind: str) -> str:
-    """``kubernetes:<group>/<version>:<Kind>``; the core group (``v1``) becomes ``core/v1``."""
-    group_version = api_version if "/" in api_version else f"core/{api_version}"
-    return f"kubernetes:{group_version}:{kind}"
 
 
 def stack_urn(stack: str, project: str) -> str:

@@ -10,6 +10,7 @@ import pulumi
 import pytest
 import yaml
 from google.protobuf import json_format
+from gpu_batch_policy.tokens import type_token
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -23,7 +24,6 @@ from preview.manifest_resources import (
     stack_record,
     stack_urn,
     to_wire,
-    type_token,
 )
 from preview.records import RecordedResource, for_display
 

@@ -23,6 +23,13 @@ KAI_GROUP = "scheduling.run.ai"
 RAY_GROUP = "ray.io"
 CORE_GROUP = ""
 
+
+def type_token(api_version: str, kind: str) -> str:
+    """``kubernetes:<group>/<version>:<Kind>``; the core group (``v1``) becomes ``core/v1``."""
+    group_version = api_version if "/" in api_version else f"core/{api_version}"
+    return f"kubernetes:{group_version}:{kind}"
+
+
 # Token segments of the Kubernetes provider that are not API objects (helm, yaml, kustomize, the
 # provider itself): their "group/version" is a Pulumi module, not an API group.
 _K8S_NON_API_MODULES = ("helm.sh/", "yaml/", "kustomize/", "providers")

@@ -11,27 +11,21 @@ pool selection and capacity), so the report and the rules can never disagree abo
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
-from pathlib import Path
+
+from gpu_batch_policy import kueue_capacity, pools
+from gpu_batch_policy.demand import CannotTellError
+from gpu_batch_policy.fit.placement import pool_allocatable
+from gpu_batch_policy.fit.resources import Resources
+from gpu_batch_policy.fit.system_load import PoolLoad, system_loads
+from gpu_batch_policy.kueue_capacity import InvalidQuotaError
+from gpu_batch_policy.model import ClusterQueue, StackModel
+from gpu_batch_policy.values import Unknown
 
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn
 from preview.report.network import network_section
-
-POLICIES_DIR = Path(__file__).resolve().parents[2] / "policies"
-if str(POLICIES_DIR) not in sys.path:  # the pack's package, importable as the analyzer host has it
-    sys.path.insert(0, str(POLICIES_DIR))
-
-from gpu_batch_policy import kueue_capacity, pools  # noqa: E402
-from gpu_batch_policy.demand import CannotTellError  # noqa: E402
-from gpu_batch_policy.fit.placement import pool_allocatable  # noqa: E402
-from gpu_batch_policy.fit.resources import Resources  # noqa: E402
-from gpu_batch_policy.fit.system_load import PoolLoad, system_loads  # noqa: E402
-from gpu_batch_policy.kueue_capacity import InvalidQuotaError  # noqa: E402
-from gpu_batch_policy.model import ClusterQueue, StackModel  # noqa: E402
-from gpu_batch_policy.values import Unknown  # noqa: E402
 
 GPU = "nvidia.com/gpu"
 UNKNOWN = "unknown until apply"

@@ -19,15 +19,9 @@ from typing import Any
 
 from ..model.base import KubeObject, Resource, build_resource, is_namespaced
 from ..model.helm import helm_release
-from ..tokens import HELM_RELEASE
+from ..tokens import HELM_RELEASE, type_token
 from .release import ReleaseRender, render_release
 from .resolver import ChartResolver, default_resolver
-
-
-def type_token(api_version: str, kind: str) -> str:
-    """``kubernetes:<group>/<version>:<Kind>``; the core group (``v1``) becomes ``core/v1``."""
-    group_version = api_version if "/" in api_version else f"core/{api_version}"
-    return f"kubernetes:{group_version}:{kind}"
 
 
 def crd_cluster_scoped(renders: Iterable[ReleaseRender]) -> set[tuple[str, str]]:
