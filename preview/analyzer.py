@@ -347,6 +347,24 @@ def _too_deep(resources: Sequence[RecordedResource]) -> list[Diagnostic]:
 # --- the pack process --------------------------------------------------------------------------
 
 
+STOP_TIMEOUT_S = 10.0
+
+
+def stop_process(proc: subprocess.Popen[bytes], *, ends_by_itself: bool = False) -> None:
+    """Stop a child process and reap it: SIGTERM, then SIGKILL, each given ``STOP_TIMEOUT_S``.
+    ``ends_by_itself``: first wait that long for it to exit on its own (its input has ended)."""
+    steps: list[Callable[[], None] | None] = [None] if ends_by_itself else []
+    for step in [*steps, proc.terminate, proc.kill]:
+        if step is not None:
+            step()
+        try:
+            proc.wait(timeout=STOP_TIMEOUT_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    proc.wait()
+
+
 class PolicyPackProcess:
     """One running pack (a context manager): start once, then configure/analyse as often as needed."""
 
@@ -503,13 +521,7 @@ class PolicyPackProcess:
             cast(Any, self._channel).close()  # untyped in grpc
             self._channel = None
         if self._proc is not None:
-            if self._proc.poll() is None:
-                self._proc.terminate()  # the pack catches only KeyboardInterrupt; SIGTERM ends it
-                try:
-                    self._proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self._proc.kill()
-                    self._proc.wait()
+            stop_process(self._proc)  # the pack catches only KeyboardInterrupt; SIGTERM ends it
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
             self._proc = None

@@ -26,16 +26,17 @@ from typing import IO, Any, Self
 from preview.analysis_host import HostRequest
 from preview.analyzer import (
     DEFAULT_PACK_DIR,
+    STOP_TIMEOUT_S,
     AnalysisResult,
     AnalyzerError,
     load_policy_config_file,
+    stop_process,
 )
 from preview.frames import TruncatedFrameError, encode, grow_pipe, read_frame
 from preview.records import RecordedResource
 
 # Where ``python -m preview.analysis_host`` imports ``preview`` from.
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
-STOP_TIMEOUT_S = 10.0
 
 
 class HostedSession:
@@ -114,7 +115,7 @@ class HostedSession:
                 if stream is not None:
                     with contextlib.suppress(OSError):  # a broken pipe to a host that has gone
                         stream.close()
-            _stop(proc)
+            stop_process(proc, ends_by_itself=True)  # it stops its pack on end of input or SIGTERM
         self._stderr.close()
 
     def host_pid(self) -> int | None:
@@ -141,18 +142,6 @@ class HostedSession:
         stderr = self._stderr.read().decode(errors="replace").strip()
         what = f"the analysis host stopped without an answer (exit code {code})"
         return AnalyzerError(f"{what}\n--- analysis host stderr ---\n{stderr}" if stderr else what)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Wait for a host whose stdin has ended; SIGTERM (the host stops its pack on it), then SIGKILL."""
-    for signal_host in (None, proc.terminate, proc.kill):
-        if signal_host is not None:
-            signal_host()
-        try:
-            proc.wait(timeout=STOP_TIMEOUT_S)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def start_session(
