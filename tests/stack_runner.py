@@ -28,6 +28,11 @@ def stack_files(stack: str, edits: dict[str, Any] | None = None, drop: tuple[str
     return replace(files, config=config)
 
 
+def program_records(project: Path, stack: str) -> list[RecordedResource]:
+    """Every registration of ``project``'s program for ``stack``, as the preview records them."""
+    return run_program(project, load_stack_files(project, stack)).resources
+
+
 def config_value(stack: str, key: str) -> Any:
     """A stack file's value for ``key``, decoded (so tests can edit a copy of it)."""
     text = load_stack_files(ROOT, stack).config[key]

@@ -19,18 +19,11 @@ import pytest
 from preview.analysis_host import HostRequest, serve
 from preview.analyzer import AnalyzerError, run_policy_pack
 from preview.frames import TruncatedFrameError, encode, read_frame, write_frame
-from preview.harness import run_program
 from preview.hosted_session import HostedSession, start_session
-from preview.records import RecordedResource
-from preview.stack_files import load_stack_files
-from tests.stack_runner import ROOT
+from tests.stack_runner import ROOT, program_records
 
 POLICIES = ROOT / "policies"
 FOREIGN = ROOT / "tests" / "fixtures" / "foreign_program"
-
-
-def _records(project: Path, stack: str) -> list[RecordedResource]:
-    return run_program(project, load_stack_files(project, stack)).resources
 
 
 def _request(stack: str, pack_dir: Path = POLICIES) -> HostRequest:
@@ -39,7 +32,7 @@ def _request(stack: str, pack_dir: Path = POLICIES) -> HostRequest:
 
 @pytest.mark.parametrize(("project", "stack"), [(ROOT, "prod"), (FOREIGN, "broken")], ids=["prod", "broken"])
 def test_hosted_findings_equal_the_batch_run(project: Path, stack: str) -> None:
-    resources = _records(project, stack)
+    resources = program_records(project, stack)
     batch = run_policy_pack(resources, stack=stack)
     with closing(HostedSession(_request(stack)).start()) as session:
         for record in resources:
@@ -56,7 +49,7 @@ def test_hosted_findings_equal_the_batch_run(project: Path, stack: str) -> None:
 
 def test_a_stack_other_than_the_streamed_records_is_sent_whole() -> None:
     """AnalyzeStack over what the caller passes, even when it is not what was streamed."""
-    resources = _records(FOREIGN, "broken")
+    resources = program_records(FOREIGN, "broken")
     batch = run_policy_pack(resources, stack="broken")
     with closing(HostedSession(_request("broken")).start()) as session:
         for record in resources:
@@ -85,7 +78,7 @@ def test_a_host_that_dies_is_one_error_with_its_stderr(tmp_path: Path) -> None:
     fake_python.write_text("#!/bin/sh\necho 'host exploded' >&2\nexit 3\n")
     fake_python.chmod(0o755)
     with closing(HostedSession(_request("dev"), python=str(fake_python)).start()) as session:
-        for record in _records(ROOT, "dev"):
+        for record in program_records(ROOT, "dev"):
             session.analyze(record)  # writes to a dead host are dropped, never raised
         session.analyze_stack([])
         with pytest.raises(AnalyzerError, match=r"exit code 3(.|\n)*host exploded"):
@@ -102,7 +95,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads process children from /proc")
 def test_closing_an_unfinished_session_stops_the_host_and_its_pack() -> None:
     """A program that fails half-way: close() returns, and neither the host nor the pack is left."""
-    resources = _records(ROOT, "dev")
+    resources = program_records(ROOT, "dev")
     session = HostedSession(_request("dev")).start()
     for record in resources[:5]:
         session.analyze(record)
@@ -122,7 +115,7 @@ def test_closing_an_unfinished_session_stops_the_host_and_its_pack() -> None:
 
 def test_serve_answers_nothing_when_the_preview_gives_up() -> None:
     """End of input before AnalyzeStack: the host stops its pack and exits quietly."""
-    records = _records(ROOT, "dev")[:3]
+    records = program_records(ROOT, "dev")[:3]
     inp = io.BytesIO(encode(_request("dev")) + b"".join(encode(("record", r)) for r in records))
     out = io.BytesIO()
     assert serve(inp, out) == 0

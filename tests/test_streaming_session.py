@@ -21,17 +21,12 @@ from preview.analyzer import (
     _wire_struct,
     run_policy_pack,
 )
-from preview.harness import run_program
 from preview.records import RecordedResource
-from preview.stack_files import load_stack_files, stack_names
-from tests.stack_runner import ROOT
+from preview.stack_files import stack_names
+from tests.stack_runner import ROOT, program_records
 
 POLICIES = ROOT / "policies"
 FOREIGN = ROOT / "tests" / "fixtures" / "foreign_program"
-
-
-def _records(project: Path, stack: str) -> list[RecordedResource]:
-    return run_program(project, load_stack_files(project, stack)).resources
 
 
 def _streamed(resources: list[RecordedResource], pack: PolicyPackProcess) -> Any:
@@ -44,7 +39,7 @@ def _streamed(resources: list[RecordedResource], pack: PolicyPackProcess) -> Any
 
 @pytest.mark.parametrize(("project", "stack"), [(ROOT, "prod"), (FOREIGN, "broken")], ids=["prod", "broken"])
 def test_streamed_findings_equal_the_batch_run(project: Path, stack: str) -> None:
-    resources = _records(project, stack)
+    resources = program_records(project, stack)
     batch = run_policy_pack(resources, stack=stack)
     streamed = _streamed(resources, PolicyPackProcess(POLICIES, stack=stack))
     assert streamed.diagnostics == batch.diagnostics
@@ -55,7 +50,7 @@ def test_streamed_findings_equal_the_batch_run(project: Path, stack: str) -> Non
 
 def test_calls_go_out_in_the_engines_order() -> None:
     """Configure, then Remediate + Analyze per registration in registration order, AnalyzeStack last."""
-    resources = _records(ROOT, "dev")
+    resources = program_records(ROOT, "dev")
     pack = PolicyPackProcess(POLICIES, stack="dev")
     sent: list[tuple[str, str]] = []
     real_call = pack.call
@@ -75,7 +70,7 @@ def test_calls_go_out_in_the_engines_order() -> None:
 @pytest.mark.parametrize("stack", stack_names(ROOT))
 def test_recorded_wire_structs_equal_the_converted_values(stack: str) -> None:
     """What the session sends as recorded is what converting the recorded values would send."""
-    for record in _records(ROOT, stack):
+    for record in program_records(ROOT, stack):
         assert _wire_struct(record.wire_inputs, {}) == _struct(record.inputs), record.urn
         if record.wire_outputs:
             assert _wire_struct(record.wire_outputs, {}) == _struct(record.outputs), record.urn
@@ -97,7 +92,7 @@ def test_closing_an_unfinished_session_stops_the_pack() -> None:
     """A program that fails half-way: close() returns and the pack process is gone."""
     pack = PolicyPackProcess(POLICIES, stack="dev")
     session = AnalysisSession(pack).start()
-    for record in _records(ROOT, "dev")[:5]:
+    for record in program_records(ROOT, "dev")[:5]:
         session.analyze(record)
     session.close()
     assert pack.peak_kib() is None  # no process left to read

@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 
 from preview.analyzer import PolicyPackProcess, ProviderResolver
-from preview.harness import run_program
 from preview.records import RecordedResource
-from preview.stack_files import load_stack_files, stack_names
-from tests.stack_runner import ROOT
+from preview.stack_files import stack_names
+from tests.stack_runner import ROOT, program_records
 
 POLICIES = ROOT / "policies"
 FOREIGN = ROOT / "tests" / "fixtures" / "foreign_program"
@@ -143,9 +142,9 @@ def _stock_pack_dir(root: Path) -> Path:
 
 def _stack_records() -> Iterator[tuple[str, list[RecordedResource]]]:
     for stack in stack_names(ROOT):
-        yield stack, run_program(ROOT, load_stack_files(ROOT, stack)).resources
+        yield stack, program_records(ROOT, stack)
     for stack in ("broken", "fixed"):
-        yield f"foreign/{stack}", run_program(FOREIGN, load_stack_files(FOREIGN, stack)).resources
+        yield f"foreign/{stack}", program_records(FOREIGN, stack)
 
 
 def _answers(pack: PolicyPackProcess, resources: Sequence[RecordedResource]) -> list[bytes]:
@@ -214,7 +213,7 @@ def test_a_policy_reading_the_stack_and_dry_run_sees_them_on_every_call(tmp_path
     pack_dir.mkdir()
     (pack_dir / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: reads settings\n")
     (pack_dir / "__main__.py").write_text(READS_SETTINGS_MAIN)
-    resources = run_program(ROOT, load_stack_files(ROOT, "dev")).resources
+    resources = program_records(ROOT, "dev")
     with PolicyPackProcess(pack_dir, stack="dev", project="gpu-batch", dry_run=True) as pack:
         result = pack.run(resources)
     messages = [d.message for d in result.diagnostics]
