@@ -13,13 +13,15 @@ per family as the schedulers do); the judging reuses the helpers the Ray rules u
   uncovered resource ("resource %s unavailable in ClusterQueue", kubernetes-sigs/kueue v0.19.2
   ``pkg/scheduler/flavorassigner/flavorassigner.go`` L1071), so it never admits;
 * ``kai-workload-gang-within-limits``: the KAI gang fits ``limit`` on its leaf queue and every
-  ancestor (``kai.gang_vs_limit_chain``).
+  ancestor (``kai.gang_vs_limit_chain``), explicit ``scheduling.run.ai`` PodGroups included
+  (``kai.pod_groups``: ``minMember`` / leaf subgroups' ``minMember`` of their declared pods).
 
 Ray workloads keep their own rules (``gpu-pod-fits-a-node``, ``kueue-gang-fits-queue``,
 ``kai-gang-within-limits``); here they take part only in ``workload-resources-covered``, which
 they lacked.  Which ClusterQueue: the ``kueue.x-k8s.io/queue-name`` label of the object Kueue
 reads it from (the job object; a pod group's first pod).  Which KAI queue: ``kai.scheduler/queue``
-on the owner, else on a pod template (KAI's ``CalcPodGroupQueue``).
+on the owner, else on a pod template, else ``project`` (KAI's ``CalcPodGroupQueue``,
+``workload_kinds.queue_names.kai_queue_name``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..demand import CannotTellError, PodSet, pod_request
+from ..kai.pod_groups import explicit_pod_groups, gang_pod_sets
 from ..kai.tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
 from ..model import RayWorkload, StackModel
@@ -40,6 +43,7 @@ from ..model.workloads import KAI_QUEUE_LABEL
 from ..report import Reporter
 from ..values import Unknown, dig
 from ..workload_kinds import Counted, kai_gangs, kueue_gangs
+from ..workload_kinds.queue_names import kai_queue_name
 from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
 from .kai import gang_vs_limit_chain
 
@@ -191,15 +195,8 @@ def check_resources_covered(model: StackModel, reporter: Reporter, _config: Mapp
 
 
 def _kai_label(counted: Counted) -> str | Unknown | None:
-    label = counted.obj.labels.get(KAI_QUEUE_LABEL)
-    if label is not None:
-        return label
-    for gang in counted.gangs:
-        for pod_set in gang.pod_sets:
-            label = pod_set.template.labels.get(KAI_QUEUE_LABEL)
-            if label is not None:
-                return label
-    return None
+    templates = [p.template for g in counted.gangs for p in g.pod_sets]
+    return kai_queue_name(counted.obj, templates)
 
 
 def check_kai_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -217,6 +214,16 @@ def check_kai_gang_limits(model: StackModel, reporter: Reporter, _config: Mappin
             continue
         for gang in counted.gangs:
             gang_vs_limit_chain(tree, view, label, gang.pod_sets, reporter)
+    for group in explicit_pod_groups(model):
+        if group.queue is None or isinstance(group.queue, Unknown):
+            continue  # kai-workload-leaf-queue reports an unknown queue
+        try:
+            pod_sets = gang_pod_sets(group)
+        except CannotTellError as why:
+            reporter.cannot_check(group, f"gang size: {why.what}")
+            continue
+        if pod_sets:
+            gang_vs_limit_chain(tree, group, group.queue, pod_sets, reporter)
 
 
 POLICIES: list[Policy] = [
