@@ -112,6 +112,23 @@ def test_uncovered_resource_without_kueue_in_the_stack_assumes_kueue_defaults() 
     assert run(POLICY["workload-resources-covered"], stack, config=stated).violations == []
 
 
+def test_queue_quotaing_what_nobody_requests_suggests_a_transformation() -> None:
+    """Kueue's ResourceTransformation (apis/config/v1beta2 configuration_types.go) maps a request
+    (HAMi's nvidia.com/gpucores) to what the queue covers (nvidia.com/total-gpucores); with no
+    Kueue release, a queue covering such an output is "not in this stack", not a violation."""
+    quota = {"cpu": 100, "memory": "1000Gi", "nvidia.com/total-gpucores": 600}
+    hami_queue = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": quota}, covered=("cpu", "memory", "nvidia.com/total-gpucores")),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    template = pod()
+    template["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpucores"] = "30"
+    hami = k8s("batch/v1", "Job", "train", namespace="ml", labels=KUEUE, spec={"template": template})
+    out = run(POLICY["workload-resources-covered"], [*hami_queue, hami])
+    assert out.violations == [] and "not in this stack" in out.cannot_check
+
+
 def test_kind_whose_integration_is_off_is_not_judged() -> None:
     """Kueue 0.19.2's chart leaves kubeflow.org/pytorchjob out of integrations.frameworks
     (../shared/vendor/kueue-0.19.2/values.yaml), so Kueue never queues a PyTorchJob by default."""

@@ -91,7 +91,10 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping
 def check_resources_covered(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """Kueue's resource exclusions and transformations come from its install
     (:mod:`kueue_install`): the stack's release, the ``kueueConfiguration`` property, or Kueue
-    0.19.2's defaults (no exclusions, no transformations), which the finding then names."""
+    0.19.2's defaults (no exclusions, no transformations), which the finding then names.  Under
+    assumed defaults, a ClusterQueue that quotas a resource the workload never requests looks
+    like the target of a transformation the stack does not show (Kueue's HAMi example), so that
+    case stays "not in this stack" rather than a guess."""
     install = kueue_install(model, config)
     for counted in kueue_gangs(model):
         view = _view(counted)
@@ -122,7 +125,18 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
                     continue
                 if amount > 0:
                     missing.append(name)
-            if missing:
+            if missing and install.assumption and (covered - requested(gang.pod_sets)):
+                # The queue quotas what the workload never requests itself: the outputs of a
+                # resource transformation (Kueue ResourceTransformation, e.g. HAMi's gpucores ->
+                # total-gpucores) of an install this stack does not show.
+                reporter.not_in_stack(
+                    view,
+                    f"whether Kueue turns {', '.join(missing)} into what {cq.describe()} covers "
+                    f"({', '.join(sorted(covered - requested(gang.pod_sets)))} is quota'd but not requested "
+                    f"directly, as a resource transformation's output would be); state the install's "
+                    f"Configuration in kueueConfiguration to judge it",
+                )
+            elif missing:
                 reporter.violation(
                     view,
                     f"requests {', '.join(missing)}, which no resource group of {cq.describe()} covers "
