@@ -19,6 +19,7 @@ from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.kai import POLICIES as RULES_KAI
+from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules.kueue_api import POLICIES as RULES_KUEUE_API
@@ -60,4 +61,5 @@ ALL_POLICIES: list[Policy] = [
     *FIT_WEBHOOK_PORTS,
     *FIT_RUNTIME_CLASSES,
     *RULES_KUEUE_FLAVORS,
+    *RULES_KAI_MIN_MEMBER,
 ]

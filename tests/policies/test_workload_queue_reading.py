@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_batch_policy.rules import kai as rules_kai
+from gpu_batch_policy.rules import kai_min_member as rules_kai_min_member
 from gpu_batch_policy.rules import queue_labels as rules_queue_labels
 from gpu_batch_policy.rules import wiring as rules_wiring
 from gpu_batch_policy.rules import workload_gangs as rules_workload_gangs
@@ -23,7 +24,9 @@ from tests.policies.workload_stack import (
 )
 
 RULES = {
-    p.name: p for m in (rules_workload_gangs, rules_wiring, rules_kai, rules_queue_labels) for p in m.POLICIES
+    p.name: p
+    for m in (rules_workload_gangs, rules_wiring, rules_kai, rules_queue_labels, rules_kai_min_member)
+    for p in m.POLICIES
 }
 KUEUE = {"kueue.x-k8s.io/queue-name": "user-queue"}
 
@@ -219,3 +222,58 @@ def test_explicit_pod_group_queue_reference() -> None:
     )
     assert run(leaf, [*KAI_QUEUES, pod_group("pg", "dept")]).mentions("PodGroup 'ml/pg'", "parent queue")
     assert run(leaf, [*KAI_QUEUES, pod_group("pg", "team-a")]).violations == []
+
+
+# --- item 5: kai.scheduler/batch-min-member ------------------------------------------------------
+def kai_template() -> dict[str, Any]:
+    template = pod(gpu=1)
+    template["spec"]["schedulerName"] = "kai-scheduler"
+    return template
+
+
+def annotated_job(value: str, *, on_kai: bool = True) -> Registration:
+    template = kai_template() if on_kai else pod(gpu=1)
+    spec = {"parallelism": 4, "template": template}
+    return k8s("batch/v1", "Job", "train", annotations={"kai.scheduler/batch-min-member": value}, spec=spec)
+
+
+def test_batch_min_member_must_parse_and_be_reachable() -> None:
+    """KAI v0.17.0 plugins/job/job_grouper.go calcMinMember: ParseInt error -> no PodGroup; a
+    minMember above the alive pods is never ready (subgroup_info/podset.go IsReadyForScheduling)."""
+    rule = RULES["kai-batch-min-member"]
+    assert run(rule, [annotated_job("four")]).mentions("Job 'default/train'", "is not an integer")
+    assert run(rule, [annotated_job("8")]).mentions("Job 'default/train'", "only 4 can ever be alive")
+    assert run(rule, [annotated_job("4")]).violations == []
+    # Not scheduled by KAI: the annotation means nothing.
+    assert run(rule, [annotated_job("8", on_kai=False)]).violations == []
+
+
+def jobset(annotations: dict[str, str] | None = None, rj_min: str | None = None) -> Registration:
+    job_template: dict[str, Any] = {"spec": {"parallelism": 2, "template": kai_template()}}
+    if rj_min is not None:
+        job_template["metadata"] = {"annotations": {"kai.scheduler/batch-min-member": rj_min}}
+    rjs = [
+        {"name": "workers", "replicas": 2, "template": job_template},
+        {"name": "driver", "template": {"spec": {"template": kai_template()}}},
+    ]
+    return k8s(
+        "jobset.x-k8s.io/v1alpha2",
+        "JobSet",
+        "js",
+        labels={"kai.scheduler/queue": "team-a"},
+        annotations=annotations,
+        spec={"replicatedJobs": rjs},
+    )
+
+
+def test_jobset_batch_min_member_on_the_jobset_and_its_templates() -> None:
+    """plugins/jobset/jobset_grouper.go computePodGroupMinSubGroup (JobSet annotation: how many
+    replicatedJobs) and singleReplicaSubGroupMinMember (template annotation: each replica's pods,
+    an integer >= 1)."""
+    assert counts([jobset()], kai=True) == {"js": [("workers", 4), ("driver", 1)]}
+    assert counts([jobset(rj_min="1")], kai=True) == {"js": [("workers", 2), ("driver", 1)]}
+    assert counts([jobset({"kai.scheduler/batch-min-member": "1"})], kai=True) == {"js": [("driver", 1)]}
+    rule = RULES["kai-batch-min-member"]
+    assert run(rule, [jobset(rj_min="3")]).mentions("JobSet 'default/js'", "replicatedJobs[0]", "only 2")
+    assert run(rule, [jobset({"kai.scheduler/batch-min-member": "0"})]).mentions("is not an integer >= 1")
+    assert run(rule, [jobset(rj_min="2")]).violations == []
