@@ -23,7 +23,7 @@ The resource view (``requested`` / ``as_kueue_sees``) follows the Configuration'
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,20 @@ FRAMEWORKS: dict[tuple[str, str], str] = {
     ("ray.io", "RayCluster"): "ray.io/raycluster",
     ("ray.io", "RayService"): "ray.io/rayservice",
 }
+
+
+# Integrations that switch on ``pod`` with them (``ImplicitlyEnabledFrameworkNames`` in
+# pkg/controller/jobs/{deployment,statefulset,leaderworkerset}/*_controller.go; honoured by
+# pkg/controller/jobframework/setup.go ``setupControllers``).
+IMPLIES_POD = frozenset({"deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"})
+
+
+def with_implicit(frameworks: Iterable[str]) -> frozenset[str]:
+    """The enabled integrations, with those Kueue enables implicitly."""
+    names = set(frameworks)
+    if names & IMPLIES_POD:
+        names.add("pod")
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -129,7 +143,7 @@ def _from_configs(
                 retained.add(source)
     return KueueInstall(
         configs=tuple(configs),
-        frameworks=frozenset(frameworks),
+        frameworks=with_implicit(frameworks),
         assumption=assumption,
         excluded=frozenset(excluded),
         outputs={k: frozenset(v) for k, v in outputs.items()},

@@ -20,6 +20,7 @@ from tests.policies.workload_stack import (
     kai_queue,
     local_queue,
     pod,
+    pytorch_job,
     run,
 )
 
@@ -277,3 +278,34 @@ def test_jobset_batch_min_member_on_the_jobset_and_its_templates() -> None:
     assert run(rule, [jobset(rj_min="3")]).mentions("JobSet 'default/js'", "replicatedJobs[0]", "only 2")
     assert run(rule, [jobset({"kai.scheduler/batch-min-member": "0"})]).mentions("is not an integer >= 1")
     assert run(rule, [jobset(rj_min="2")]).violations == []
+
+
+# --- item 3/6: every labelled kind needs its integration ------------------------------------------
+def test_labelled_kind_needs_its_integration_in_the_release() -> None:
+    """kueue v0.19.2 pkg/controller/jobframework/setup.go: only integrations listed in
+    integrations.frameworks are set up; a labelled PyTorchJob under a release that leaves
+    kubeflow.org/pytorchjob out runs ungated."""
+    import yaml
+    from gpu_batch_policy.rules import kueue_config
+
+    from tests.policies.workload_stack import helm_release
+
+    rule = next(p for p in kueue_config.POLICIES if p.name == "kueue-integrations-cover-workloads")
+
+    def release(frameworks: list[str]) -> Registration:
+        config = yaml.safe_dump({"integrations": {"frameworks": frameworks}})
+        return helm_release(
+            "kueue",
+            "oci://registry.k8s.io/kueue/charts/kueue",
+            {"managerConfig": {"controllerManagerConfigYaml": config}},
+        )
+
+    ptj = pytorch_job("ptj", 2, labels=KUEUE)
+    assert run(rule, [release(["batch/job"]), ptj]).mentions("lacks 'kubeflow.org/pytorchjob'")
+    assert run(rule, [release(["batch/job", "kubeflow.org/pytorchjob"]), ptj]).violations == []
+    # A Deployment labelled only on its template needs the pod integration.
+    template_only = deployment("Deployment", owner=None, template=KUEUE)
+    assert run(rule, [release(["batch/job"]), template_only]).mentions("lacks 'pod'")
+    assert run(rule, [release(["batch/job", "pod"]), template_only]).violations == []
+    # 'deployment' enables 'pod' implicitly (deployment_controller.go ImplicitlyEnabledFrameworkNames).
+    assert run(rule, [release(["batch/job", "deployment"]), template_only]).violations == []
