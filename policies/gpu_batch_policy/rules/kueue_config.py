@@ -188,7 +188,8 @@ POLICIES: list[Policy] = [
     stack_policy(
         "kueue-integrations-cover-workloads",
         "Kueue's integrations.frameworks must be valid and include the frameworks of the stack's "
-        "queued workloads (ray.io/rayjob, ray.io/raycluster, pod for SkyPilot).",
+        "queued workloads (every queue-labelled kind: batch/job, ray.io/rayjob, kubeflow.org/mpijob, ..., "
+        "pod for SkyPilot and template-labelled Deployments).",
         check_integrations,
     ),
     stack_policy(
