@@ -29,8 +29,11 @@ from typing import Any
 
 from .demand import PodSet
 from .model import StackModel
+from .model.base import KubeObject
 from .model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
+from .model.kueue import QUEUE_NAME_LABEL
 from .values import Unknown, as_bool, dig
+from .workload_kinds.queue_names import POD_BASED_KINDS, pod_template
 
 KUEUE_VERSION = "0.19.2"
 CONFIG_KEY = "kueueConfiguration"
@@ -67,6 +70,18 @@ FRAMEWORKS: dict[tuple[str, str], str] = {
 }
 
 
+def framework_of(obj: KubeObject) -> str | None:
+    """The integration that queues ``obj``: its kind's, or ``pod`` for a Deployment/StatefulSet
+    labelled only on its pod template (its pods are queued one by one, ``workload_kinds.queue_names``)."""
+    if (
+        (obj.group, obj.kind) in POD_BASED_KINDS
+        and obj.labels.get(QUEUE_NAME_LABEL) is None
+        and pod_template(obj).labels.get(QUEUE_NAME_LABEL) is not None
+    ):
+        return "pod"
+    return FRAMEWORKS.get((obj.group, obj.kind))
+
+
 # Integrations that switch on ``pod`` with them (``ImplicitlyEnabledFrameworkNames`` in
 # pkg/controller/jobs/{deployment,statefulset,leaderworkerset}/*_controller.go; honoured by
 # pkg/controller/jobframework/setup.go ``setupControllers``).
@@ -93,9 +108,9 @@ class KueueInstall:
     outputs: Mapping[str, frozenset[str]] = field(default_factory=dict)
     retained: frozenset[str] = field(default_factory=frozenset)
 
-    def manages(self, group: str, kind: str) -> bool:
-        """Whether the integration for this kind is enabled (unknown kinds: no)."""
-        name = FRAMEWORKS.get((group, kind))
+    def manages(self, obj: KubeObject) -> bool:
+        """Whether the integration that would queue ``obj`` is enabled (unknown kinds: no)."""
+        name = framework_of(obj)
         return name is not None and name in self.frameworks
 
     def gate(self, name: str) -> bool:

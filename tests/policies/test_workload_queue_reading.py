@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from gpu_batch_policy.rules import kai as rules_kai
 from gpu_batch_policy.rules import kai_min_member as rules_kai_min_member
+from gpu_batch_policy.rules import kueue_config
 from gpu_batch_policy.rules import queue_labels as rules_queue_labels
 from gpu_batch_policy.rules import wiring as rules_wiring
 from gpu_batch_policy.rules import workload_gangs as rules_workload_gangs
@@ -16,6 +18,7 @@ from tests.policies.workload_stack import (
     Registration,
     cluster_queue,
     flavor,
+    helm_release,
     k8s,
     kai_queue,
     local_queue,
@@ -285,11 +288,6 @@ def test_labelled_kind_needs_its_integration_in_the_release() -> None:
     """kueue v0.19.2 pkg/controller/jobframework/setup.go: only integrations listed in
     integrations.frameworks are set up; a labelled PyTorchJob under a release that leaves
     kubeflow.org/pytorchjob out runs ungated."""
-    import yaml
-    from gpu_batch_policy.rules import kueue_config
-
-    from tests.policies.workload_stack import helm_release
-
     rule = next(p for p in kueue_config.POLICIES if p.name == "kueue-integrations-cover-workloads")
 
     def release(frameworks: list[str]) -> Registration:
@@ -309,3 +307,22 @@ def test_labelled_kind_needs_its_integration_in_the_release() -> None:
     assert run(rule, [release(["batch/job", "pod"]), template_only]).violations == []
     # 'deployment' enables 'pod' implicitly (deployment_controller.go ImplicitlyEnabledFrameworkNames).
     assert run(rule, [release(["batch/job", "deployment"]), template_only]).violations == []
+
+
+def test_template_labelled_deployment_is_queued_by_the_pod_integration() -> None:
+    """With only 'pod' enabled (no 'deployment'), a Deployment labelled on its template is still
+    queued pod by pod (pod_webhook.go Default reads the pod's own label), so it is judged."""
+    only_pod = helm_release(
+        "kueue",
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        {
+            "managerConfig": {
+                "controllerManagerConfigYaml": yaml.safe_dump({"integrations": {"frameworks": ["pod"]}})
+            }
+        },
+    )
+    rule = RULES["workload-gang-fits-queue"]
+    template_only = deployment("Deployment", owner=None, template=KUEUE, gpus=8)
+    assert run(rule, [only_pod, *queue(4), template_only]).mentions("Deployment 'ml/srv'", "never admits")
+    owner_only = deployment("Deployment", owner=KUEUE, template=None, gpus=8)
+    assert run(rule, [only_pod, *queue(4), owner_only]).violations == []

@@ -20,14 +20,14 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..kueue_install import FRAMEWORKS, with_implicit
+from ..kueue_install import framework_of, with_implicit
 from ..model import HelmRelease, StackModel
 from ..model.helm import FeatureGate
 from ..model.kueue import QUEUE_NAME_LABEL
 from ..report import Reporter
 from ..tokens import RAY_GROUP
 from ..values import Unknown, as_bool, dig
-from ..workload_kinds.queue_names import POD_BASED_KINDS, kueue_queue_name
+from ..workload_kinds.queue_names import kueue_queue_name
 
 # The 18 framework names Kueue 0.19 registers (kueue.md §5, K:pkg/controller/jobs/*).
 KNOWN_FRAMEWORKS = frozenset(
@@ -98,11 +98,9 @@ def _needed_frameworks(model: StackModel, release: HelmRelease, reporter: Report
         framework = _RAY_FRAMEWORK[obj.kind]
         needed.setdefault(framework, f"{obj.kind} '{obj.qualified_name}' is queued through Kueue")
     for obj in model.objects:
-        kind_framework = FRAMEWORKS.get((obj.group, obj.kind))
+        kind_framework = framework_of(obj)  # 'pod' for a Deployment/StatefulSet labelled on its template
         if kind_framework is None or obj.group == RAY_GROUP or kueue_queue_name(obj) is None:
             continue
-        if (obj.group, obj.kind) in POD_BASED_KINDS and obj.labels.get(QUEUE_NAME_LABEL) is None:
-            kind_framework = "pod"  # only the pod template is labelled: the pod integration queues the pods
         needed.setdefault(
             kind_framework, f"{obj.kind} '{obj.qualified_name}' is labelled for a Kueue LocalQueue"
         )

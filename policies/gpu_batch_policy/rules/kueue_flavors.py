@@ -201,7 +201,7 @@ def check_flavor_eligible(model: StackModel, reporter: Reporter, config: Mapping
     if install.unknown is not None:
         return
     for counted in kueue_gangs(model):
-        if counted.error is not None or not install.manages(counted.obj.group, counted.obj.kind):
+        if counted.error is not None or not install.manages(counted.obj):
             continue
         subject = counted.subject
         view = subject if isinstance(subject, ObjectView) else ObjectView(counted.obj)

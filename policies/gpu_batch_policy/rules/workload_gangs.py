@@ -70,7 +70,7 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping
     install = kueue_install(model, config)
     for counted in _non_ray(kueue_gangs(model)):
         view = _view(counted)
-        if not install.manages(counted.obj.group, counted.obj.kind):
+        if not install.manages(counted.obj):
             continue  # that integration is off: Kueue never queues this kind
         cq = workload_queue(model, view, reporter)
         if cq is None:
@@ -98,7 +98,7 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
     install = kueue_install(model, config)
     for counted in kueue_gangs(model):
         view = _view(counted)
-        if not install.manages(counted.obj.group, counted.obj.kind):
+        if not install.manages(counted.obj):
             continue
         cq = workload_queue(model, view, reporter)
         if cq is None or counted.error is not None:
