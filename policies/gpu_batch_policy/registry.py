@@ -19,11 +19,13 @@ from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.kai import POLICIES as RULES_KAI
+from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules.kueue_api import POLICIES as RULES_KUEUE_API
 from .rules.kueue_config import POLICIES as RULES_KUEUE_CONFIG
 from .rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
+from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.kueue_webhook import POLICIES as RULES_KUEUE_WEBHOOK
@@ -58,4 +60,6 @@ ALL_POLICIES: list[Policy] = [
     *FIT_EGRESS,
     *FIT_WEBHOOK_PORTS,
     *FIT_RUNTIME_CLASSES,
+    *RULES_KUEUE_FLAVORS,
+    *RULES_KAI_MIN_MEMBER,
 ]

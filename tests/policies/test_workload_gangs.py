@@ -19,6 +19,7 @@ from tests.policies.workload_stack import (
     local_queue,
     node_pool,
     pod,
+    pytorch_job,
     ray_job,
     run,
 )
@@ -100,9 +101,43 @@ def test_excluded_or_transformed_resources_count_as_kueue_sees_them() -> None:
     assert run(POLICY["workload-resources-covered"], stack).violations == []
 
 
-def test_uncovered_resource_without_kueue_in_the_stack_is_not_in_this_stack() -> None:
-    out = run(POLICY["workload-resources-covered"], [*queue(covered=("cpu", "nvidia.com/gpu")), job()])
-    assert out.violations == [] and out.cannot_check and "not in this stack" in out.cannot_check
+def test_uncovered_resource_without_kueue_in_the_stack_assumes_kueue_defaults() -> None:
+    """Issue 18 item 6: with no Kueue release, Kueue 0.19.2's shipped Configuration applies (no
+    resource exclusions or transformations), under which flavorassigner.go findFlavorForPodSets
+    fails the pod set ('resource %s unavailable in ClusterQueue'); the finding says so."""
+    stack = [*queue(covered=("cpu", "nvidia.com/gpu")), job()]
+    out = run(POLICY["workload-resources-covered"], stack)
+    assert out.mentions("Job 'ml/train'", "requests memory", "assuming Kueue 0.19.2's defaults")
+    # The user's install excludes memory: stated in kueueConfiguration, the stack is fine.
+    stated = {"kueueConfiguration": {"resources": {"excludeResourcePrefixes": ["memory"]}}}
+    assert run(POLICY["workload-resources-covered"], stack, config=stated).violations == []
+
+
+def test_queue_quotaing_what_nobody_requests_suggests_a_transformation() -> None:
+    """Kueue's ResourceTransformation (apis/config/v1beta2 configuration_types.go) maps a request
+    (HAMi's nvidia.com/gpucores) to what the queue covers (nvidia.com/total-gpucores); with no
+    Kueue release, a queue covering such an output is "not in this stack", not a violation."""
+    quota = {"cpu": 100, "memory": "1000Gi", "nvidia.com/total-gpucores": 600}
+    hami_queue = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": quota}, covered=("cpu", "memory", "nvidia.com/total-gpucores")),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    template = pod()
+    template["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpucores"] = "30"
+    hami = k8s("batch/v1", "Job", "train", namespace="ml", labels=KUEUE, spec={"template": template})
+    out = run(POLICY["workload-resources-covered"], [*hami_queue, hami])
+    assert out.violations == [] and "not in this stack" in (out.cannot_check or "")
+
+
+def test_kind_whose_integration_is_off_is_not_judged() -> None:
+    """Kueue 0.19.2's chart leaves kubeflow.org/pytorchjob out of integrations.frameworks
+    (../shared/vendor/kueue-0.19.2/values.yaml), so Kueue never queues a PyTorchJob by default."""
+    ptj = pytorch_job("ptj", 8, labels=KUEUE)
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(4), ptj]).violations == []
+    enabled = {"kueueConfiguration": {"integrations": {"frameworks": ["kubeflow.org/pytorchjob"]}}}
+    out = run(POLICY["workload-gang-fits-queue"], [*queue(4), ptj], config=enabled)
+    assert out.mentions("PyTorchJob 'ml/ptj'", "never admits")
 
 
 def test_pod_needing_more_gpus_than_a_node_has() -> None:

@@ -152,6 +152,21 @@ def ray_job(
     return k8s("ray.io/v1", "RayJob", name, namespace=namespace, labels=labels, spec=spec)
 
 
+def pytorch_job(
+    name: str, workers: int, *, labels: Mapping[str, Any] | None = None, namespace: str = "ml"
+) -> Registration:
+    """A kubeflow.org/v1 PyTorchJob with ``workers`` one-GPU Worker replicas."""
+    specs = {"Worker": {"replicas": workers, "template": pod(gpu=1)}}
+    return k8s(
+        "kubeflow.org/v1",
+        "PyTorchJob",
+        name,
+        namespace=namespace,
+        labels=labels,
+        spec={"pytorchReplicaSpecs": specs},
+    )
+
+
 # --- KAI ----------------------------------------------------------------------------------------
 def kai_queue(
     name: str,

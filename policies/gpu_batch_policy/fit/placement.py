@@ -27,9 +27,10 @@ type the pack does not know.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from ..model import NodePool, StackModel
@@ -46,6 +47,13 @@ QUEUED_TAINT = (QUEUED_TAINT_KEY, "true", "NoSchedule")
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 _EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 _BLOCKING = frozenset({"NoSchedule", "NoExecute"})
+# Path of required node affinity's terms under a pod spec.
+REQUIRED_NODE_TERMS = (
+    "affinity",
+    "nodeAffinity",
+    "requiredDuringSchedulingIgnoredDuringExecution",
+    "nodeSelectorTerms",
+)
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,10 @@ def tolerates(tolerations: Sequence[Any], taint: NodeTaint) -> bool | None:
     return None if undecided else False
 
 
-def _expression(pool: NodePool, expr: Any) -> bool | None:
+LabelLookup = Callable[[str], "str | Unknown | None"]
+
+
+def _expression(lookup: LabelLookup, expr: Any) -> bool | None:
     key, operator = as_str(dig(expr, "key")), as_str(dig(expr, "operator"))
     values = as_list(dig(expr, "values"))
     if not isinstance(key, str) or not isinstance(operator, str) or isinstance(values, Unknown):
@@ -130,7 +141,7 @@ def _expression(pool: NodePool, expr: Any) -> bool | None:
     wanted = [v for v in values or [] if isinstance(v, str)]
     if len(wanted) != len(values or []):
         return None
-    have = node_label(pool, key)
+    have = lookup(key)
     if isinstance(have, Unknown):
         return None
     if operator == "In":
@@ -167,21 +178,23 @@ def _any(verdicts: Iterable[bool | None]) -> bool | None:
     return None if negated is None else not negated
 
 
-def _term(pool: NodePool, term: Any) -> bool | None:
+def _term(lookup: LabelLookup, term: Any) -> bool | None:
     if not isinstance(term, dict) or dig(term, "matchFields"):
         return None if term else False
     exprs = dig(term, "matchExpressions")
     if not isinstance(exprs, list) or not exprs:
         return False  # an empty term matches no node (k8s NodeSelectorTerm docs)
-    return _all(_expression(pool, expr) for expr in exprs)
+    return _all(_expression(lookup, expr) for expr in exprs)
 
 
-def _affinity(pool: NodePool, terms: Any) -> bool | None:
+def affinity_matches(lookup: LabelLookup, terms: Any) -> bool | None:
+    """Required node affinity (``nodeSelectorTerms``) against one node's labels, given by
+    ``lookup`` (a pool's three-valued labels, or a ResourceFlavor's ``nodeLabels``)."""
     if terms is None:
         return True
     if not isinstance(terms, list):
         return None
-    return _any(_term(pool, term) for term in terms)
+    return _any(_term(lookup, term) for term in terms)
 
 
 def admission_tolerations(model: StackModel, labels: Mapping[str, object]) -> list[Any]:
@@ -203,13 +216,7 @@ def placement(model: StackModel, template: PodTemplate, extra_tolerations: Itera
     """Pools a pod of ``template`` may schedule on (see the module docstring)."""
     spec = dig(template.raw, "spec")
     selector_raw = dig(spec, "nodeSelector")
-    terms = dig(
-        spec,
-        "affinity",
-        "nodeAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "nodeSelectorTerms",
-    )
+    terms = dig(spec, *REQUIRED_NODE_TERMS)
     tolerations_raw = dig(spec, "tolerations")
     unknown_spec = any(isinstance(x, Unknown) for x in (spec, selector_raw, terms, tolerations_raw))
     tolerations: list[Any] = list(tolerations_raw) if isinstance(tolerations_raw, list) else []
@@ -244,7 +251,7 @@ def placement(model: StackModel, template: PodTemplate, extra_tolerations: Itera
             if by_selector is False:
                 reason = f"nodeSelector {dict(selector)} does not match its node labels"
         if not reason:
-            by_affinity = _affinity(pool, terms)
+            by_affinity = affinity_matches(partial(node_label, pool), terms)
             verdicts.append(by_affinity)
             if by_affinity is False:
                 reason = "required node affinity does not match its node labels"

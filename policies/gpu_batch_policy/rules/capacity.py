@@ -31,7 +31,7 @@ from ..kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioni
 from ..model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
 from ..model.base import ObjectView
 from ..model.gke import NODEPOOL_LABEL
-from ..model.kueue import QUEUE_NAME_LABEL, ResourceQuota
+from ..model.kueue import ResourceQuota
 from ..model.workloads import GPU_RESOURCE, PodTemplate
 from ..pools import (
     PoolCapacity,
@@ -45,6 +45,7 @@ from ..pools import (
 )
 from ..report import Reporter, config_value
 from ..values import Unknown, dig, fmt_num, str_map
+from ..workload_kinds.queue_names import kueue_queue_name
 from ..workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 
 NO_POOLS = "no GKE node pools are declared, so pool capacity is unknown"
@@ -56,8 +57,9 @@ def workload_queue(model: StackModel, workload: ObjectView, reporter: Reporter) 
     """The ClusterQueue behind the workload's ``kueue.x-k8s.io/queue-name`` label, if it resolves.
 
     A label that does not resolve is the wiring rules' finding; here it just means "no queue".
+    The label is read where Kueue reads it for the kind (``workload_kinds.queue_names``).
     """
-    label = workload.obj.labels.get(QUEUE_NAME_LABEL)
+    label = kueue_queue_name(workload.obj)
     if label is None:
         return None
     if isinstance(label, Unknown) or not workload.obj.identity_known:

@@ -21,12 +21,14 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
+from ..kai.pod_groups import explicit_pod_groups
 from ..kai.priority import preemptibility
 from ..kai.quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
 from ..kai.tree import QueueNode, QueueTree
 from ..model import RayWorkload, StackModel
 from ..model.workloads import KAI_QUEUE_LABEL
 from ..open_world import World, unresolved, world_schema
+from ..pod_templates import owned_templates
 from ..report import Reporter
 from ..values import Unknown
 
@@ -196,9 +198,27 @@ def _kai_workloads(model: StackModel, reporter: Reporter) -> list[tuple[RayWorkl
     return out
 
 
-def _queue_objects(model: StackModel) -> list[Any]:
-    """Every object (any kind) labelled with a KAI queue: pods and Jobs count as much as Ray."""
-    return [o for o in model.objects if KAI_QUEUE_LABEL in o.labels]
+def _queue_objects(model: StackModel) -> list[tuple[Any, Any, str]]:
+    """(object, queue, what names it) for every object (any kind) KAI puts in a named queue: its
+    own ``kai.scheduler/queue`` label, else a pod template's (KAI v0.17.0
+    ``pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go`` ``CalcPodGroupQueue``
+    reads the top owner's label, then the pod's), and an explicit PodGroup's ``spec.queue``."""
+    out: list[tuple[Any, Any, str]] = [
+        (o, o.labels[KAI_QUEUE_LABEL], f"is labelled {KAI_QUEUE_LABEL}")
+        for o in model.objects
+        if KAI_QUEUE_LABEL in o.labels
+    ]
+    seen = {id(o) for o, _, _ in out}
+    for owned in owned_templates(model):
+        obj = owned.owner.obj if isinstance(owned.owner, RayWorkload) else owned.owner
+        label = owned.template.labels.get(KAI_QUEUE_LABEL)
+        if label is not None and id(obj) not in seen:
+            seen.add(id(obj))
+            out.append((obj, label, f"has pod template label {KAI_QUEUE_LABEL}"))
+    out.extend(
+        (g.obj, g.queue, "names spec.queue") for g in explicit_pod_groups(model) if g.queue is not None
+    )
+    return out
 
 
 # --- kai-workload-leaf-queue --------------------------------------------------------------------
@@ -208,10 +228,9 @@ def check_workload_queue(model: StackModel, reporter: Reporter, config: Mapping[
     KAI-Scheduler#621)."""
     world = World.from_config(config)
     tree = QueueTree(model)
-    for obj in _queue_objects(model):
-        label = obj.labels[KAI_QUEUE_LABEL]
+    for obj, label, names in _queue_objects(model):
         if isinstance(label, Unknown):
-            reporter.cannot_check(obj, f"label {KAI_QUEUE_LABEL}")
+            reporter.cannot_check(obj, f"its KAI queue ({names.split(' ', 1)[1]})")
             continue
         node = tree.get(label)
         if node is None:
@@ -225,8 +244,7 @@ def check_workload_queue(model: StackModel, reporter: Reporter, config: Mapping[
                 obj,
                 ("Queue", label, None),
                 declared=model.memo("rules.kai.queue_names", lambda: [n.name for n in tree.declared]),
-                problem=f"is labelled {KAI_QUEUE_LABEL}={label}, but no KAI Queue '{label}' exists, so KAI never "
-                "schedules it",
+                problem=f"{names}={label}, but no KAI Queue '{label}' exists, so KAI never schedules it",
                 fix=f"declare a leaf scheduling.run.ai/v2 Queue '{label}' or use an existing leaf queue"
                 + (f" ({', '.join(leaves)})" if leaves else ""),
             )
@@ -236,7 +254,7 @@ def check_workload_queue(model: StackModel, reporter: Reporter, config: Mapping[
             kids = ", ".join(sorted(c.name for c in tree.children(label)))
             reporter.violation(
                 obj,
-                f"is labelled {KAI_QUEUE_LABEL}={label}, but '{label}' is a parent queue (children: {kids}) "
+                f"{names}={label}, but '{label}' is a parent queue (children: {kids}) "
                 "and KAI only schedules jobs of leaf queues",
                 f"label it with one of the leaf queues under '{label}' ({kids})",
             )

@@ -3,7 +3,9 @@
 Sources (kueue.md §5): ``integrations.frameworks`` must list every framework whose jobs Kueue
 should gate — a RayJob labelled for a LocalQueue is *ignored* by Kueue (and runs ungated) when
 ``ray.io/rayjob`` is not enabled; SkyPilot creates bare pods, so it needs ``pod``
-(kai-kuberay-skypilot.md §3.3).  An unknown framework name is a NotSupported error and the manager
+(kai-kuberay-skypilot.md §3.3); the same holds for every kind labelled for a LocalQueue (Job,
+JobSet, MPIJob, PyTorchJob, TrainJob, LeaderWorkerSet, Pod, Deployment, StatefulSet; a
+Deployment/StatefulSet labelled only on its pod template needs ``pod``).  An unknown framework name is a NotSupported error and the manager
 exits.  Feature gates removed from Kueue make the manager exit ("unrecognized feature gate");
 gates set both as the ``--feature-gates`` flag (chart ``controllerManager.featureGates``) and in
 the Configuration's ``featureGates`` fail with "feature gates for CLI and configuration cannot
@@ -18,11 +20,14 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..kueue_install import framework_of, with_implicit
 from ..model import HelmRelease, StackModel
 from ..model.helm import FeatureGate
 from ..model.kueue import QUEUE_NAME_LABEL
 from ..report import Reporter
+from ..tokens import RAY_GROUP
 from ..values import Unknown, as_bool, dig
+from ..workload_kinds.queue_names import kueue_queue_name
 
 # The 18 framework names Kueue 0.19 registers (kueue.md §5, K:pkg/controller/jobs/*).
 KNOWN_FRAMEWORKS = frozenset(
@@ -92,6 +97,13 @@ def _needed_frameworks(model: StackModel, release: HelmRelease, reporter: Report
             continue
         framework = _RAY_FRAMEWORK[obj.kind]
         needed.setdefault(framework, f"{obj.kind} '{obj.qualified_name}' is queued through Kueue")
+    for obj in model.objects:
+        kind_framework = framework_of(obj)  # 'pod' for a Deployment/StatefulSet labelled on its template
+        if kind_framework is None or obj.group == RAY_GROUP or kueue_queue_name(obj) is None:
+            continue
+        needed.setdefault(
+            kind_framework, f"{obj.kind} '{obj.qualified_name}' is labelled for a Kueue LocalQueue"
+        )
     for sky in model.skypilot_releases():
         needed.setdefault("pod", f"SkyPilot release '{sky.release_name}' launches bare pods")
     return needed
@@ -123,8 +135,9 @@ def check_integrations(model: StackModel, reporter: Reporter, _config: Mapping[s
                     f"use one of Kueue's framework names, e.g. {', '.join(sorted(KNOWN_FRAMEWORKS)[:4])} "
                     "…, or integrations.externalFrameworks for other kinds",
                 )
+        enabled = with_implicit(frameworks)
         for framework, why in _needed_frameworks(model, release, reporter).items():
-            if framework not in frameworks:
+            if framework not in enabled:
                 reporter.violation(
                     release,
                     f"integrations.frameworks {list(frameworks)} lacks '{framework}', but {why}; Kueue "
@@ -173,7 +186,8 @@ POLICIES: list[Policy] = [
     stack_policy(
         "kueue-integrations-cover-workloads",
         "Kueue's integrations.frameworks must be valid and include the frameworks of the stack's "
-        "queued workloads (ray.io/rayjob, ray.io/raycluster, pod for SkyPilot).",
+        "queued workloads (every queue-labelled kind: batch/job, ray.io/rayjob, kubeflow.org/mpijob, ..., "
+        "pod for SkyPilot and template-labelled Deployments).",
         check_integrations,
     ),
     stack_policy(

@@ -27,7 +27,9 @@ so the verdict depends on the stack:
 
 Where the label is read: Kueue reads ``kueue.x-k8s.io/queue-name`` from the job object itself
 (``pkg/controller/jobframework/utils.go`` ``QueueName`` / ``QueueNameForObject`` L174-182: the
-object's own labels), so only the owner's label counts for Kueue;
+object's own labels), so the owner's label counts for Kueue, except for Deployments and
+StatefulSets, whose pods the pod integration queues by the pod template's label
+(``workload_kinds.queue_names``);
 KAI reads the top owner's label, else the pod's (``CalcPodGroupQueue`` above), so a
 ``kai.scheduler/queue`` on the pod template counts too.  A namespace whose LocalQueue is named
 ``default`` is labelled by Kueue's LocalQueueDefaulting (GA since 0.17) and needs no label.
@@ -56,6 +58,7 @@ from ..model.workloads import (
 from ..open_world import World, world_schema
 from ..pod_templates import owned_templates
 from ..report import Reporter
+from ..workload_kinds.queue_names import kueue_queue_name
 
 KAI_SCHEDULER = "kai-scheduler"
 KAI_DEFAULT_QUEUE = "default-queue"
@@ -125,8 +128,8 @@ def unlabelled_workloads(model: StackModel, world: World, reporter: Reporter) ->
         if not obj.labels_known:
             reporter.cannot_check(item, "metadata.labels")
             continue
-        if QUEUE_NAME_LABEL in obj.labels or KAI_QUEUE_LABEL in obj.labels:
-            continue
+        if kueue_queue_name(obj) is not None or KAI_QUEUE_LABEL in obj.labels:
+            continue  # for a Deployment/StatefulSet, Kueue's pod integration reads the template
         if any(KAI_QUEUE_LABEL in t.labels for t in pods):
             continue  # KAI reads the pod's label when the owner has none
         namespace = obj.namespace or "default"

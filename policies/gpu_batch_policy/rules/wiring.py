@@ -44,6 +44,7 @@ from ..quantity import QuantityError, parse_fraction
 from ..report import Reporter
 from ..tokens import KUEUE_GROUP
 from ..values import Unknown, as_bool, dig
+from ..workload_kinds.queue_names import kueue_queue_name
 
 KAI_SCHEDULER = "kai-scheduler"
 BATCH_SCHEDULERS = ("volcano", "yunikorn", KAI_SCHEDULER, "scheduler-plugins")
@@ -265,7 +266,7 @@ def check_queue_label_resolves(model: StackModel, reporter: Reporter, config: Ma
     Open world (``open_world``): with no LocalQueue in the stack at all, the queue lives elsewhere."""
     world = World.from_config(config)
     for obj in model.objects:
-        label = obj.labels.get(QUEUE_NAME_LABEL)
+        label = kueue_queue_name(obj)  # a Deployment's/StatefulSet's pod template label counts
         if label is None or (obj.group == KUEUE_GROUP):
             continue
         if isinstance(label, Unknown) or not obj.identity_known:

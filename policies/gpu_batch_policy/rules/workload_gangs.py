@@ -13,13 +13,15 @@ per family as the schedulers do); the judging reuses the helpers the Ray rules u
   uncovered resource ("resource %s unavailable in ClusterQueue", kubernetes-sigs/kueue v0.19.2
   ``pkg/scheduler/flavorassigner/flavorassigner.go`` L1071), so it never admits;
 * ``kai-workload-gang-within-limits``: the KAI gang fits ``limit`` on its leaf queue and every
-  ancestor (``kai.gang_vs_limit_chain``).
+  ancestor (``kai.gang_vs_limit_chain``), explicit ``scheduling.run.ai`` PodGroups included
+  (``kai.pod_groups``: ``minMember`` / leaf subgroups' ``minMember`` of their declared pods).
 
 Ray workloads keep their own rules (``gpu-pod-fits-a-node``, ``kueue-gang-fits-queue``,
 ``kai-gang-within-limits``); here they take part only in ``workload-resources-covered``, which
 they lacked.  Which ClusterQueue: the ``kueue.x-k8s.io/queue-name`` label of the object Kueue
 reads it from (the job object; a pod group's first pod).  Which KAI queue: ``kai.scheduler/queue``
-on the owner, else on a pod template (KAI's ``CalcPodGroupQueue``).
+on the owner, else on a pod template, else ``project`` (KAI's ``CalcPodGroupQueue``,
+``workload_kinds.queue_names.kai_queue_name``).
 """
 
 from __future__ import annotations
@@ -28,23 +30,23 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import Policy
+from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..demand import CannotTellError, PodSet, pod_request
+from ..demand import CannotTellError, pod_request
+from ..kai.pod_groups import explicit_pod_groups, gang_pod_sets
 from ..kai.tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
+from ..kueue_install import INSTALL_PROPERTIES, kueue_install, requested
 from ..model import RayWorkload, StackModel
 from ..model.base import ObjectView
 from ..model.workloads import KAI_QUEUE_LABEL
 from ..report import Reporter
-from ..values import Unknown, dig
+from ..values import Unknown
 from ..workload_kinds import Counted, kai_gangs, kueue_gangs
+from ..workload_kinds.queue_names import kai_queue_name
 from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
 from .kai import gang_vs_limit_chain
-
-# Resources the API accepts in requests that Kueue never quota-checks by default.
-_NOT_QUOTAED = ("ephemeral-storage",)
 
 
 def _view(counted: Counted) -> ObjectView:
@@ -64,9 +66,12 @@ def check_pods_fit_node(model: StackModel, reporter: Reporter, _config: Mapping[
             pods_fit_node(model, _view(counted), [p for p in gang.pod_sets if p.count > 0], reporter)
 
 
-def check_gang_fits_queue(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    install = kueue_install(model, config)
     for counted in _non_ray(kueue_gangs(model)):
         view = _view(counted)
+        if not install.manages(counted.obj):
+            continue  # that integration is off: Kueue never queues this kind
         cq = workload_queue(model, view, reporter)
         if cq is None:
             continue
@@ -83,73 +88,23 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, _config: Mappin
                 continue  # kueue-quota-quantities reports invalid quantities
 
 
-def _requested(pod_sets: tuple[PodSet, ...]) -> set[str]:
-    """Resource names any container of a counted pod set requests (or limits) above zero."""
-    names: set[str] = set()
-    for pod_set in pod_sets:
-        if pod_set.count <= 0:
-            continue
-        for key in ("containers", "initContainers"):
-            containers = dig(pod_set.template.raw, "spec", key)
-            for container in containers if isinstance(containers, list) else []:
-                for part in ("requests", "limits"):
-                    block = dig(container, "resources", part)
-                    if isinstance(block, dict):
-                        names.update(str(k) for k in block)
-    return {n for n in names if n not in _NOT_QUOTAED}
-
-
-def _kueue_resource_config(model: StackModel) -> tuple[set[str], dict[str, set[str]], list[str]] | None:
-    """(excluded prefixes, transformations input -> outputs, Retain inputs) from the stack's Kueue
-    releases (``resources.excludeResourcePrefixes`` / ``resources.transformations`` of the
-    Configuration, kubernetes-sigs/kueue v0.19.2 ``apis/config/v1beta2/configuration_types.go``
-    ``Resources``); None when no Kueue release is in the stack or its config is unknown."""
-    releases = model.kueue_releases()
-    if not releases:
-        return None
-    excluded: set[str] = set()
-    outputs: dict[str, set[str]] = {}
-    retained: list[str] = []
-    for release in releases:
-        config = release.kueue_config()
-        if config.unknown is not None:
-            return None
-        for prefix in dig(config.data, "resources", "excludeResourcePrefixes") or []:
-            excluded.add(str(prefix))
-        for item in dig(config.data, "resources", "transformations") or []:
-            source = dig(item, "input")
-            if not isinstance(source, str):
-                continue
-            made = dig(item, "outputs")
-            outputs.setdefault(source, set()).update(str(k) for k in (made if isinstance(made, dict) else {}))
-            if dig(item, "strategy") == "Retain":
-                retained.append(source)
-    return excluded, outputs, retained
-
-
-def _as_kueue_sees(names: set[str], config: tuple[set[str], dict[str, set[str]], list[str]]) -> set[str]:
-    excluded, outputs, retained = config
-    seen: set[str] = set()
-    for name in names:
-        if any(name.startswith(prefix) for prefix in excluded):
-            continue
-        if name in outputs:
-            seen.update(outputs[name])
-            if name not in retained:
-                continue
-        seen.add(name)
-    return seen
-
-
-def check_resources_covered(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    """Without a Kueue release in the stack, Kueue's resource transformations and exclusions are
-    unknown (a HAMi-style ``nvidia.com/gpucores`` request may be transformed into a covered
-    resource), so an uncovered resource is "cannot check: not in this stack"."""
-    resource_config = _kueue_resource_config(model)
+def check_resources_covered(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    """Kueue's resource exclusions and transformations come from its install
+    (:mod:`kueue_install`): the stack's release, the ``kueueConfiguration`` property, or Kueue
+    0.19.2's defaults (no exclusions, no transformations), which the finding then names.  Under
+    assumed defaults, a ClusterQueue that quotas a resource the workload never requests looks
+    like the target of a transformation the stack does not show (Kueue's HAMi example), so that
+    case stays "not in this stack" rather than a guess."""
+    install = kueue_install(model, config)
     for counted in kueue_gangs(model):
         view = _view(counted)
+        if not install.manages(counted.obj):
+            continue
         cq = workload_queue(model, view, reporter)
         if cq is None or counted.error is not None:
+            continue
+        if install.unknown is not None:
+            reporter.cannot_check(view, install.unknown)
             continue
         covered: set[str] = set()
         for group in cq.resource_groups:
@@ -160,10 +115,7 @@ def check_resources_covered(model: StackModel, reporter: Reporter, _config: Mapp
                 covered.add(resource)
         for gang in counted.gangs:
             missing = []
-            requested = _requested(gang.pod_sets)
-            if resource_config is not None:
-                requested = _as_kueue_sees(requested, resource_config)
-            for name in sorted(requested - covered):
+            for name in sorted(install.as_kueue_sees(requested(gang.pod_sets)) - covered):
                 try:
                     amount = sum(
                         (pod_request(p.template, name) for p in gang.pod_sets if p.count), Decimal(0)
@@ -173,33 +125,31 @@ def check_resources_covered(model: StackModel, reporter: Reporter, _config: Mapp
                     continue
                 if amount > 0:
                     missing.append(name)
-            if missing and resource_config is None:
+            if missing and install.assumption and (covered - requested(gang.pod_sets)):
+                # The queue quotas what the workload never requests itself: the outputs of a
+                # resource transformation (Kueue ResourceTransformation, e.g. HAMi's gpucores ->
+                # total-gpucores) of an install this stack does not show.
                 reporter.not_in_stack(
                     view,
-                    f"whether Kueue covers {', '.join(missing)} (not in {cq.describe()}'s resource groups; "
-                    "Kueue's resource transformations live in its install, which this stack does not hold)",
+                    f"whether Kueue turns {', '.join(missing)} into what {cq.describe()} covers "
+                    f"({', '.join(sorted(covered - requested(gang.pod_sets)))} is quota'd but not requested "
+                    f"directly, as a resource transformation's output would be); state the install's "
+                    f"Configuration in kueueConfiguration to judge it",
                 )
             elif missing:
                 reporter.violation(
                     view,
                     f"requests {', '.join(missing)}, which no resource group of {cq.describe()} covers "
                     f"(covered: {', '.join(sorted(covered)) or 'none'}); Kueue cannot assign a flavor "
-                    "('resource ... unavailable in ClusterQueue') and never admits it",
+                    "('resource ... unavailable in ClusterQueue') and never admits it" + install.suffix(),
                     f"add {', '.join(missing)} to a resource group's coveredResources (with quota in "
                     "every flavor), or drop the request",
                 )
 
 
 def _kai_label(counted: Counted) -> str | Unknown | None:
-    label = counted.obj.labels.get(KAI_QUEUE_LABEL)
-    if label is not None:
-        return label
-    for gang in counted.gangs:
-        for pod_set in gang.pod_sets:
-            label = pod_set.template.labels.get(KAI_QUEUE_LABEL)
-            if label is not None:
-                return label
-    return None
+    templates = [p.template for g in counted.gangs for p in g.pod_sets]
+    return kai_queue_name(counted.obj, templates)
 
 
 def check_kai_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -217,6 +167,16 @@ def check_kai_gang_limits(model: StackModel, reporter: Reporter, _config: Mappin
             continue
         for gang in counted.gangs:
             gang_vs_limit_chain(tree, view, label, gang.pod_sets, reporter)
+    for group in explicit_pod_groups(model):
+        if group.queue is None or isinstance(group.queue, Unknown):
+            continue  # kai-workload-leaf-queue reports an unknown queue
+        try:
+            pod_sets = gang_pod_sets(group)
+        except CannotTellError as why:
+            reporter.cannot_check(group, f"gang size: {why.what}")
+            continue
+        if pod_sets:
+            gang_vs_limit_chain(tree, group, group.queue, pod_sets, reporter)
 
 
 POLICIES: list[Policy] = [
@@ -231,11 +191,13 @@ POLICIES: list[Policy] = [
         "A Kueue Workload of any kind fits what its ClusterQueue can ever get (nominal + borrowable) and one "
         "queued-provisioning pool.",
         check_gang_fits_queue,
+        config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),
     stack_policy(
         "workload-resources-covered",
         "Every resource a Kueue-queued workload requests is covered by a resource group of its ClusterQueue.",
         check_resources_covered,
+        config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),
     stack_policy(
         "kai-workload-gang-within-limits",

@@ -2,7 +2,7 @@
 
 ``kueue_gangs(model)`` lists each Kueue Workload a stack's objects become; ``kai_gangs(model)``
 each KAI PodGroup's minimum.  Families: :mod:`batch_job`, :mod:`jobset`, :mod:`pods` (plain Pods
-and pod groups), :mod:`kubeflow` (PyTorchJob, TrainJob), :mod:`leaderworkerset`, :mod:`serving`
+and pod groups), :mod:`kubeflow` (PyTorchJob, MPIJob, TrainJob), :mod:`leaderworkerset`, :mod:`serving`
 (Deployment, StatefulSet), :mod:`ray` (RayJob, RayCluster, RayService).  Each module cites the
 upstream code it counts by.  Objects a chart renders count like declared ones (the model holds
 both).  A gang that cannot be counted before apply is returned as a :class:`Counted` with
@@ -30,6 +30,7 @@ FAMILIES: dict[tuple[str, str], tuple[Counter, Counter]] = {
     ("batch", "Job"): (batch_job.kueue_gangs, batch_job.kai_gangs),
     ("jobset.x-k8s.io", "JobSet"): (jobset.kueue_gangs, jobset.kai_gangs),
     ("kubeflow.org", "PyTorchJob"): (kubeflow.kueue_gangs, kubeflow.kai_gangs),
+    ("kubeflow.org", "MPIJob"): (kubeflow.kueue_gangs, kubeflow.kai_gangs),
     ("trainer.kubeflow.org", "TrainJob"): (kubeflow.kueue_gangs, kubeflow.kai_gangs),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (leaderworkerset.kueue_gangs, leaderworkerset.kai_gangs),
     ("apps", "Deployment"): (serving.kueue_gangs, serving.kai_gangs),

@@ -1,8 +1,13 @@
-"""Kubeflow training jobs: PyTorchJob (kubeflow.org/v1) and TrainJob (trainer.kubeflow.org).
+"""Kubeflow training jobs: PyTorchJob (kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1) and TrainJob.
 
 Kueue: one pod set per replica type, ``replicas`` defaulting to 1
 (kubernetes-sigs/kueue v0.19.2 ``pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go``
-``PodSets`` L110-125, ``podsCount`` L233-236).
+``PodSets`` L110-125, ``podsCount`` L233-236).  MPIJob (on in the 0.19.2 chart's default
+``integrations.frameworks``, unlike PyTorchJob): a ``Launcher`` pod set then a ``Worker`` pod set,
+each ``replicas`` (default 1) pods; ``runLauncherAsWorker`` changes nothing in the count
+(``pkg/controller/jobs/mpijob/mpijob_controller.go`` ``PodSets``, ``orderedReplicaTypes``,
+``podsCount``).  KAI's MPI grouper is the Kubeflow distributed grouper over ``mpiReplicaSpecs``
+(``plugins/kubeflow/mpi/mpi-grouper.go`` ``GetPodGroupMetadata``).
 KAI: ``spec.runPolicy.schedulingPolicy.minAvailable`` when set, else the sum of all replicas
 (kai-scheduler/KAI-Scheduler v0.17.0 ``pkg/podgrouper/podgrouper/plugins/kubeflow/distributed_common.go``
 L36-50, L62-97).
@@ -17,7 +22,7 @@ from ..model.base import KubeObject
 from ..values import Unknown, as_int, dig
 from .base import Gang, count_at, template_at
 
-REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs"}
+REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
 
 
 def _pod_sets(obj: KubeObject) -> list[PodSet]:
