@@ -19,11 +19,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
-from ..model import StackModel
-from ..report import Reporter
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown, dig
+from ...builders import stack_policy
+from ...model import StackModel
+from ...report import Reporter
+from ...tokens import KUEUE_GROUP
+from ...values import Unknown, dig
 
 SERVED_VERSIONS = ("v1beta1", "v1beta2")
 SERVED_KINDS = (
