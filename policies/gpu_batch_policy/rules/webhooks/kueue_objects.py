@@ -10,20 +10,32 @@
   combinations in one group (kubernetes-sigs/kueue v0.19.2 ``pkg/webhooks/clusterqueue_webhook.go``
   ``validateTotalFlavors`` L187-198, ``validateTotalCoveredResources`` L200-211,
   ``validateFlavorResourceCombinations`` L213-229).
+* ``kueue-resourceflavor-webhook``: ``pkg/webhooks/resourceflavor_webhook.go``
+  ``ValidateResourceFlavor``: ``spec.nodeLabels`` are valid labels (``metavalidation.ValidateLabels``:
+  qualified-name keys, label values); each ``spec.nodeTaints`` entry has a qualified-name key and a
+  label value and no two share key and effect (``validateNodeTaints``); a toleration's key, when
+  set, is a qualified name (``workload_webhook.go`` ``validateTolerations``).
+* ``kueue-queue-spec-webhook``: ``pkg/webhooks/common.go`` ``validateResourceName`` (every
+  ``coveredResources`` name is a label key) and ``validateFairSharing`` (``fairSharing.weight`` is
+  not negative and, when not 0, above 1n: "When not 0, weight must be > 10e-9"), run by
+  ``clusterqueue_webhook.go`` ``validateClusterQueueSpec`` and ``cohort_webhook.go``
+  ``validateCohort``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...k8s_names import label_value_error, qualified_name_error
 from ...model import StackModel
 from ...report import Reporter
 from ...tokens import KUEUE_GROUP
-from ...values import Unknown, dig
+from ...values import Unknown, dig, quantity
 
 SERVED_VERSIONS = ("v1beta1", "v1beta2")
 SERVED_KINDS = (
@@ -100,6 +112,102 @@ def check_clusterqueue_size_limits(model: StackModel, reporter: Reporter, _confi
                 )
 
 
+def _label_problems(items: Any, path: str) -> list[str]:
+    """``ValidateLabels`` on a known map: each bad key or value, named."""
+    out: list[str] = []
+    for key, value in (items if isinstance(items, dict) else {}).items():
+        key_error = qualified_name_error(str(key))
+        if key_error is not None:
+            out.append(f"{path} has key '{key}', which {key_error}")
+        elif isinstance(value, str) and (value_error := label_value_error(value)) is not None:
+            out.append(f"{path} has '{key}: {value}', whose value {value_error}")
+    return out
+
+
+def _taint_problems(taints: Any, path: str) -> list[str]:
+    out: list[str] = []
+    seen: set[tuple[Any, Any]] = set()
+    for index, taint in enumerate(taints if isinstance(taints, list) else []):
+        key, value, effect = dig(taint, "key"), dig(taint, "value"), dig(taint, "effect")
+        here = f"{path}[{index}]"
+        if isinstance(key, str):
+            error = qualified_name_error(key)
+            if error is not None:
+                out.append(f"{here}.key '{key}' {error}")
+        if isinstance(value, str) and (error := label_value_error(value)) is not None:
+            out.append(f"{here}.value '{value}' {error}")
+        if (key, effect) in seen:
+            out.append(
+                f"{here} repeats key '{key}' with effect {effect}: taints must be unique by key and effect"
+            )
+        seen.add((key, effect))
+    return out
+
+
+def _toleration_problems(tolerations: Any, path: str) -> list[str]:
+    out: list[str] = []
+    for index, toleration in enumerate(tolerations if isinstance(tolerations, list) else []):
+        key = dig(toleration, "key")
+        if isinstance(key, str) and key and (error := qualified_name_error(key)) is not None:
+            out.append(f"{path}[{index}].key '{key}' {error}")
+    return out
+
+
+def check_resourceflavor_webhook(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for obj in model.kube_objects(KUEUE_GROUP, "ResourceFlavor"):
+        spec = obj.spec
+        parts = {key: dig(spec, key) for key in ("nodeLabels", "nodeTaints", "tolerations")}
+        unknown = [k for k, v in parts.items() if isinstance(v, Unknown)]
+        for key in unknown:
+            reporter.cannot_check(obj, f"spec.{key}")
+        problems = (
+            _label_problems(parts["nodeLabels"], "spec.nodeLabels")
+            + _taint_problems(parts["nodeTaints"], "spec.nodeTaints")
+            + _toleration_problems(parts["tolerations"], "spec.tolerations")
+        )
+        for problem in problems:
+            reporter.violation(
+                obj,
+                f"{problem}; Kueue's ResourceFlavor webhook refuses it",
+                "use valid Kubernetes label keys and values",
+            )
+
+
+MIN_FAIR_WEIGHT = Decimal("1e-9")  # resource.MustParse("1n")
+
+
+def check_queue_spec_webhook(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for obj in [*model.kube_objects(KUEUE_GROUP, "ClusterQueue"), *model.kube_objects(KUEUE_GROUP, "Cohort")]:
+        groups = dig(obj.spec, "resourceGroups")
+        if isinstance(groups, Unknown):
+            reporter.cannot_check(obj, "spec.resourceGroups")
+        for index, group in enumerate(groups if isinstance(groups, list) else []):
+            covered = dig(group, "coveredResources")
+            if isinstance(covered, Unknown):
+                reporter.cannot_check(obj, f"spec.resourceGroups[{index}].coveredResources")
+            for position, name in enumerate(covered if isinstance(covered, list) else []):
+                error = qualified_name_error(name) if isinstance(name, str) else None
+                if error is not None:
+                    reporter.violation(
+                        obj,
+                        f"spec.resourceGroups[{index}].coveredResources[{position}] '{name}' {error}; Kueue's "
+                        "webhook refuses a resource name that is not a label key",
+                        "use a Kubernetes resource name (cpu, memory, nvidia.com/gpu, ...)",
+                    )
+        raw_weight = dig(obj.spec, "fairSharing", "weight")
+        weight = None if raw_weight is None else quantity(raw_weight)
+        if weight is None or weight.error is not None:
+            continue  # a bad quantity is kueue-quota-quantities' / the schema's finding
+        if weight.unknown:
+            reporter.cannot_check(obj, "spec.fairSharing.weight")
+        elif weight.value is not None and (weight.value < 0 or 0 < weight.value <= MIN_FAIR_WEIGHT):
+            reporter.violation(
+                obj,
+                f"has spec.fairSharing.weight {weight}; Kueue's webhook accepts 0 or a weight above 1n (10e-9)",
+                "use a weight of 0 or more than 1n",
+            )
+
+
 POLICIES: list[Policy] = [
     stack_policy(
         "kueue-served-api-version",
@@ -111,5 +219,17 @@ POLICIES: list[Policy] = [
         "A ClusterQueue stays within the webhook's limits: <= 256 flavors and <= 256 covered resources in "
         "total, <= 512 flavor-resource combinations per resource group.",
         check_clusterqueue_size_limits,
+    ),
+    stack_policy(
+        "kueue-resourceflavor-webhook",
+        "A ResourceFlavor's nodeLabels, nodeTaints (unique by key and effect) and toleration keys are valid "
+        "Kubernetes labels (Kueue's ResourceFlavor webhook).",
+        check_resourceflavor_webhook,
+    ),
+    stack_policy(
+        "kueue-queue-spec-webhook",
+        "ClusterQueue/Cohort coveredResources are resource names and fairSharing.weight is 0 or above 1n "
+        "(Kueue's webhook).",
+        check_queue_spec_webhook,
     ),
 ]
