@@ -36,6 +36,10 @@ fail closed: an object they refuse is never created.  All sources kubernetes-sig
   ``pod_controller.go`` ``groupTotalCount``); a prebuilt workload equals the group name
   (``validatePrebuiltWorkloadName``).
 
+* ``pkg/controller/jobs/leaderworkerset/leaderworkerset_webhook.go`` ``validateReplicasField``:
+  ``spec.replicas`` (default 1) between 0 and ``maxLeaderWorkerSetReplicas`` = 1,000,000
+  (``leaderworkerset_controller.go`` ``validateLeaderWorkerSetReplicaCount``).
+
 * ``pkg/controller/jobframework/tas_validation.go`` ``ValidateTASPodSetRequest`` (gate
   ``TopologyAwareScheduling``, on by default), on every pod template of Job, JobSet, MPIJob,
   Kubeflow jobs, Ray groups, LeaderWorkerSet and on Pods: at most one of the required /
@@ -338,6 +342,22 @@ def _pod(obj: KubeObject, model: StackModel) -> list[Problem]:
     return problems
 
 
+# --- LeaderWorkerSet ----------------------------------------------------------------------------
+MAX_LWS_REPLICAS = 1_000_000
+
+
+def _lws(obj: KubeObject) -> list[Problem]:
+    replicas = _known_int(dig(obj.spec, "replicas"), "spec.replicas", 1)
+    if not isinstance(replicas, int) or 0 <= replicas <= MAX_LWS_REPLICAS:
+        return []
+    return [
+        (
+            f"has spec.replicas {replicas}; Kueue's LeaderWorkerSet webhook accepts 0 to {MAX_LWS_REPLICAS:,}",
+            f"set spec.replicas between 0 and {MAX_LWS_REPLICAS}",
+        )
+    ]
+
+
 # --- TAS pod-set annotations --------------------------------------------------------------------
 def _pod_templates(obj: KubeObject) -> Iterator[tuple[str, Any]]:
     """(path, metadata) of every pod template the kind's Kueue webhook validates for TAS."""
@@ -461,6 +481,8 @@ def kueue_job_problems(obj: KubeObject, model: StackModel) -> list[Problem]:
         problems += _job(obj, model)
     if kind == ("", "Pod"):
         problems += _pod(obj, model)
+    if kind == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
+        problems += _lws(obj)
     problems += _tas(obj, model)
     return problems
 

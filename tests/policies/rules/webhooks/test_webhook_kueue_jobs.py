@@ -312,3 +312,15 @@ def test_malformed_job_is_not_a_crash() -> None:
         spec={"template": "oops", "parallelism": "many"},
     )
     run(RULE, [QUEUE, weird])  # any exception fails the test
+
+
+def test_leaderworkerset_replicas_bounds() -> None:
+    """leaderworkerset_webhook.go validateReplicasField: 0 <= replicas <= 1,000,000."""
+
+    def lws(replicas: int) -> Registration:
+        template = {"leaderWorkerTemplate": {"size": 2, "workerTemplate": pod()}, "replicas": replicas}
+        return queued("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", template, None, None)
+
+    assert any("1,000,000" in v for v in violations(lws(1_000_001)))
+    assert any("spec.replicas -1" in v for v in violations(lws(-1)))
+    assert violations(lws(3)) == []
