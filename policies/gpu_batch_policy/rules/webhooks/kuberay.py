@@ -36,10 +36,18 @@ All from ray-project/kuberay v1.7.0 ``ray-operator/controllers/ray/utils/validat
   ``InteractiveMode`` has no ``backoffLimit`` > 0; ``SidecarMode`` has no ``submitterPodTemplate``
   or ``submitterConfig`` and a head ``restartPolicy`` of ``Never`` or unset;
   ``activeDeadlineSeconds`` and ``preRunningDeadlineSeconds`` > 0; ``backoffLimit`` >= 0.
+* ``kuberay-rayservice-spec`` -- ``ValidateRayServiceSpec``, ``ValidateClusterUpgradeOptions`` and
+  ``validateInitializingTimeout``: no ``headService.metadata.name``; ``upgradeStrategy.type`` is
+  ``NewClusterWithIncrementalUpgrade``, ``NewCluster`` or ``None``; ``rayClusterDeletionDelaySeconds``
+  >= 0; annotation ``ray.io/initializing-timeout`` a positive Go duration or integer seconds; an
+  incremental upgrade (gate ``RayServiceIncrementalUpgrade``, Beta, on by default) needs in-tree
+  autoscaling and ``clusterUpgradeOptions`` with ``maxSurgePercent`` (default 100) and
+  ``stepSizePercent`` in 0..100, step <= surge, ``intervalSeconds`` > 0 and a ``gatewayClassName``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,7 +55,7 @@ from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...demand import CannotTellError
-from ...k8s_names import dns1035_label_error, label_value_error, qualified_name_error
+from ...k8s_names import dns1035_label_error, go_atoi, label_value_error, qualified_name_error
 from ...model import RayWorkload, StackModel
 from ...model.workloads import RayGroup
 from ...report import Reporter
@@ -359,6 +367,111 @@ def check_rayjob_spec(model: StackModel, reporter: Reporter, _config: Mapping[st
     _judge(model, reporter, rayjob_problems)
 
 
+# --- kuberay-rayservice-spec --------------------------------------------------------------------
+UPGRADE_TYPES = ("NewClusterWithIncrementalUpgrade", "NewCluster", "None")
+INITIALIZING_TIMEOUT = "ray.io/initializing-timeout"
+_GO_DURATION = re.compile(r"([-+]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+|0)")
+_GO_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+
+
+def go_duration_positive(text: str) -> bool | None:
+    """Go ``time.ParseDuration``: None when it fails to parse, else whether the duration is > 0."""
+    match = _GO_DURATION.fullmatch(text)
+    if match is None:
+        return None
+    total = sum(float(number) for number, _unit in _GO_DURATION_PART.findall(match.group(2)))
+    return match.group(1) != "-" and total > 0
+
+
+def rayservice_problems(workload: RayWorkload) -> list[Problem]:
+    if workload.kind != "RayService":
+        return []
+    spec = _known(workload.obj.spec, "spec")
+    if not isinstance(spec, dict):
+        return []
+    problems: list[Problem] = []
+
+    def refuse(problem: str, fix: str) -> None:
+        problems.append((f"{problem}; KubeRay refuses the RayService and never reconciles it", fix))
+
+    head_service_name = _known(
+        dig(spec, "rayClusterConfig", "headGroupSpec", "headService", "metadata", "name"), "headService name"
+    )
+    if head_service_name:
+        refuse(
+            "sets rayClusterConfig.headGroupSpec.headService.metadata.name", "drop the head service's name"
+        )
+    kind = _known(dig(spec, "upgradeStrategy", "type"), "spec.upgradeStrategy.type")
+    if isinstance(kind, str) and kind not in UPGRADE_TYPES:
+        refuse(f"has upgradeStrategy.type '{kind}'", f"use one of {', '.join(UPGRADE_TYPES)}")
+    delay = as_int(_known(dig(spec, "rayClusterDeletionDelaySeconds"), "spec.rayClusterDeletionDelaySeconds"))
+    if isinstance(delay, int) and delay < 0:
+        refuse(f"has rayClusterDeletionDelaySeconds {delay}", "use a delay >= 0")
+    timeout = _known(workload.obj.annotations.get(INITIALIZING_TIMEOUT), f"annotation {INITIALIZING_TIMEOUT}")
+    if isinstance(timeout, str) and timeout:
+        positive = go_duration_positive(timeout)
+        if positive is None:
+            seconds = go_atoi(timeout)
+            positive = None if seconds is None else seconds > 0
+        if not positive:
+            refuse(
+                f"has annotation {INITIALIZING_TIMEOUT}='{timeout}', not a positive duration or integer seconds",
+                "use a duration such as 10m, or a whole number of seconds > 0",
+            )
+    if kind == "NewClusterWithIncrementalUpgrade":
+        _check_incremental_upgrade(spec, refuse)
+    return problems
+
+
+def _check_incremental_upgrade(spec: dict[str, Any], refuse: Callable[[str, str], None]) -> None:
+    """``ValidateClusterUpgradeOptions``: the first failing check, as upstream returns it."""
+    autoscaling = as_bool(
+        _known(dig(spec, "rayClusterConfig", "enableInTreeAutoscaling"), "enableInTreeAutoscaling")
+    )
+    if autoscaling is not True:
+        refuse(
+            "uses NewClusterWithIncrementalUpgrade without in-tree autoscaling",
+            "set enableInTreeAutoscaling: true",
+        )
+        return
+    options = _known(dig(spec, "upgradeStrategy", "clusterUpgradeOptions"), "clusterUpgradeOptions")
+    if not isinstance(options, dict):
+        refuse(
+            "uses NewClusterWithIncrementalUpgrade without clusterUpgradeOptions",
+            "add upgradeStrategy.clusterUpgradeOptions",
+        )
+        return
+
+    def number(key: str) -> int | None:
+        value = as_int(_known(options.get(key), f"clusterUpgradeOptions.{key}"))
+        return value if isinstance(value, int) else None
+
+    surge = number("maxSurgePercent")
+    surge = 100 if surge is None else surge
+    step, interval = number("stepSizePercent"), number("intervalSeconds")
+    if not 0 <= surge <= 100:
+        refuse(f"has maxSurgePercent {surge}", "use 0..100")
+    elif step is None or not 0 <= step <= 100:
+        refuse(
+            f"has stepSizePercent {step if step is not None else 'unset'}", "set stepSizePercent to 0..100"
+        )
+    elif step > surge:
+        refuse(f"has stepSizePercent {step} above maxSurgePercent {surge}", "lower stepSizePercent")
+    elif interval is None or interval <= 0:
+        refuse(
+            f"has intervalSeconds {interval if interval is not None else 'unset'}", "set intervalSeconds > 0"
+        )
+    elif not _known(options.get("gatewayClassName"), "clusterUpgradeOptions.gatewayClassName"):
+        refuse(
+            "uses NewClusterWithIncrementalUpgrade without a gatewayClassName",
+            "set clusterUpgradeOptions.gatewayClassName",
+        )
+
+
+def check_rayservice_spec(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    _judge(model, reporter, rayservice_problems)
+
+
 POLICIES: list[Policy] = [
     stack_policy(
         "kuberay-replica-bounds",
@@ -384,5 +497,11 @@ POLICIES: list[Policy] = [
         "A RayJob passes KubeRay's ValidateRayJobSpec: suspend and ttl need shutdownAfterJobFinishes, a "
         "cluster spec or selector, selector and submission-mode limits, positive deadlines.",
         check_rayjob_spec,
+    ),
+    stack_policy(
+        "kuberay-rayservice-spec",
+        "A RayService passes KubeRay's ValidateRayServiceSpec: no head service name, a known upgrade type, "
+        "non-negative deletion delay, a positive initializing timeout, complete incremental-upgrade options.",
+        check_rayservice_spec,
     ),
 ]

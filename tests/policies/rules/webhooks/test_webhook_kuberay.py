@@ -186,3 +186,68 @@ def test_malformed_ray_objects_do_not_crash() -> None:
     odd_job = k8s("ray.io/v1", "RayJob", "oddjob", spec={"clusterSelector": ["x"], "backoffLimit": "lots"})
     for rule in POLICIES:
         run(rule, [odd, odd_job])  # any exception fails the test
+
+
+# --- RayService spec ----------------------------------------------------------------------------
+SERVICE = RULES["kuberay-rayservice-spec"]
+
+
+def rayservice(annotations: dict[str, Any] | None = None, **spec: Any) -> Registration:
+    config = {"headGroupSpec": {"template": pod()}, "workerGroupSpecs": [workers("w", pod(), 1)]}
+    body = {"serveConfigV2": "applications: []", "rayClusterConfig": config, **spec}
+    return k8s("ray.io/v1", "RayService", "serve", annotations=annotations, spec=body)
+
+
+OPTIONS: dict[str, Any] = {
+    "maxSurgePercent": 50,
+    "stepSizePercent": 25,
+    "intervalSeconds": 30,
+    "gatewayClassName": "gke-l7",
+}
+INCREMENTAL: dict[str, Any] = {
+    "type": "NewClusterWithIncrementalUpgrade",
+    "clusterUpgradeOptions": OPTIONS,
+}
+
+
+def autoscaling_service(options: dict[str, Any]) -> Registration:
+    reg = rayservice(upgradeStrategy={**INCREMENTAL, "clusterUpgradeOptions": options})
+    reg[1]["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] = True
+    return reg
+
+
+def test_clean_rayservice_passes() -> None:
+    fine = [rayservice({"ray.io/initializing-timeout": "10m"}, rayClusterDeletionDelaySeconds=60)]
+    fine.append(autoscaling_service(OPTIONS))
+    fine.append(rayservice({"ray.io/initializing-timeout": "600"}, upgradeStrategy={"type": "NewCluster"}))
+    assert run(SERVICE, fine).violations == []
+
+
+@pytest.mark.parametrize(
+    ("service", "words"),
+    [
+        (rayservice(upgradeStrategy={"type": "Rolling"}), "upgradeStrategy.type 'Rolling'"),
+        (rayservice(rayClusterDeletionDelaySeconds=-1), "rayClusterDeletionDelaySeconds -1"),
+        (rayservice({"ray.io/initializing-timeout": "-5m"}), "initializing-timeout='-5m'"),
+        (rayservice({"ray.io/initializing-timeout": "soon"}), "initializing-timeout='soon'"),
+        (rayservice({"ray.io/initializing-timeout": "0"}), "initializing-timeout='0'"),
+        (rayservice(upgradeStrategy=INCREMENTAL), "without in-tree autoscaling"),
+        (
+            autoscaling_service({**OPTIONS, "stepSizePercent": 80}),
+            "above maxSurgePercent",
+        ),
+        (
+            autoscaling_service({**OPTIONS, "intervalSeconds": 0}),
+            "intervalSeconds 0",
+        ),
+        (autoscaling_service({"stepSizePercent": 10, "intervalSeconds": 5}), "without a gatewayClassName"),
+    ],
+)
+def test_rayservice_refusals(service: Registration, words: str) -> None:
+    assert run(SERVICE, [service]).mentions(words, "never reconciles it")
+
+
+def test_head_service_name_is_refused() -> None:
+    service = rayservice()
+    service[1]["spec"]["rayClusterConfig"]["headGroupSpec"]["headService"] = {"metadata": {"name": "fixed"}}
+    assert run(SERVICE, [service]).mentions("headService.metadata.name")
