@@ -3,8 +3,9 @@
 Kueue registers a validating webhook for every integration its Configuration enables (the 0.19.2
 chart: batch Job, MPIJob, RayJob/RayService/RayCluster, JobSet, AppWrapper, TrainJob, Pod,
 Deployment, StatefulSet, LeaderWorkerSet; Kubeflow training jobs when listed).  The chart's
-``ValidatingWebhookConfiguration`` covers every namespace but ``kube-system`` and Kueue's own
-(``charts/kueue/templates/webhook/manifests.yaml``), managed by Kueue or not, and the webhooks
+``ValidatingWebhookConfiguration`` covers the namespaces ``managedJobsNamespaceSelector`` selects
+(default: all but ``kube-system`` and Kueue's own; :func:`.kueue_install.webhooks_cover`), objects
+managed by Kueue or not, and the webhooks
 fail closed: an object they refuse is never created.  All sources kubernetes-sigs/kueue v0.19.2:
 
 * ``pkg/controller/jobframework/validation.go`` ``ValidateJobOnCreate``, run by Job, JobSet,
@@ -75,6 +76,7 @@ from .kueue_install import (
     TAS_GATE,
     framework_enabled,
     gate_off,
+    webhooks_cover,
 )
 
 MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
@@ -91,7 +93,6 @@ TAS_UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
 TAS_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 TAS_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 TAS_GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
-EXCLUDED_NAMESPACES = ("kube-system",)
 GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
 GO_BOOLS.update({"0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False})
 INT32_MAX = 2**31 - 1
@@ -487,22 +488,17 @@ def kueue_job_problems(obj: KubeObject, model: StackModel) -> list[Problem]:
     return problems
 
 
-def _kueue_namespaces(model: StackModel) -> set[str]:
-    namespaces = set(EXCLUDED_NAMESPACES)
-    for release in model.kueue_releases():
-        if isinstance(release.namespace, str):
-            namespaces.add(release.namespace)
-    return namespaces
-
-
 def check_kueue_job_webhook(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     world = World.from_config(config)
     installed = world.closed or kueue_installed(model, world)
-    skipped = _kueue_namespaces(model)
     for obj in model.objects:
         if not isinstance(obj, KubeObject) or (_group(obj), obj.kind) not in KINDS:
             continue
-        if obj.namespace in skipped:
+        covered = webhooks_cover(model, obj.namespace or "")
+        if covered is None:
+            reporter.cannot_check(obj, f"whether Kueue's webhooks cover namespace {obj.namespace}")
+            continue
+        if not covered:
             continue
         enabled = framework_enabled(model, KINDS[(_group(obj), obj.kind)][0])
         if isinstance(enabled, Unknown):

@@ -324,3 +324,16 @@ def test_leaderworkerset_replicas_bounds() -> None:
     assert any("1,000,000" in v for v in violations(lws(1_000_001)))
     assert any("spec.replicas -1" in v for v in violations(lws(-1)))
     assert violations(lws(3)) == []
+
+
+def test_managed_jobs_namespace_selector_scopes_the_webhooks() -> None:
+    """charts/kueue/templates/webhook/manifests.yaml: namespaceSelector = managedJobsNamespaceSelector."""
+    config = "managedJobsNamespaceSelector:\n  matchLabels:\n    kueue: enabled\n"
+    release = helm_release("kueue", "kueue", {"managerConfig": {"controllerManagerConfigYaml": config}})
+    bad = job({"kueue.x-k8s.io/max-exec-time-seconds": "0"})
+    selected = k8s("v1", "Namespace", "team", labels={"kueue": "enabled"})
+    other = k8s("v1", "Namespace", "team", labels={"kueue": "off"})
+    assert len(violations(release, selected, bad)) == 1
+    assert violations(release, other, bad) == []
+    undeclared = run(RULE, [QUEUE, release, bad])
+    assert undeclared.violations == [] and "cover namespace team" in (undeclared.cannot_check or "")
