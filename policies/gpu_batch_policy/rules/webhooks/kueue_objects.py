@@ -112,7 +112,7 @@ def check_clusterqueue_size_limits(model: StackModel, reporter: Reporter, _confi
                 )
 
 
-def _label_problems(items: Any, path: str) -> list[str]:
+def label_problems(items: Any, path: str) -> list[str]:
     """``ValidateLabels`` on a known map: each bad key or value, named."""
     out: list[str] = []
     for key, value in (items if isinstance(items, dict) else {}).items():
@@ -161,7 +161,7 @@ def check_resourceflavor_webhook(model: StackModel, reporter: Reporter, _config:
         for key in unknown:
             reporter.cannot_check(obj, f"spec.{key}")
         problems = (
-            _label_problems(parts["nodeLabels"], "spec.nodeLabels")
+            label_problems(parts["nodeLabels"], "spec.nodeLabels")
             + _taint_problems(parts["nodeTaints"], "spec.nodeTaints")
             + _toleration_problems(parts["tolerations"], "spec.tolerations")
         )
