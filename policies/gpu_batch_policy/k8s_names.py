@@ -18,8 +18,17 @@ _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z
 _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
+# A shell/envsubst placeholder such as ``${JOB_ID}``: published manifests that are templates carry
+# them, and their value is only known once substituted (like a Pulumi unknown).
+_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+
 DNS1123_SUBDOMAIN_MAX = 253
 LABEL_MAX = 63
+
+
+def has_placeholder(value: str) -> bool:
+    """Whether ``value`` holds an unsubstituted ``${NAME}`` template placeholder."""
+    return _PLACEHOLDER.search(value) is not None
 
 
 def dns1123_subdomain_error(value: str) -> str | None:

@@ -55,7 +55,13 @@ from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...demand import CannotTellError
-from ...k8s_names import dns1035_label_error, go_atoi, label_value_error, qualified_name_error
+from ...k8s_names import (
+    dns1035_label_error,
+    go_atoi,
+    has_placeholder,
+    label_value_error,
+    qualified_name_error,
+)
 from ...model import RayWorkload, StackModel
 from ...model.workloads import RayGroup
 from ...report import Reporter
@@ -139,6 +145,11 @@ def check_kuberay_name(model: StackModel, reporter: Reporter, _config: Mapping[s
             continue
         if not obj.identity_known:
             reporter.cannot_check(workload, "metadata.name")
+            continue
+        if has_placeholder(obj.name):
+            reporter.cannot_check(
+                workload, f"metadata.name '{obj.name}' (an unsubstituted template placeholder)"
+            )
             continue
         limit = MAX_NAME[obj.kind]
         if len(obj.name) > limit:

@@ -63,7 +63,7 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...demand import CannotTellError
 from ...installs import kueue_installed
-from ...k8s_names import dns1123_subdomain_error, go_atoi, qualified_name_error
+from ...k8s_names import dns1123_subdomain_error, go_atoi, has_placeholder, qualified_name_error
 from ...model import StackModel
 from ...model.base import KubeObject
 from ...model.kueue import QUEUE_NAME_LABEL
@@ -142,6 +142,8 @@ def _get(values: Mapping[str, str | Unknown], key: str, where: str) -> str | Non
     value = values.get(key)
     if isinstance(value, Unknown):
         raise CannotTellError(f"{where} {key}")
+    if value is not None and has_placeholder(value):
+        raise CannotTellError(f"{where} {key}='{value}' (an unsubstituted template placeholder)")
     return value
 
 

@@ -31,7 +31,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...k8s_names import label_value_error, qualified_name_error
+from ...demand import CannotTellError
+from ...k8s_names import has_placeholder, label_value_error, qualified_name_error
 from ...model import StackModel
 from ...report import Reporter
 from ...tokens import KUEUE_GROUP
@@ -112,10 +113,18 @@ def check_clusterqueue_size_limits(model: StackModel, reporter: Reporter, _confi
                 )
 
 
+def _no_placeholder(value: Any, path: str) -> None:
+    if isinstance(value, str) and has_placeholder(value):
+        raise CannotTellError(f"{path} '{value}' (an unsubstituted template placeholder)")
+
+
 def label_problems(items: Any, path: str) -> list[str]:
-    """``ValidateLabels`` on a known map: each bad key or value, named."""
+    """``ValidateLabels`` on a known map: each bad key or value, named; raises CannotTellError on a
+    template placeholder."""
     out: list[str] = []
     for key, value in (items if isinstance(items, dict) else {}).items():
+        _no_placeholder(str(key), path)
+        _no_placeholder(value, f"{path}.{key}")
         key_error = qualified_name_error(str(key))
         if key_error is not None:
             out.append(f"{path} has key '{key}', which {key_error}")
@@ -130,6 +139,8 @@ def _taint_problems(taints: Any, path: str) -> list[str]:
     for index, taint in enumerate(taints if isinstance(taints, list) else []):
         key, value, effect = dig(taint, "key"), dig(taint, "value"), dig(taint, "effect")
         here = f"{path}[{index}]"
+        _no_placeholder(key, f"{here}.key")
+        _no_placeholder(value, f"{here}.value")
         if isinstance(key, str):
             error = qualified_name_error(key)
             if error is not None:
@@ -148,6 +159,7 @@ def _toleration_problems(tolerations: Any, path: str) -> list[str]:
     out: list[str] = []
     for index, toleration in enumerate(tolerations if isinstance(tolerations, list) else []):
         key = dig(toleration, "key")
+        _no_placeholder(key, f"{path}[{index}].key")
         if isinstance(key, str) and key and (error := qualified_name_error(key)) is not None:
             out.append(f"{path}[{index}].key '{key}' {error}")
     return out
@@ -160,11 +172,15 @@ def check_resourceflavor_webhook(model: StackModel, reporter: Reporter, _config:
         unknown = [k for k, v in parts.items() if isinstance(v, Unknown)]
         for key in unknown:
             reporter.cannot_check(obj, f"spec.{key}")
-        problems = (
-            label_problems(parts["nodeLabels"], "spec.nodeLabels")
-            + _taint_problems(parts["nodeTaints"], "spec.nodeTaints")
-            + _toleration_problems(parts["tolerations"], "spec.tolerations")
-        )
+        try:
+            problems = (
+                label_problems(parts["nodeLabels"], "spec.nodeLabels")
+                + _taint_problems(parts["nodeTaints"], "spec.nodeTaints")
+                + _toleration_problems(parts["tolerations"], "spec.tolerations")
+            )
+        except CannotTellError as why:
+            reporter.cannot_check(obj, why.what)
+            continue
         for problem in problems:
             reporter.violation(
                 obj,

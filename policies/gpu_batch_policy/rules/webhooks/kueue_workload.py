@@ -26,6 +26,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...demand import CannotTellError
 from ...k8s_names import qualified_name_error
 from ...model import StackModel
 from ...report import Reporter
@@ -93,7 +94,11 @@ def check_workload_webhook(model: StackModel, reporter: Reporter, _config: Mappi
             reporter.cannot_check(obj, "spec.podSets or metadata.annotations")
             continue
         items = pod_sets if isinstance(pod_sets, list) else []
-        problems = [p for i, ps in enumerate(items) for p in _pod_set_problems(ps, f"spec.podSets[{i}]")]
+        try:
+            problems = [p for i, ps in enumerate(items) for p in _pod_set_problems(ps, f"spec.podSets[{i}]")]
+        except CannotTellError as why:
+            reporter.cannot_check(obj, why.what)
+            continue
         variable = sum(1 for ps in items if dig(ps, "minCount") is not None)
         if variable > 1:
             problems.append(f"{variable} pod sets use minCount; at most one may")

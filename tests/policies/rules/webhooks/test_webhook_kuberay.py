@@ -251,3 +251,13 @@ def test_head_service_name_is_refused() -> None:
     service = rayservice()
     service[1]["spec"]["rayClusterConfig"]["headGroupSpec"]["headService"] = {"metadata": {"name": "fixed"}}
     assert run(SERVICE, [service]).mentions("headService.metadata.name")
+
+
+def test_template_placeholder_name_is_cannot_check_not_a_finding() -> None:
+    """A published template (envsubst ``${JOB_ID}``) has no name until substituted."""
+    outcome = run(NAME, [ray_job("rayjob-${JOB_ID}")])
+    assert outcome.violations == []
+    assert (
+        outcome.cannot_check is not None
+        and "'rayjob-${JOB_ID}' (an unsubstituted template" in outcome.cannot_check
+    )

@@ -337,3 +337,9 @@ def test_managed_jobs_namespace_selector_scopes_the_webhooks() -> None:
     assert violations(release, other, bad) == []
     undeclared = run(RULE, [QUEUE, release, bad])
     assert undeclared.violations == [] and "cover namespace team" in (undeclared.cannot_check or "")
+
+
+def test_template_placeholder_label_is_cannot_check() -> None:
+    outcome = run(RULE, [QUEUE, job({"kueue.x-k8s.io/queue-name": "${QUEUE}"})])
+    assert outcome.violations == []
+    assert outcome.cannot_check is not None and "template placeholder" in outcome.cannot_check

@@ -71,3 +71,9 @@ def test_fair_sharing_weight(weight: Any, refused: bool) -> None:
     cohort = k8s(KUEUE, "Cohort", "root", spec={"fairSharing": {"weight": weight}})
     outcome = run(QUEUE_SPEC, [cq, cohort])
     assert (len(outcome.violations) == 2) is refused, outcome.violations
+
+
+def test_template_placeholders_are_cannot_check() -> None:
+    outcome = run(FLAVOR, [flavor(nodeLabels={"cloud.google.com/gke-nodepool": "${DWS_NODEPOOL}"})])
+    assert outcome.violations == []
+    assert outcome.cannot_check is not None and "unsubstituted template placeholder" in outcome.cannot_check
