@@ -294,7 +294,10 @@ def kuberay_autoscaling_problems(workload: RayWorkload) -> list[Problem]:
     v2_restart = autoscaling and version == "v2"
     raws = dig(cluster, "workerGroupSpecs")
     # model.workloads.ray_workload builds ``workers`` from this same list, in order.
-    pairs = [(workload.head, dig(cluster, "headGroupSpec")), *zip(workload.workers, raws or [], strict=False)]
+    pairs = [
+        (workload.head, dig(cluster, "headGroupSpec")),
+        *zip(workload.workers, raws if isinstance(raws, list) else [], strict=False),
+    ]
     for group, raw in pairs:
         problems.extend(_group_problems(group, raw, autoscaling, v2_idle, v2_restart))
     return problems

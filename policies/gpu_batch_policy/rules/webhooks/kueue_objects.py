@@ -139,6 +139,8 @@ def _taint_problems(taints: Any, path: str) -> list[str]:
     for index, taint in enumerate(taints if isinstance(taints, list) else []):
         key, value, effect = dig(taint, "key"), dig(taint, "value"), dig(taint, "effect")
         here = f"{path}[{index}]"
+        if any(isinstance(v, Unknown) for v in (key, value, effect)):
+            raise CannotTellError(here)
         _no_placeholder(key, f"{here}.key")
         _no_placeholder(value, f"{here}.value")
         if isinstance(key, str):
@@ -147,6 +149,8 @@ def _taint_problems(taints: Any, path: str) -> list[str]:
                 out.append(f"{here}.key '{key}' {error}")
         if isinstance(value, str) and (error := label_value_error(value)) is not None:
             out.append(f"{here}.value '{value}' {error}")
+        if not isinstance(key, str) or not isinstance(effect, (str, type(None))):
+            continue  # a key or effect of the wrong type is the CRD schema's finding
         if (key, effect) in seen:
             out.append(
                 f"{here} repeats key '{key}' with effect {effect}: taints must be unique by key and effect"
