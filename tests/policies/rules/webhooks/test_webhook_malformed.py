@@ -4,13 +4,13 @@ internal error); a wrong-shaped value is a finding, "cannot check", or the schem
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from gpu_batch_policy.rules.webhooks import POLICIES
 
+from tests.policies.pack_fuzz import _set as set_at  # the fuzzer's own copy-and-set
 from tests.policies.workload_stack import (
     KUEUE,
     UNKNOWN,
@@ -92,15 +92,6 @@ def paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
             yield from paths(item, (*prefix, index))
 
 
-def replaced(props: dict[str, Any], path: tuple[Any, ...], odd: Any) -> dict[str, Any]:
-    out = copy.deepcopy(props)
-    node: Any = out
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = odd
-    return out
-
-
 @pytest.mark.parametrize("index", range(len(valid_objects())))
 def test_no_rule_crashes_on_any_wrong_shaped_field(index: int) -> None:
     objects = valid_objects()
@@ -109,6 +100,6 @@ def test_no_rule_crashes_on_any_wrong_shaped_field(index: int) -> None:
         if path[0] in ("apiVersion", "kind"):
             continue
         for odd in ODD_VALUES:
-            stack = [*objects[:2], (type_, replaced(props, path, odd), urn, name)]  # installs + the object
+            stack = [*objects[:2], (type_, set_at(props, path, odd), urn, name)]  # installs + the object
             for rule in POLICIES:
                 run(rule, stack)
