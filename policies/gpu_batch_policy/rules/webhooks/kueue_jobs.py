@@ -4,7 +4,7 @@ Kueue registers a validating webhook for every integration its Configuration ena
 chart: batch Job, MPIJob, RayJob/RayService/RayCluster, JobSet, AppWrapper, TrainJob, Pod,
 Deployment, StatefulSet, LeaderWorkerSet; Kubeflow training jobs when listed).  The chart's
 ``ValidatingWebhookConfiguration`` covers the namespaces ``managedJobsNamespaceSelector`` selects
-(default: all but ``kube-system`` and Kueue's own; :func:`.kueue_install.webhooks_cover`), objects
+(default: all but ``kube-system`` and Kueue's own; :func:`.kueue_scope.webhooks_cover`), objects
 managed by Kueue or not, and the webhooks
 fail closed: an object they refuse is never created.  All sources kubernetes-sigs/kueue v0.19.2:
 
@@ -70,7 +70,7 @@ from ...model.kueue import QUEUE_NAME_LABEL
 from ...open_world import World, world_schema
 from ...report import Reporter
 from ...values import Unknown, as_int, as_str, dig, str_map
-from .kueue_install import (
+from .kueue_scope import (
     ELASTIC_GATE,
     IDENTIFIER_ANNOTATIONS_GATE,
     TAS_GATE,

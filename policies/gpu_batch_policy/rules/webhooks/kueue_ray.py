@@ -39,7 +39,7 @@ from ...model.kueue import QUEUE_NAME_LABEL
 from ...open_world import World, world_schema
 from ...report import Reporter
 from ...values import Unknown, as_bool, dig
-from .kueue_install import ELASTIC_GATE, gate_off
+from .kueue_scope import ELASTIC_GATE, gate_off
 
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 MAX_POD_SETS = 18

@@ -32,8 +32,8 @@ from ...model import StackModel
 from ...report import Reporter
 from ...tokens import KUEUE_GROUP
 from ...values import as_int, dig, quantity, unknowns_in
-from .kueue_install import ELASTIC_GATE, gate_off
 from .kueue_objects import label_problems
+from .kueue_scope import ELASTIC_GATE, gate_off
 
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 RESERVED_RESOURCE = "pods"
