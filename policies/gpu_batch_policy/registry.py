@@ -28,10 +28,9 @@ from .rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
 from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
-from .rules.kueue_webhook import POLICIES as RULES_KUEUE_WEBHOOK
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
-from .rules.ray_admission import POLICIES as RULES_RAY_ADMISSION
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
+from .rules.webhooks import POLICIES as RULES_WEBHOOKS
 from .rules.wiring import POLICIES as RULES_WIRING
 from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
@@ -47,9 +46,8 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SKYPILOT,
     *RULES_HELM,
     *RULES_QUEUE_LABELS,
-    *RULES_RAY_ADMISSION,
+    *RULES_WEBHOOKS,
     *RULES_WORKLOAD_GANGS,
-    *RULES_KUEUE_WEBHOOK,
     *RULES_DWS,
     *RULES_KUEUE_FAIR_SHARING,
     *RULES_KAI_RUNTIME_CLASS,

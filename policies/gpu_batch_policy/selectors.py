@@ -9,9 +9,12 @@ declare carries labels the pack cannot see, except ``kubernetes.io/metadata.name
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .values import Unknown
+
+if TYPE_CHECKING:
+    from .model import StackModel
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -67,3 +70,12 @@ def selector_matches(
         if not result:
             return False
     return None if undecided else True
+
+
+def namespace_labels(model: StackModel, name: str) -> tuple[dict[str, Any], bool]:
+    """The labels of namespace ``name`` and whether they are all known: a declared Namespace's
+    labels, else only ``kubernetes.io/metadata.name``, which the API server sets on every one."""
+    for ns in model.namespaces():
+        if ns.obj.name == name:
+            return {**ns.labels, NAME_LABEL: name}, ns.obj.labels_known
+    return {NAME_LABEL: name}, False

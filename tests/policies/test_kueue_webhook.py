@@ -1,12 +1,12 @@
-"""Kueue objects Kueue 0.19.2 refuses outright (rules.kueue_webhook): broken caught, clean passes;
+"""Kueue objects Kueue 0.19.2 refuses outright (rules.webhooks.kueue_objects): broken caught, clean passes;
 the served-version table agrees with the pinned chart's CRDs (read from ../shared/vendor)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from gpu_batch_policy.rules import kueue_webhook as rules_kueue_webhook
-from gpu_batch_policy.rules.kueue_webhook import SERVED_KINDS, SERVED_VERSIONS
+from gpu_batch_policy.rules.webhooks import kueue_objects as rules_kueue_webhook
+from gpu_batch_policy.rules.webhooks.kueue_objects import SERVED_KINDS, SERVED_VERSIONS
 
 from tests.policies.workload_stack import cluster_queue, k8s, run
 

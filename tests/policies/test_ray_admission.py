@@ -1,11 +1,11 @@
-"""Kueue's Ray webhooks and KubeRay's replica bounds (rules.ray_admission): each rule caught on a
+"""Kueue's Ray webhooks and KubeRay's replica bounds (rules.webhooks.kueue_ray, rules.webhooks.kuberay): each rule caught on a
 broken workload, silent on a clean one, advisory when Kueue is not in the stack."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.rules import ray_admission as rules_ray_admission
+from gpu_batch_policy.rules.webhooks import kuberay, kueue_ray
 
 from tests.policies.workload_stack import (
     Registration,
@@ -17,7 +17,7 @@ from tests.policies.workload_stack import (
     workers,
 )
 
-POLICY = {p.name: p for p in rules_ray_admission.POLICIES}
+POLICY = {p.name: p for p in [*kueue_ray.POLICIES, *kuberay.POLICIES]}
 WEBHOOK = POLICY["kueue-ray-webhook"]
 BOUNDS = POLICY["kuberay-replica-bounds"]
 KUEUE = {"kueue.x-k8s.io/queue-name": "user-queue"}

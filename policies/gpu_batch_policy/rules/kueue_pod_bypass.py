@@ -27,7 +27,7 @@ from ..model import StackModel
 from ..model.base import KubeObject
 from ..model.helm import HelmRelease
 from ..report import Reporter
-from ..selectors import NAME_LABEL, selector_matches
+from ..selectors import namespace_labels, selector_matches
 from ..values import Unknown, dig
 
 POD_CREATE_VERBS = {"create", "*"}
@@ -69,13 +69,6 @@ def _grants_pod_create(role: KubeObject) -> bool | None:
     return False
 
 
-def _namespace_labels(model: StackModel, name: str) -> tuple[dict[str, Any], bool]:
-    for ns in model.namespaces():
-        if ns.obj.name == name:
-            return {**ns.labels, NAME_LABEL: name}, ns.obj.labels_known
-    return {NAME_LABEL: name}, False
-
-
 def check_pod_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     releases = model.kueue_releases()
     if not releases:
@@ -107,7 +100,7 @@ def check_pod_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str
             continue
         if not grants:
             continue
-        labels, complete = _namespace_labels(model, namespace)
+        labels, complete = namespace_labels(model, namespace)
         managed = [
             pods_on and selector is not None and selector_matches(selector, labels, complete=complete)
             for pods_on, selector in (s for s in scopes if isinstance(s, tuple))

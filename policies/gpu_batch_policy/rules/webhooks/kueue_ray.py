@@ -1,6 +1,4 @@
-"""What the real admission path rejects for Ray workloads, before deploy (issue 11 item 5).
-
-Two webhooks stand between a RayJob/RayCluster/RayService and a running gang:
+"""Kueue's Ray webhooks (RayJob, RayCluster, RayService): what they refuse, before deploy (issue 11 item 5).
 
 * **Kueue's** (kubernetes-sigs/kueue v0.19.2), for Ray workloads Kueue manages -- those labelled
   ``kueue.x-k8s.io/queue-name`` or any, when a Kueue release sets ``manageJobsWithoutQueueName``
@@ -24,13 +22,7 @@ Two webhooks stand between a RayJob/RayCluster/RayService and a running gang:
   no ``{kind: Release, name: kueue}`` in ``externalObjects``, these findings are advisory "cannot
   check: not in this stack" -- unless ``closedWorld`` says the stack is the whole platform.
 
-* **KubeRay's** (ray-project/kuberay v1.7.0 ``ray-operator/controllers/ray/utils/validation.go``
-  ``ValidateRayClusterSpec`` L103-137), which the operator applies to every Ray workload: each
-  pod template has at least one container (L104-106, L118-120); per worker group ``minReplicas``
-  and ``maxReplicas`` are not negative (L128-133) and ``minReplicas <= maxReplicas`` (L134-137).
-  The CRD defaults an unset ``minReplicas`` to 0 and ``maxReplicas`` to 2147483647
-  (``ray.io_rayclusters.yaml``), so the "must set both" check (L125-127) never fires on an
-  applied manifest and is not repeated here.
+KubeRay's own validation lives in :mod:`.kuberay`.
 """
 
 from __future__ import annotations
@@ -40,30 +32,18 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
-from ..installs import kueue_installed, manages_jobs_without_queue_name
-from ..model import RayWorkload, StackModel
-from ..model.kueue import QUEUE_NAME_LABEL
-from ..open_world import World, world_schema
-from ..report import Reporter
-from ..values import Unknown, as_bool, dig
+from ...builders import stack_policy
+from ...installs import kueue_installed, manages_jobs_without_queue_name
+from ...model import RayWorkload, StackModel
+from ...model.kueue import QUEUE_NAME_LABEL
+from ...open_world import World, world_schema
+from ...report import Reporter
+from ...values import Unknown, as_bool, dig
+from .kueue_scope import ELASTIC_GATE, gate_off
 
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
-ELASTIC_GATE = "ElasticJobsViaWorkloadSlices"
 MAX_POD_SETS = 18
 HEAD_POD_SET = "head"
-MAX_INT32 = 2147483647
-
-
-def _elastic_gate_off(model: StackModel) -> bool:
-    """Whether a Kueue release of the stack turns ElasticJobsViaWorkloadSlices off (default on)."""
-    for release in model.kueue_releases():
-        for gates in (release.kueue_cli_feature_gates(), release.kueue_config_feature_gates()):
-            if not isinstance(gates, Unknown) and any(
-                g.name == ELASTIC_GATE and g.enabled is False for g in gates
-            ):
-                return True
-    return False
 
 
 def _kueue_problems(model: StackModel, workload: RayWorkload) -> list[tuple[str, str]]:
@@ -104,7 +84,9 @@ def _kueue_problems(model: StackModel, workload: RayWorkload) -> list[tuple[str,
             )
     cluster = workload.cluster_spec if isinstance(workload.cluster_spec, dict) else {}
     autoscaling = as_bool(dig(cluster, "enableInTreeAutoscaling"))
-    elastic = workload.obj.annotations.get(ELASTIC_JOB_ANNOTATION) == "true" and not _elastic_gate_off(model)
+    elastic = workload.obj.annotations.get(ELASTIC_JOB_ANNOTATION) == "true" and not gate_off(
+        model, ELASTIC_GATE
+    )
     if autoscaling is True and not elastic:
         problems.append(
             (
@@ -163,42 +145,6 @@ def check_kueue_ray_webhook(model: StackModel, reporter: Reporter, config: Mappi
                 )
 
 
-def check_kuberay_replica_bounds(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    for workload in model.ray_workloads():
-        if not workload.workers_known:
-            continue
-        for group in workload.groups():
-            containers = dig(group.template.raw, "spec", "containers")
-            if isinstance(containers, list) and not containers:
-                reporter.violation(
-                    workload,
-                    f"{group.path}.template has no containers; the KubeRay operator rejects the cluster",
-                    "add the Ray container to the pod template",
-                )
-            if group.is_head:
-                continue
-            low, high = group.min_replicas, group.max_replicas
-            if isinstance(low, Unknown) or isinstance(high, Unknown):
-                reporter.cannot_check(workload, f"{group.path} replica bounds")
-                continue
-            low = 0 if low is None else low
-            high = MAX_INT32 if high is None else high
-            if low < 0 or high < 0:
-                reporter.violation(
-                    workload,
-                    f"{group.path} has a negative replica bound (minReplicas {low}, maxReplicas {high}); "
-                    "the KubeRay operator rejects the cluster",
-                    "use bounds >= 0",
-                )
-            elif low > high:
-                reporter.violation(
-                    workload,
-                    f"{group.path} has minReplicas {low} greater than maxReplicas {high}; the KubeRay "
-                    "operator rejects the cluster",
-                    f"raise maxReplicas to at least {low} or lower minReplicas",
-                )
-
-
 POLICIES: list[Policy] = [
     stack_policy(
         "kueue-ray-webhook",
@@ -207,11 +153,5 @@ POLICIES: list[Policy] = [
         "no worker group named 'head'.",
         check_kueue_ray_webhook,
         config_schema=world_schema(),
-    ),
-    stack_policy(
-        "kuberay-replica-bounds",
-        "Ray worker groups have non-negative minReplicas <= maxReplicas and every pod template has a "
-        "container (KubeRay's ValidateRayClusterSpec).",
-        check_kuberay_replica_bounds,
     ),
 ]

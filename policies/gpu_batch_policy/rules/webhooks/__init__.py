@@ -1,0 +1,38 @@
+"""Admission webhooks and API-server admission, at the pinned tags: one module per webhook family.
+
+A workload or queue object these refuse never exists on the cluster, so every rule here is
+mandatory.  Modules (each cites its upstream file and function):
+
+* :mod:`.kueue_objects` -- Kueue v0.19.2 ``pkg/webhooks`` (ClusterQueue limits, served versions);
+* :mod:`.kueue_workload` -- Kueue v0.19.2 ``pkg/webhooks/workload_webhook.go`` (declared Workloads);
+* :mod:`.kueue_jobs` -- Kueue v0.19.2 ``pkg/controller/jobframework/validation.go``,
+  ``tas_validation.go`` and the integration webhooks under ``pkg/controller/jobs/``;
+* :mod:`.kueue_ray` -- Kueue v0.19.2's RayJob/RayCluster/RayService webhooks;
+* :mod:`.kuberay` -- KubeRay v1.7.0 ``ray-operator/controllers/ray/utils/validation.go``;
+* :mod:`.kai` -- KAI Scheduler's PodGroup webhook (``podgroup_webhook.go`` ``validateSubGroups``);
+* :mod:`.priority_class` -- the API server's PriorityClass validation and priority admission.
+
+More ClusterQueue/Cohort webhook rules live in :mod:`..kueue_api` (quotas, limits, preemption).
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import Policy
+
+from .kai import POLICIES as KAI
+from .kuberay import POLICIES as KUBERAY
+from .kueue_jobs import POLICIES as KUEUE_JOBS
+from .kueue_objects import POLICIES as KUEUE_OBJECTS
+from .kueue_ray import POLICIES as KUEUE_RAY
+from .kueue_workload import POLICIES as KUEUE_WORKLOAD
+from .priority_class import POLICIES as PRIORITY_CLASS
+
+POLICIES: list[Policy] = [
+    *KUEUE_RAY,
+    *KUBERAY,
+    *KUEUE_OBJECTS,
+    *KUEUE_JOBS,
+    *KUEUE_WORKLOAD,
+    *KAI,
+    *PRIORITY_CLASS,
+]
