@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
@@ -148,7 +149,18 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
         # Bare pods only where Kueue's pod integration manages them (the namespace is labelled
         # and created here, so the label really is on it).
         pods_managed=pods and labelled and team.create_namespace,
+        **_team_queue(team, config),
     )
+
+
+def _team_queue(team: TeamConfig, config: StackConfig) -> dict[str, Any]:
+    """The scheduler whose queue the team submits to and the queue names its admission policy
+    accepts: the LocalQueue under Kueue, else the leaf KAI queue; neither: submits nothing."""
+    if config.kueue.enabled and team.local_queue is not None:
+        return {"scheduler": "kueue", "queues": (team.local_queue,)}
+    if config.kai.enabled and team.kai_queue is not None:
+        return {"scheduler": "kai", "queues": (team.kai_queue,)}
+    return {"scheduler": None, "queues": ()}
 
 
 def has_kueue_objects(config: StackConfig) -> bool:
