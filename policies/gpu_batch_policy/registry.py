@@ -19,6 +19,7 @@ from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.helm import POLICIES as RULES_HELM
+from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -30,6 +31,7 @@ from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.kueue_webhook import POLICIES as RULES_KUEUE_WEBHOOK
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules.ray_admission import POLICIES as RULES_RAY_ADMISSION
+from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
 from .rules.wiring import POLICIES as RULES_WIRING
 from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
@@ -55,6 +57,8 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_POD_BYPASS,
     *RULES_CONTAINER_QUANTITIES,
     *RULES_CLUSTER_ACCESS,
+    *RULES_SERVICE_ACCOUNT_RBAC,
+    *RULES_INGRESS_EXPOSURE,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,

@@ -16,7 +16,9 @@ from typing import Any
 
 import pulumi
 
+from components.gke import SYSTEM_POOL_SELECTOR
 from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
+from components.ingress_controller import IngressController, IngressControllerArgs
 from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
 from components.kueue_config import MANAGED_NAMESPACE_LABEL
 from components.kueue_queues import (
@@ -346,6 +348,20 @@ def _skypilot_servers(
     passwords = skypilot_passwords(sky_teams)
     first: SkypilotServer | None = None
     scope = f"{pulumi.get_project()}/{pulumi.get_stack()}"
+    ingress = config.skypilot_ingress
+    controller = (
+        IngressController(
+            "skypilot-ingress",
+            IngressControllerArgs(
+                exposure=ingress.exposure,
+                source_ranges=tuple(ingress.source_ranges),
+                node_selector=dict(SYSTEM_POOL_SELECTOR),
+            ),
+            opts=pulumi.ResourceOptions(provider=provider),
+        )
+        if sky_teams
+        else None
+    )
     for team in sky_teams:
         server = team.skypilot
         assert server is not None and team.local_queue is not None
@@ -355,8 +371,8 @@ def _skypilot_servers(
             waits.append(namespace)
         if kueue is not None and f"{team.namespace_name}/{team.local_queue}" in kueue.local_queues:
             waits.append(kueue.local_queues[f"{team.namespace_name}/{team.local_queue}"])
-        if first is not None:
-            waits.append(first.release)  # the shared ingress controller and its IngressClass
+        if controller is not None:
+            waits.append(controller.release)  # its IngressClass and admission webhook
         args = SkypilotServerArgs(
             team=team.name,
             namespace=team.namespace_name,
@@ -366,9 +382,9 @@ def _skypilot_servers(
             auth_scope=f"{scope}/{team.namespace_name}",
             local_queue=team.local_queue,
             ingress_path="/" if first is None else f"/{team.name}",
-            owns_ingress_controller=first is None,
             priority_class=server.priority_class,
-            ingress_host=server.ingress_host,
+            ingress_host=server.ingress_host or ingress.host,
+            tls=ingress.tls,
         )
         servers[team.name] = SkypilotServer(
             f"skypilot-{team.name}", args, depends_on=waits, opts=pulumi.ResourceOptions(provider=provider)
