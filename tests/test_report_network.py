@@ -62,3 +62,16 @@ def test_the_tenancy_section_shows_who_may_create_what_and_what_holds_it_to_a_qu
         "`gpu-batch-queue-team-a` (Deny): queue label + kai-scheduler on jobs, pods, rayclusters, rayjobs |"
     ) in text
     assert "`group:team-a@example.com`" in text
+
+
+def test_the_tenancy_section_shows_how_skypilot_is_exposed() -> None:
+    report = render_report("skypilot", run_stack("skypilot").resources, None)
+    text = report[report.index("### Tenancy and access") :]
+    assert (
+        "- Ingress controller `skypilot-ingress/skypilot-ingress` (its own release, no team's): "
+        "GKE internal load balancer (VPC only); snippet annotations off." in text
+    )
+    assert (
+        "- SkyPilot `team2/skypilot-team2`: HTTPS on `skypilot.example.com/team2`, basic auth; ClusterRole management off."
+        in text
+    )

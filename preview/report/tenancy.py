@@ -19,6 +19,7 @@ ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 POLICY_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+RELEASE = "kubernetes:helm.sh/v3:Release"
 CLUSTER_VIEWER = "roles/container.clusterViewer"
 SUBMIT_KINDS = {"pods", "jobs", "rayjobs", "rayclusters"}
 
@@ -61,6 +62,49 @@ def _policies_by_namespace(resources: Sequence[RecordedResource]) -> dict[str, l
     return out
 
 
+def _exposure_lines(resources: Sequence[RecordedResource]) -> list[str]:
+    """How each ingress controller and SkyPilot server is exposed, from the releases' values."""
+    lines: list[str] = []
+    for release in _inputs(resources, RELEASE):
+        values = release.get("values") or {}
+        if release.get("chart") == "ingress-nginx":
+            controller = values.get("controller") or {}
+            service = controller.get("service") or {}
+            annotations = service.get("annotations") or {}
+            ranges = service.get("loadBalancerSourceRanges") or []
+            internal = str(annotations.get("networking.gke.io/load-balancer-type", "")).lower() == "internal"
+            where = (
+                "GKE internal load balancer (VPC only)"
+                if internal
+                else (
+                    f"external load balancer limited to {', '.join(ranges)}"
+                    if ranges
+                    else "**public load balancer**"
+                )
+            )
+            snippets = "off" if controller.get("allowSnippetAnnotations") is False else "**on**"
+            lines.append(
+                f"- Ingress controller `{release.get('namespace')}/{release.get('name')}` (its own release, no team's): "
+                f"{where}; snippet annotations {snippets}."
+            )
+        elif release.get("chart") == "skypilot":
+            ingress = values.get("ingress") or {}
+            rbac = values.get("rbac") or {}
+            tls = (ingress.get("tls") or {}).get("enabled") is True
+            lines.append(
+                f"- SkyPilot `{release.get('namespace')}/{release.get('name')}`: "
+                + (f"HTTPS on `{ingress.get('host')}{ingress.get('path', '/')}`" if tls else "**plain HTTP**")
+                + ", basic auth; ClusterRole management "
+                + (
+                    "off"
+                    if rbac.get("manageRbacPolicies") is False
+                    else "**on (can make itself cluster-admin)**"
+                )
+                + "."
+            )
+    return lines
+
+
 def tenancy_section(resources: Sequence[RecordedResource], table: Any) -> list[str]:
     """Markdown lines; ``table(header, rows)`` is the report's own table renderer."""
     roles = _inputs(resources, ROLE)
@@ -95,6 +139,7 @@ def tenancy_section(resources: Sequence[RecordedResource], table: Any) -> list[s
         f"- Project IAM to reach the cluster (`{CLUSTER_VIEWER}`, nothing broader): "
         + (", ".join(f"`{v}`" for v in viewers) if viewers else "**nobody**")
         + ".",
+        *_exposure_lines(resources),
         "",
     ]
     return out
