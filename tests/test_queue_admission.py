@@ -24,6 +24,8 @@ from components.queue_admission import (
     binding_spec,
     policy_spec,
 )
+from preview.core_validation import CoreValidator
+from preview.crd_validation import Outcome
 from tests.stack_runner import custom_objects, run_stack
 
 TEAM_USER = {"username": "alice@example.com", "groups": ["ml-research@example.com"]}
@@ -161,3 +163,25 @@ def test_each_team_namespace_gets_a_policy_and_binding(stack: str) -> None:
     else:
         assert admitted(spec, job({"kueue.x-k8s.io/queue-name": "user-queue"}, ns="default")) is True
         assert admitted(spec, job(ns="default")) is False
+
+
+@pytest.mark.parametrize("args", [KUEUE, KAI], ids=["kueue", "kai"])
+def test_the_policy_and_binding_are_valid_kubernetes_objects(args: QueueAdmissionArgs) -> None:
+    """Against the strict OpenAPI schema the preview validates built-in objects with
+    (admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy is GA since Kubernetes 1.30)."""
+    api = "admissionregistration.k8s.io/v1"
+    meta = {"name": args.policy_name}
+    for kind, spec in (
+        ("ValidatingAdmissionPolicy", policy_spec(args)),
+        ("ValidatingAdmissionPolicyBinding", binding_spec(args)),
+    ):
+        result = CoreValidator("1.33").validate(
+            {"apiVersion": api, "kind": kind, "metadata": meta, "spec": spec}
+        )
+        assert result.outcome is Outcome.VALID, result.messages()
+    broken = policy_spec(args)
+    broken["validations"][0]["expresion"] = broken["validations"][0].pop("expression")
+    result = CoreValidator("1.33").validate(
+        {"apiVersion": api, "kind": "ValidatingAdmissionPolicy", "metadata": meta, "spec": broken}
+    )
+    assert result.outcome is Outcome.INVALID
