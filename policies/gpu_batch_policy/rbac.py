@@ -22,6 +22,8 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 # aggregate create on pods and batch jobs; "cluster-admin" is `*`): a RoleBinding to them hands
 # out workload creation even though the stack declares no such ClusterRole.
 BUILTIN_SUBMITTING_CLUSTER_ROLES = frozenset({"cluster-admin", "admin", "edit"})
+# "view" (same file) only reads.
+BUILTIN_READ_ONLY_CLUSTER_ROLE = "view"
 
 
 def _strings(value: Any) -> list[str]:
@@ -62,6 +64,8 @@ def role_rules(model: StackModel, binding: KubeObject) -> Any:
         return dig(found[0].props, "rules")
     if kind == "ClusterRole" and name in BUILTIN_SUBMITTING_CLUSTER_ROLES:
         return [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+    if kind == "ClusterRole" and name == BUILTIN_READ_ONLY_CLUSTER_ROLE:
+        return [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
     return Unknown(f"{kind} {name}")
 
 

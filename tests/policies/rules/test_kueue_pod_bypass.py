@@ -132,6 +132,8 @@ class TestKueueJobs:
         result = run(RULE, [*self.stack, people_binding(role_kind="ClusterRole", role_name="edit")])
         # edit aggregates create on every namespaced workload kind: pods, Jobs, RayJobs, RayClusters.
         assert len(result.violations) == 4
+        view = run(RULE, [*self.stack, people_binding(role_kind="ClusterRole", role_name="view")])
+        assert view.clean and view.cannot_check is None
 
 
 class TestKai:
