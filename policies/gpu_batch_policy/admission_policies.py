@@ -23,7 +23,7 @@ from typing import Any
 
 from .model import StackModel
 from .model.base import KubeObject
-from .selectors import selector_matches
+from .selectors import NAME_LABEL, selector_matches
 from .values import Unknown, dig
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
@@ -75,16 +75,41 @@ def _selector_ok(selector: Any, labels: Mapping[str, Any], complete: bool) -> bo
     return selector_matches(selector, labels, complete=complete)
 
 
-def enforced(
-    model: StackModel,
-    kind: Kind,
-    labels: Mapping[str, Any],
-    complete: bool,
-    required: tuple[str, ...],
-) -> bool | None:
-    """Whether a declared, bound policy denies ``kind`` in the namespace with ``labels`` unless
-    its CEL reads every string in ``required``; None when a piece is unknown until apply."""
+@dataclass(frozen=True)
+class _Bound:
+    """A Deny binding with the policy it names, as read once per model."""
+
+    namespace_selector: Any
+    policy: KubeObject
+    cel: str
+
+
+@dataclass(frozen=True)
+class _Index:
+    # Bindings that select exactly one namespace by its name label (what the stack writes), by
+    # that name; every other binding; and whether some binding was unknown until apply.
+    by_namespace: dict[str, list[_Bound]]
+    general: list[_Bound]
+    undecided: bool
+
+
+def _exact_namespace(selector: Any) -> str | None:
+    if isinstance(selector, Mapping) and set(selector) == {"matchLabels"}:
+        labels = selector["matchLabels"]
+        if (
+            isinstance(labels, Mapping)
+            and set(labels) == {NAME_LABEL}
+            and isinstance(labels[NAME_LABEL], str)
+        ):
+            return str(labels[NAME_LABEL])
+    return None
+
+
+def _index(model: StackModel) -> _Index:
+    """One pass over the bindings (a scan per team namespace made a thousand teams quadratic)."""
     policies = {p.name: p for p in model.kube_objects(ADMISSION_GROUP, "ValidatingAdmissionPolicy")}
+    by_namespace: dict[str, list[_Bound]] = {}
+    general: list[_Bound] = []
     undecided = False
     for binding in model.kube_objects(ADMISSION_GROUP, "ValidatingAdmissionPolicyBinding"):
         spec = dig(binding.props, "spec")
@@ -95,18 +120,41 @@ def enforced(
         policy = policies.get(name) if isinstance(name, str) else None
         if policy is None or "Deny" not in _strings(actions) or dig(spec, "matchResources", "objectSelector"):
             continue
+        selector = dig(spec, "matchResources", "namespaceSelector")
+        bound = _Bound(selector, policy, _cel_text(policy))
+        exact = _exact_namespace(selector)
+        if exact is not None and dig(policy.props, "spec", "matchConstraints", "namespaceSelector") is None:
+            by_namespace.setdefault(exact, []).append(bound)
+        else:
+            general.append(bound)
+    return _Index(by_namespace, general, undecided)
+
+
+def enforced(
+    model: StackModel,
+    kind: Kind,
+    *,
+    namespace: str,
+    labels: Mapping[str, Any],
+    complete: bool,
+    required: tuple[str, ...],
+) -> bool | None:
+    """Whether a declared, bound policy denies ``kind`` in ``namespace`` (with ``labels``) unless
+    its CEL reads every string in ``required``; None when a piece is unknown until apply."""
+    index = model.memo("admission_policy_index", lambda: _index(model))
+    undecided = index.undecided
+    for bound in [*index.by_namespace.get(namespace, ()), *index.general]:
         in_scope = [
-            _selector_ok(dig(spec, "matchResources", "namespaceSelector"), labels, complete),
+            _selector_ok(bound.namespace_selector, labels, complete),
             _selector_ok(
-                dig(policy.props, "spec", "matchConstraints", "namespaceSelector"), labels, complete
+                dig(bound.policy.props, "spec", "matchConstraints", "namespaceSelector"), labels, complete
             ),
         ]
-        if False in in_scope or not _matches_kind(policy, kind):
+        if False in in_scope or not _matches_kind(bound.policy, kind):
             continue
         if None in in_scope:
             undecided = True
             continue
-        text = _cel_text(policy)
-        if all(r in text for r in required):
+        if all(r in bound.cel for r in required):
             return True
     return None if undecided else False

@@ -96,10 +96,16 @@ def _kueue_scope(release: HelmRelease) -> KueueScope | Unknown | None:
 
 
 def _namespace_labels(model: StackModel, name: str) -> tuple[dict[str, Any], bool]:
-    for ns in model.namespaces():
-        if ns.obj.name == name:
-            return {**ns.labels, NAME_LABEL: name}, ns.obj.labels_known
-    return {NAME_LABEL: name}, False
+    """The namespace's labels and whether they are all known (indexed once per model)."""
+
+    def build() -> dict[str, tuple[dict[str, Any], bool]]:
+        return {
+            ns.obj.name: ({**ns.labels, NAME_LABEL: ns.obj.name}, ns.obj.labels_known)
+            for ns in model.namespaces()
+        }
+
+    found = model.memo("namespace_labels_by_name", build).get(name)
+    return found if found is not None else ({NAME_LABEL: name}, False)
 
 
 def _grants(model: StackModel) -> Iterator[tuple[KubeObject, str, Any]]:
@@ -193,7 +199,14 @@ def _judge(
     else:
         required = (KAI_QUEUE_LABEL, KAI_SCHEDULER_NAME)
         queued = [False]
-    guarded = enforced(model, workload.kind, place.labels, place.complete, required)
+    guarded = enforced(
+        model,
+        workload.kind,
+        namespace=place.name,
+        labels=place.labels,
+        complete=place.complete,
+        required=required,
+    )
     ns = place.name
     if guarded:
         return
