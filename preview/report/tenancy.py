@@ -59,13 +59,15 @@ def _policies_by_namespace(resources: Sequence[RecordedResource]) -> dict[str, l
         out.setdefault(namespace, []).append(
             f"`{spec.get('policyName')}` ({actions}): {requires} on {', '.join(kinds)}"
         )
-    return out
+    return {namespace: sorted(lines) for namespace, lines in out.items()}
 
 
 def _exposure_lines(resources: Sequence[RecordedResource]) -> list[str]:
     """How each ingress controller and SkyPilot server is exposed, from the releases' values."""
     lines: list[str] = []
-    for release in _inputs(resources, RELEASE):
+    for release in sorted(
+        _inputs(resources, RELEASE), key=lambda r: (str(r.get("namespace")), str(r.get("name")))
+    ):
         values = release.get("values") or {}
         if release.get("chart") == "ingress-nginx":
             controller = values.get("controller") or {}
@@ -117,18 +119,23 @@ def tenancy_section(resources: Sequence[RecordedResource], table: Any) -> list[s
             f"{s.get('kind')} {s.get('name')}" for s in b.get("subjects") or []
         )
     policies = _policies_by_namespace(resources)
-    rows = [
-        [
-            f"{role['metadata'].get('namespace', '')}/{role['metadata'].get('name', '')}",
-            ", ".join(
-                bindings.get((role["metadata"].get("namespace", ""), role["metadata"].get("name", "")), [])
-            )
-            or "nobody",
-            ", ".join(_creatable(role)) or "nothing",
-            "; ".join(policies.get(role["metadata"].get("namespace", ""), [])) or "**none**",
-        ]
-        for role in roles
-    ]
+    rows = sorted(
+        (
+            [
+                f"{role['metadata'].get('namespace', '')}/{role['metadata'].get('name', '')}",
+                ", ".join(
+                    bindings.get(
+                        (role["metadata"].get("namespace", ""), role["metadata"].get("name", "")), []
+                    )
+                )
+                or "nobody",
+                ", ".join(_creatable(role)) or "nothing",
+                "; ".join(policies.get(role["metadata"].get("namespace", ""), [])) or "**none**",
+            ]
+            for role in roles
+        ),
+        key=lambda row: str(row[0]),  # registration order varies between runs
+    )
     viewers = sorted(
         str(m.get("member")) for m in _inputs(resources, IAM_MEMBER) if m.get("role") == CLUSTER_VIEWER
     )
