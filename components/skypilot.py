@@ -79,6 +79,25 @@ class SkypilotServerArgs:
         return f"skypilot-{self.team}"
 
 
+# The chart's rbac.namespaceRules (skypilot 0.13.0 values.yaml) without the one for Deployments,
+# which it needs only for the high-availability controller (its comment says so) that this stack
+# does not enable: with it, anything holding the server's token -- every task pod, which runs as
+# that ServiceAccount (remote_identity) -- could create a Deployment whose pods, made by the
+# ReplicaSet controller, carry no queue label and escape Kueue (issue 19 #2).
+NAMESPACE_RULES = [
+    {
+        "apiGroups": [""],
+        "resources": ["pods", "pods/status", "pods/exec", "pods/portforward"],
+        "verbs": ["*"],
+    },
+    {"apiGroups": [""], "resources": ["services"], "verbs": ["*"]},
+    {"apiGroups": [""], "resources": ["secrets"], "verbs": ["*"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"]},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["*"]},
+]
+
+
 def service_account_name(release_name: str) -> str:
     """The chart's ServiceAccount (skypilot 0.13.0 ``_helpers.tpl`` ``skypilot.serviceAccountName``:
     ``<fullname>-api-sa``, fullname being the release name without fullnameOverride)."""
@@ -136,7 +155,11 @@ class SkypilotServer(pulumi.ComponentResource):
                     ),
                     "enableUserManagement": False,
                 },
-                "rbac": {"manageRbacPolicies": False, "manageSystemComponents": False},
+                "rbac": {
+                    "manageRbacPolicies": False,
+                    "manageSystemComponents": False,
+                    "namespaceRules": NAMESPACE_RULES,
+                },
                 "ingress": ingress,
                 "ingress-nginx": {"enabled": False},
             },

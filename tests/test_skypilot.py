@@ -98,7 +98,10 @@ class TestReleases:
         """Issue 19 #3: no ClusterRole management, TLS, an internal balancer, snippets off."""
         release = servers(sky)["skypilot-team1"]
         values = release.inputs["values"]
-        assert values["rbac"] == {"manageRbacPolicies": False, "manageSystemComponents": False}
+        rbac = values["rbac"]
+        assert (rbac["manageRbacPolicies"], rbac["manageSystemComponents"]) == (False, False)
+        # No Deployments: their ReplicaSet-made pods would escape the queue label.
+        assert not [r for r in rbac["namespaceRules"] if "deployments" in r["resources"]]
         config = yaml.safe_load(values["apiService"]["config"])
         assert config["kubernetes"]["remote_identity"] == "skypilot-team1-api-sa"
         assert (

@@ -139,6 +139,14 @@ class TestSkypilot:
         assert len(found) == 1 and "team1/skypilot-team1-api-sa" in found[0]
         assert level(rule, "skypilot") == "mandatory"
 
+    def test_the_charts_deployment_grant_lets_task_pods_escape_the_queue(self) -> None:
+        """Task pods run as the server's ServiceAccount; with the chart's default namespaceRules it
+        may create Deployments, whose ReplicaSet-made pods carry no queue label."""
+        declared = items("skypilot")
+        del release_values(declared, "skypilot-team1")["rbac"]["namespaceRules"]
+        found = findings(kueue_pod_bypass.check_bypass, model(declared), "skypilot", "kueue-pod-bypass")
+        assert len(found) == 1 and "skypilot-team1-api-role" in found[0] and "Deployments" in found[0]
+
     def test_basic_auth_over_plain_http_on_a_public_balancer(self) -> None:
         declared = items("skypilot")
         release_values(declared, "skypilot-team2")["ingress"]["tls"]["enabled"] = False

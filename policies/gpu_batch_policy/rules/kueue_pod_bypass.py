@@ -65,13 +65,36 @@ class Workload:
     framework: str
 
 
+# Every kind a Kueue 0.19.2 integration queues (pkg/controller/jobs/*; the names of
+# components.kueue_config.KNOWN_FRAMEWORKS), with its API group and resource.
 WORKLOADS = (
     Workload(Kind("", "pods"), "bare pods", "pod"),
     Workload(Kind("batch", "jobs"), "Jobs", "batch/job"),
     Workload(Kind("ray.io", "rayjobs"), "RayJobs", "ray.io/rayjob"),
     Workload(Kind("ray.io", "rayclusters"), "RayClusters", "ray.io/raycluster"),
+    Workload(Kind("ray.io", "rayservices"), "RayServices", "ray.io/rayservice"),
+    Workload(Kind("apps", "deployments"), "Deployments", "deployment"),
+    Workload(Kind("apps", "statefulsets"), "StatefulSets", "statefulset"),
+    Workload(Kind("jobset.x-k8s.io", "jobsets"), "JobSets", "jobset.x-k8s.io/jobset"),
+    Workload(
+        Kind("leaderworkerset.x-k8s.io", "leaderworkersets"),
+        "LeaderWorkerSets",
+        "leaderworkerset.x-k8s.io/leaderworkerset",
+    ),
+    *(
+        Workload(Kind("kubeflow.org", f"{kind.lower()}s"), f"{kind}s", f"kubeflow.org/{kind.lower()}")
+        for kind in ("MPIJob", "PyTorchJob", "TFJob", "PaddleJob", "XGBoostJob", "JAXJob")
+    ),
+    Workload(Kind("trainer.kubeflow.org", "trainjobs"), "TrainJobs", "trainer.kubeflow.org/trainjob"),
+    Workload(
+        Kind("workload.codeflare.dev", "appwrappers"), "AppWrappers", "workload.codeflare.dev/appwrapper"
+    ),
+    Workload(
+        Kind("sparkoperator.k8s.io", "sparkapplications"),
+        "SparkApplications",
+        "sparkoperator.k8s.io/sparkapplication",
+    ),
 )
-KAI_JUDGED = ("pods", "jobs")
 
 
 @dataclass(frozen=True)
@@ -166,36 +189,36 @@ def check_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str, An
         if not team_kueue and ns not in people_namespaces:
             continue
         place = Place(ns, *_namespace_labels(model, ns))
+        bypassing: list[Workload] = []
         for workload in WORKLOADS:
-            if not team_kueue and workload.kind.resource not in KAI_JUDGED:
-                continue
+            if not team_kueue and workload.kind.group == "ray.io":
+                continue  # KubeRay's KAI plugin puts Ray pods on KAI itself
             grants = rules_grant(rules, workload.kind.group, workload.kind.resource, CREATE_VERBS)
-            if grants is None:
-                reporter.cannot_check(
-                    subject, f"whether it grants create on {workload.name} is unknown until apply"
-                )
-                continue
-            if not grants:
-                continue
-            _judge(
-                model, reporter, subject, workload=workload, place=place, kueue=kueue if team_kueue else None
+            verdict = (
+                None
+                if grants is None
+                else (grants and _bypasses(model, workload, place, kueue if team_kueue else None))
             )
+            if verdict is None:
+                reporter.cannot_check(
+                    subject, f"whether {workload.name} in namespace {ns} are always queued is unknown"
+                )
+            elif verdict:
+                bypassing.append(workload)
+        if bypassing:
+            _report(reporter, subject, ns, bypassing, kai=not team_kueue)
 
 
-def _judge(
-    model: StackModel,
-    reporter: Reporter,
-    subject: KubeObject,
-    *,
-    workload: Workload,
-    place: Place,
-    kueue: list[KueueScope] | None,
-) -> None:
+def _bypasses(
+    model: StackModel, workload: Workload, place: Place, kueue: list[KueueScope] | None
+) -> bool | None:
+    """Whether an unlabelled (KAI: off-scheduler) ``workload`` created in the namespace escapes
+    every queue; None when a piece is unknown until apply."""
     if kueue is not None:
         required: tuple[str, ...] = (KUEUE_QUEUE_LABEL,)
         queued = [_kueue_queues(workload, s, model, place) for s in kueue]
         if True in queued:
-            return
+            return False
     else:
         required = (KAI_QUEUE_LABEL, KAI_SCHEDULER_NAME)
         queued = [False]
@@ -207,34 +230,35 @@ def _judge(
         complete=place.complete,
         required=required,
     )
-    ns = place.name
     if guarded:
-        return
+        return False
     if None in queued or guarded is None:
-        reporter.cannot_check(
-            subject, f"whether {workload.name} in namespace {ns} are always queued is unknown"
-        )
-        return
-    if kueue is not None:
+        return None
+    return True
+
+
+def _report(
+    reporter: Reporter, subject: KubeObject, ns: str, bypassing: list[Workload], *, kai: bool
+) -> None:
+    names = ", ".join(w.name for w in bypassing)
+    if not kai:
         why = (
-            f"lets users create {workload.name} in team namespace {ns}, and an unlabelled one bypasses queues and "
-            f"quota: Kueue ignores it (integration {workload.framework} off, the namespace outside "
-            "managedJobsNamespaceSelector, or manageJobsWithoutQueueName false with no LocalQueue 'default')"
+            f"lets users create {names} in team namespace {ns}, and an unlabelled one bypasses queues and quota: "
+            f"Kueue ignores it (its integration -- {', '.join(w.framework for w in bypassing)} -- off, the namespace "
+            "outside managedJobsNamespaceSelector, or manageJobsWithoutQueueName false with no LocalQueue 'default')"
         )
         fix = (
-            f"bind a ValidatingAdmissionPolicy to namespace {ns} that denies {workload.name} without "
-            f"{KUEUE_QUEUE_LABEL}, or set manageJobsWithoutQueueName with the integration on for {ns}, or "
-            "stop granting create on them"
+            f"bind a ValidatingAdmissionPolicy to namespace {ns} that denies them without {KUEUE_QUEUE_LABEL}, "
+            f"or set manageJobsWithoutQueueName with the integrations on for {ns}, or stop granting create on them"
         )
     else:
         why = (
-            f"lets users create {workload.name} in namespace {ns} of a KAI cluster with nothing forcing "
-            f"schedulerName {KAI_SCHEDULER_NAME} and a {KAI_QUEUE_LABEL} label: such a workload bypasses KAI's "
-            "queues and quota"
+            f"lets users create {names} in namespace {ns} of a KAI cluster with nothing forcing schedulerName "
+            f"{KAI_SCHEDULER_NAME} and a {KAI_QUEUE_LABEL} label: such a workload bypasses KAI's queues and quota"
         )
         fix = (
-            f"bind a ValidatingAdmissionPolicy to namespace {ns} that denies {workload.name} without "
-            f"schedulerName {KAI_SCHEDULER_NAME} and the team's {KAI_QUEUE_LABEL}, or stop granting create on them"
+            f"bind a ValidatingAdmissionPolicy to namespace {ns} that denies them without schedulerName "
+            f"{KAI_SCHEDULER_NAME} and the team's {KAI_QUEUE_LABEL}, or stop granting create on them"
         )
     reporter.violation(subject, why, fix)
 
