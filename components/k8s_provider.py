@@ -36,8 +36,24 @@ users:
 """
 
 
-def kubeconfig_for(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
-    """The cluster's exec-plugin kubeconfig, marked secret."""
+def kubeconfig_for(cluster: gcp.container.Cluster, *, dns_endpoint: bool = False) -> pulumi.Output[str]:
+    """The cluster's exec-plugin kubeconfig, marked secret.
+
+    With ``dns_endpoint`` the server is the cluster's DNS-based endpoint
+    (``controlPlaneEndpointsConfig.dnsEndpointConfig.endpoint``, ``gke-....gke.goog``), which
+    presents a publicly trusted certificate rather than the cluster CA (what
+    ``gcloud container clusters get-credentials --dns-endpoint`` writes), so no CA is pinned.
+    """
+    if dns_endpoint:
+        endpoint = cluster.control_plane_endpoints_config.apply(
+            lambda c: c.dns_endpoint_config.endpoint if c and c.dns_endpoint_config else None
+        )
+        text = pulumi.Output.all(cluster.name, endpoint).apply(
+            lambda a: _KUBECONFIG.replace("    certificate-authority-data: {ca}\n", "").format(
+                name=a[0], endpoint=a[1]
+            )
+        )
+        return pulumi.Output.secret(text)
     text = pulumi.Output.all(
         cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate
     ).apply(lambda a: _KUBECONFIG.format(name=a[0], endpoint=a[1], ca=a[2]))

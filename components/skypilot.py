@@ -13,9 +13,23 @@ What the release is configured to do (reference/kai-kuberay-skypilot.md §3, see
   team's password, a Pulumi secret that stays a secret Output end to end (the plan and the state
   show it as secret; the plain password never leaves the Output).  ``apiService.
   enableUserManagement`` is pinned false, because with it on the chart ignores these credentials.
-* One ingress controller for all teams: the first release installs the ``ingress-nginx``
-  subchart (a LoadBalancer); every later one sets ``ingress-nginx.enabled: false`` and serves
-  under its own ``ingress.path`` (``/<team>``) on the same controller, and waits for the first.
+* One ingress controller for all teams, a release of its own owned by no team
+  (:mod:`components.ingress_controller`); every team release sets ``ingress-nginx.enabled:
+  false`` and serves under its own ``ingress.path`` on it, with TLS (``ingress.tls.enabled``: the
+  chart then serves ``ingress.host`` with the certificate in Secret
+  ``skypilot-<team>-tls-secrets`` of the team's namespace, templates/ingress.yaml) so the basic-auth
+  password never crosses the network in clear.
+* Least privilege (issue 19 #3): ``rbac.manageRbacPolicies: false``.  With the chart's default
+  (true) the server's ServiceAccount gets ``*`` on ClusterRoles and ClusterRoleBindings
+  (skypilot 0.13.0 ``templates/rbac.yaml``), enough to make itself cluster-admin.  Off, the chart
+  still creates the ServiceAccount, a Role in the team's namespace with ``rbac.namespaceRules``
+  (pods, services, secrets, deployments, PVCs: what the server manages) and a read-only
+  ClusterRole (nodes, pods, runtime/ingress/storage classes, to find GPUs); and, as the chart's
+  values.yaml says, ``kubernetes.remote_identity`` must then name a service account, so the
+  server's config names that one (SkyPilot 0.13.0 docs/source/cloud-setup/cloud-permissions/
+  kubernetes.rst, "Using a custom service account").  ``rbac.manageSystemComponents: false``
+  too: it grants ``*`` on DaemonSets in ``skypilot-system`` to every team's server, for object
+  store mounting the stack does not use.
 
 Caveat from the chart's values.yaml: ``apiService.config`` is ignored on ``helm upgrade`` once a
 config exists on the server's volume, so a changed queue reaches a running server only after its
@@ -56,20 +70,49 @@ class SkypilotServerArgs:
     auth_scope: str
     local_queue: str
     ingress_path: str
-    owns_ingress_controller: bool
     priority_class: str | None = None
     ingress_host: str | None = None
+    tls: bool = True
 
     @property
     def release_name(self) -> str:
         return f"skypilot-{self.team}"
 
 
-def sky_config(local_queue: str, priority_class: str | None) -> str:
-    """The server's ``~/.sky/config.yaml``: pods labelled into the team's queue."""
+# The chart's rbac.namespaceRules (skypilot 0.13.0 values.yaml) without the one for Deployments,
+# which it needs only for the high-availability controller (its comment says so) that this stack
+# does not enable: with it, anything holding the server's token -- every task pod, which runs as
+# that ServiceAccount (remote_identity) -- could create a Deployment whose pods, made by the
+# ReplicaSet controller, carry no queue label and escape Kueue (issue 19 #2).
+NAMESPACE_RULES = [
+    {
+        "apiGroups": [""],
+        "resources": ["pods", "pods/status", "pods/exec", "pods/portforward"],
+        "verbs": ["*"],
+    },
+    {"apiGroups": [""], "resources": ["services"], "verbs": ["*"]},
+    {"apiGroups": [""], "resources": ["secrets"], "verbs": ["*"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"]},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["*"]},
+]
+
+
+def service_account_name(release_name: str) -> str:
+    """The chart's ServiceAccount (skypilot 0.13.0 ``_helpers.tpl`` ``skypilot.serviceAccountName``:
+    ``<fullname>-api-sa``, fullname being the release name without fullnameOverride)."""
+    return f"{release_name}-api-sa"
+
+
+def sky_config(local_queue: str, priority_class: str | None, service_account: str | None = None) -> str:
+    """The server's ``~/.sky/config.yaml``: pods labelled into the team's queue, run as
+    ``service_account`` (``remote_identity``) when given."""
     labels = compact({KUEUE_QUEUE_LABEL: local_queue, KUEUE_PRIORITY_LABEL: priority_class})
-    document = {"kubernetes": {"provision_timeout": -1, "pod_config": {"metadata": {"labels": labels}}}}
-    return yaml.safe_dump(document, sort_keys=False)
+    kubernetes: dict[str, object] = {"provision_timeout": -1}
+    if service_account is not None:
+        kubernetes["remote_identity"] = service_account
+    kubernetes["pod_config"] = {"metadata": {"labels": labels}}
+    return yaml.safe_dump({"kubernetes": kubernetes}, sort_keys=False)
 
 
 class SkypilotServer(pulumi.ComponentResource):
@@ -94,6 +137,7 @@ class SkypilotServer(pulumi.ComponentResource):
                 "authCredentials": credentials,
                 "path": args.ingress_path,
                 "host": args.ingress_host,
+                "tls": {"enabled": args.tls},
             }
         )
         self.release = k8s.helm.v3.Release(
@@ -106,11 +150,18 @@ class SkypilotServer(pulumi.ComponentResource):
             create_namespace=False,
             values={
                 "apiService": {
-                    "config": sky_config(args.local_queue, args.priority_class),
+                    "config": sky_config(
+                        args.local_queue, args.priority_class, service_account_name(args.release_name)
+                    ),
                     "enableUserManagement": False,
                 },
+                "rbac": {
+                    "manageRbacPolicies": False,
+                    "manageSystemComponents": False,
+                    "namespaceRules": NAMESPACE_RULES,
+                },
                 "ingress": ingress,
-                "ingress-nginx": {"enabled": args.owns_ingress_controller},
+                "ingress-nginx": {"enabled": False},
             },
             atomic=True,
             cleanup_on_fail=True,

@@ -2,14 +2,16 @@
 
 Three pieces make a team unable to spend another team's quota:
 
-1. Its members get a namespaced Role (never a ClusterRole) to submit the workload kinds Kueue
-   queues -- Jobs, and RayJobs/RayClusters where KubeRay is installed -- in their own namespace,
-   and only to *read* LocalQueues and Workloads: they cannot create a LocalQueue pointing at
-   someone else's ClusterQueue.  Bare pods are created only where Kueue's ``pod`` integration
-   manages the namespace (``pods_managed``): elsewhere a bare pod bypasses Kueue and its quota
-   entirely (Kueue v0.19.2 site/content/en/docs/tasks/run/plain_pods.md: plain pods are managed
-   only with the ``pod`` integration, in namespaces matched by ``managedJobsNamespaceSelector``),
-   so members may then only read and delete pods.
+1. Its members get a namespaced Role (never a ClusterRole) to submit only the workload kinds the
+   team's scheduler manages (:func:`submit_kinds`) in their own namespace, and only to *read*
+   LocalQueues and Workloads: they cannot create a LocalQueue pointing at someone else's
+   ClusterQueue.  A team with no queue may submit nothing.  Under Kueue, bare pods are created
+   only where Kueue's ``pod`` integration manages the namespace (``pods_managed``): elsewhere a
+   bare pod bypasses Kueue and its quota entirely (Kueue v0.19.2
+   site/content/en/docs/tasks/run/plain_pods.md), so members may then only read and delete pods.
+   Under KAI, Pods and Jobs are KAI's as long as they name ``kai-scheduler``.  Every submitted
+   kind is then held to the team's queue by a ValidatingAdmissionPolicy
+   (:mod:`components.queue_admission`), so an unlabelled or foreign-queue workload is refused.
 2. Each ClusterQueue's ``namespaceSelector`` admits exactly the namespaces of the teams listed
    against it (:func:`namespace_selector`), keyed on ``kubernetes.io/metadata.name``, the label
    the API server sets on every namespace and users cannot change (immutable since 1.21).
@@ -27,6 +29,17 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
+from components.queue_admission import (
+    JOB,
+    POD,
+    RAY_CLUSTER,
+    RAY_JOB,
+    QueueAdmission,
+    QueueAdmissionArgs,
+    Scheduler,
+    WorkloadKind,
+)
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 TEAM_LABEL = "gpu-batch/team"
@@ -46,19 +59,38 @@ def namespace_selector(namespaces: Sequence[str]) -> dict[str, Any] | None:
 POD_VERBS_UNMANAGED = ("get", "list", "watch", "delete")
 
 
-def team_rules(*, ray: bool = True, pods_managed: bool = False) -> list[dict[str, Any]]:
+def submit_kinds(scheduler: Scheduler | None, *, ray: bool, pods_managed: bool) -> tuple[WorkloadKind, ...]:
+    """The kinds a team may create: those its scheduler manages (Kueue's enabled integrations:
+    batch/job, Ray where KubeRay runs, pods where the pod integration manages the namespace;
+    KAI's podgrouper: Pods, Jobs and Ray kinds), none without a queue."""
+    if scheduler is None:
+        return ()
+    ray_kinds = (RAY_JOB, RAY_CLUSTER) if ray else ()
+    pods = (POD,) if scheduler == "kai" or pods_managed else ()
+    return (JOB, *ray_kinds, *pods)
+
+
+def team_rules(
+    *, ray: bool = True, pods_managed: bool = False, scheduler: Scheduler | None = "kueue"
+) -> list[dict[str, Any]]:
     """What a team member may do in the team's namespace, and nothing cluster-wide."""
+    kinds = submit_kinds(scheduler, ray=ray, pods_managed=pods_managed)
+    ray_resources = [k.resource for k in kinds if k.group == "ray.io"]
     return [
         *(
-            [{"apiGroups": ["ray.io"], "resources": ["rayjobs", "rayclusters"], "verbs": list(SUBMIT_VERBS)}]
-            if ray
+            [{"apiGroups": ["ray.io"], "resources": ray_resources, "verbs": list(SUBMIT_VERBS)}]
+            if ray_resources
             else []
         ),
-        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": list(SUBMIT_VERBS)},
+        {
+            "apiGroups": ["batch"],
+            "resources": ["jobs"],
+            "verbs": list(SUBMIT_VERBS if JOB in kinds else READ_VERBS),
+        },
         {
             "apiGroups": [""],
             "resources": ["pods"],
-            "verbs": list(SUBMIT_VERBS if pods_managed else POD_VERBS_UNMANAGED),
+            "verbs": list(SUBMIT_VERBS if POD in kinds else POD_VERBS_UNMANAGED),
         },
         {"apiGroups": [""], "resources": ["pods/log", "events"], "verbs": list(READ_VERBS)},
         {
@@ -81,6 +113,10 @@ class TeamArgs:
     ray: bool = True
     # Kueue's pod integration manages this namespace: members may create bare pods.
     pods_managed: bool = False
+    # The scheduler whose queues the team submits to, and the queue names it may use (its
+    # LocalQueue, or its leaf KAI queue); None: the team has no queue and submits nothing.
+    scheduler: Scheduler | None = "kueue"
+    queues: tuple[str, ...] = ()
 
 
 class TeamTenancy(pulumi.ComponentResource):
@@ -115,10 +151,23 @@ class TeamTenancy(pulumi.ComponentResource):
             metadata=metadata,
             rules=[
                 k8s.rbac.v1.PolicyRuleArgs(**_snake(rule))
-                for rule in team_rules(ray=args.ray, pods_managed=args.pods_managed)
+                for rule in team_rules(ray=args.ray, pods_managed=args.pods_managed, scheduler=args.scheduler)
             ],
             opts=after_namespace,
         )
+        kinds = submit_kinds(args.scheduler, ray=args.ray, pods_managed=args.pods_managed)
+        if args.scheduler is not None and kinds:
+            QueueAdmission(
+                f"{name}-queue-admission",
+                QueueAdmissionArgs(
+                    team=args.name,
+                    namespace=args.namespace,
+                    scheduler=args.scheduler,
+                    queues=args.queues,
+                    kinds=kinds,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         subjects = [
             k8s.rbac.v1.SubjectArgs(kind="Group", name=group, api_group="rbac.authorization.k8s.io")
             for group in args.groups

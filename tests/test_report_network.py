@@ -27,7 +27,11 @@ def test_a_public_cluster_needs_no_nat_and_kai_has_its_gate() -> None:
 
 
 def test_authorized_networks_are_shown() -> None:
-    cluster = {**config_value("prod", "gpu-batch:cluster"), "masterAuthorizedNetworks": []}
+    cluster = {
+        **config_value("prod", "gpu-batch:cluster"),
+        "masterAuthorizedNetworks": [],
+        "dnsEndpoint": False,
+    }
     assert "closed to all but Google" in section("prod", {"gpu-batch:cluster": cluster})
 
 
@@ -41,3 +45,33 @@ def test_missing_nat_and_firewall_are_called_out() -> None:
     report = render_report("prod", kept, None)
     assert "**no Cloud NAT in `us-central1`**" in report
     assert "**no firewall rule from the control plane**" in report
+
+
+def test_the_dns_only_endpoint_and_groups_for_rbac_are_shown() -> None:
+    """Issue 19 #1, #4: prod has no IP endpoint and binds Google Groups."""
+    text = section("prod")
+    assert "IP endpoints off; DNS-based endpoint only" in text
+    assert "`gke-security-groups@example.com`: Group subjects of RoleBindings bind" in text
+
+
+def test_the_tenancy_section_shows_who_may_create_what_and_what_holds_it_to_a_queue() -> None:
+    report = render_report("kai", run_stack("kai").resources, None)
+    text = report[report.index("### Tenancy and access") :]
+    assert (
+        "| team-a/team-a-submitter | Group team-a@example.com | jobs, pods, rayclusters, rayjobs | "
+        "`gpu-batch-queue-team-a` (Deny): queue label + kai-scheduler on jobs, pods, rayclusters, rayjobs |"
+    ) in text
+    assert "`group:team-a@example.com`" in text
+
+
+def test_the_tenancy_section_shows_how_skypilot_is_exposed() -> None:
+    report = render_report("skypilot", run_stack("skypilot").resources, None)
+    text = report[report.index("### Tenancy and access") :]
+    assert (
+        "- Ingress controller `skypilot-ingress/skypilot-ingress` (its own release, no team's): "
+        "GKE internal load balancer (VPC only); snippet annotations off." in text
+    )
+    assert (
+        "- SkyPilot `team2/skypilot-team2`: HTTPS on `skypilot.example.com/team2`, basic auth; ClusterRole management off."
+        in text
+    )

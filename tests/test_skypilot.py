@@ -78,14 +78,40 @@ class TestReleases:
             == "team-default"
         )
 
-    def test_first_owns_the_ingress_controller_the_second_shares_it(self, sky: RunResult) -> None:
+    def test_no_team_owns_the_ingress_controller(self, sky: RunResult) -> None:
+        """Issue 19 #3: the controller is its own release; removing team1 leaves team2 served."""
         planned = servers(sky)
         first, second = planned["skypilot-team1"], planned["skypilot-team2"]
-        assert first.inputs["values"]["ingress-nginx"] == {"enabled": True}
+        controller = next(r for r in of_type(sky, RELEASE) if r.inputs["name"] == "skypilot-ingress")
+        assert (
+            controller.inputs["chart"] == "ingress-nginx"
+            and controller.inputs["namespace"] == "skypilot-ingress"
+        )
+        for release in (first, second):
+            assert release.inputs["values"]["ingress-nginx"] == {"enabled": False}
+            assert controller.urn in release.dependencies
+        assert first.urn not in second.dependencies
         assert first.inputs["values"]["ingress"]["path"] == "/"
-        assert second.inputs["values"]["ingress-nginx"] == {"enabled": False}
         assert second.inputs["values"]["ingress"]["path"] == "/team2"
-        assert first.urn in second.dependencies
+
+    def test_least_privilege_tls_internal_and_no_snippets(self, sky: RunResult) -> None:
+        """Issue 19 #3: no ClusterRole management, TLS, an internal balancer, snippets off."""
+        release = servers(sky)["skypilot-team1"]
+        values = release.inputs["values"]
+        rbac = values["rbac"]
+        assert (rbac["manageRbacPolicies"], rbac["manageSystemComponents"]) == (False, False)
+        # No Deployments: their ReplicaSet-made pods would escape the queue label.
+        assert not [r for r in rbac["namespaceRules"] if "deployments" in r["resources"]]
+        config = yaml.safe_load(values["apiService"]["config"])
+        assert config["kubernetes"]["remote_identity"] == "skypilot-team1-api-sa"
+        assert (
+            values["ingress"]["tls"] == {"enabled": True}
+            and values["ingress"]["host"] == "skypilot.example.com"
+        )
+        controller = next(r for r in of_type(sky, RELEASE) if r.inputs["name"] == "skypilot-ingress")
+        nginx = controller.inputs["values"]["controller"]
+        assert nginx["allowSnippetAnnotations"] is False
+        assert nginx["service"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
 
     def test_servers_wait_for_namespace_queue_and_kueue(self, sky: RunResult) -> None:
         release = servers(sky)["skypilot-team1"]

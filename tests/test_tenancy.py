@@ -94,12 +94,27 @@ class TestNamespacesAndRbac:
             {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "team1@example.com"}
         ]
 
+    def test_roles_grant_only_what_the_teams_scheduler_manages(self, plans: dict[str, RunResult]) -> None:
+        """Issue 19 #2: KAI schedules Pods and Jobs (held to kai-scheduler by the admission
+        policy); under Kueue without the pod integration (prod) members only read/delete pods."""
+
+        def verbs(result: RunResult, role: str) -> dict[str, set[str]]:
+            return {
+                res: set(r["verbs"]) for r in named(result, role).inputs["rules"] for res in r["resources"]
+            }
+
+        kai = verbs(plans["kai"], "team-a-role")
+        assert {"create"} <= kai["pods"] and {"create"} <= kai["jobs"] and {"create"} <= kai["rayclusters"]
+        prod = verbs(plans["prod"], "research-role")
+        assert "create" not in prod["pods"] and "create" in prod["jobs"]
+
     def test_team_grants_are_namespaced(self, plans: dict[str, RunResult]) -> None:
         for result in plans.values():
             teams = {r.urn for r in result.resources if r.type == "gpu-batch:tenancy:Team"}
             assert teams
             grants = {r.type for r in result.resources if r.parent in teams} - {NAMESPACE}
-            assert grants <= {ROLE, ROLE_BINDING}
+            # The queue admission policy is cluster-scoped but only ever refuses (issue 19).
+            assert grants <= {ROLE, ROLE_BINDING, "gpu-batch:tenancy:QueueAdmission"}
 
     def test_no_members_no_binding(self) -> None:
         teams = config_value("skypilot", TEAMS)

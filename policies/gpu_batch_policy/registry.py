@@ -14,10 +14,12 @@ from .fit.rules.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
 from .fit.rules.system_pool import POLICIES as FIT_SYSTEM_POOL
 from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules.capacity import POLICIES as RULES_CAPACITY
+from .rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.helm import POLICIES as RULES_HELM
+from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
@@ -29,6 +31,7 @@ from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
 from .rules.webhooks import POLICIES as RULES_WEBHOOKS
 from .rules.wiring import POLICIES as RULES_WIRING
@@ -53,6 +56,9 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KAI_RUNTIME_CLASS,
     *RULES_KUEUE_POD_BYPASS,
     *RULES_CONTAINER_QUANTITIES,
+    *RULES_CLUSTER_ACCESS,
+    *RULES_SERVICE_ACCOUNT_RBAC,
+    *RULES_INGRESS_EXPOSURE,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,

@@ -74,8 +74,16 @@ def selector_matches(
 
 def namespace_labels(model: StackModel, name: str) -> tuple[dict[str, Any], bool]:
     """The labels of namespace ``name`` and whether they are all known: a declared Namespace's
-    labels, else only ``kubernetes.io/metadata.name``, which the API server sets on every one."""
-    for ns in model.namespaces():
-        if ns.obj.name == name:
-            return {**ns.labels, NAME_LABEL: name}, ns.obj.labels_known
-    return {NAME_LABEL: name}, False
+    labels, else only ``kubernetes.io/metadata.name``, which the API server sets on every one.
+
+    Indexed once per model: rules ask this for every workload and every Role, so a scan per call
+    would make the pack quadratic in teams (``tests/policies/test_pack_scaling.py``)."""
+
+    def build() -> dict[str, tuple[dict[str, Any], bool]]:
+        return {
+            ns.obj.name: ({**ns.labels, NAME_LABEL: ns.obj.name}, ns.obj.labels_known)
+            for ns in model.namespaces()
+        }
+
+    found = model.memo("namespace_labels_by_name", build).get(name)
+    return found if found is not None else ({NAME_LABEL: name}, False)

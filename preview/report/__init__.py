@@ -26,6 +26,7 @@ from gpu_batch_policy.values import Unknown
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn
 from preview.report.network import network_section
+from preview.report.tenancy import tenancy_section
 
 GPU = "nvidia.com/gpu"
 UNKNOWN = "unknown until apply"
@@ -293,6 +294,7 @@ def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list
         out.append("")
     out += system_pool_section(model)
     out += network_section(resources, _table)
+    out += tenancy_section(resources, _table)
     cq_rows = list(_cluster_queue_rows(model))
     if cq_rows:
         out += ["### Kueue ClusterQueues (GPUs)", ""]

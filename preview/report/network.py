@@ -34,7 +34,13 @@ def _cluster_lines(cluster: RecordedResource) -> list[str]:
     inputs: dict[str, Any] = for_display(cluster.inputs)
     private = inputs.get("privateClusterConfig") or {}
     authorized = inputs.get("masterAuthorizedNetworksConfig")
-    if authorized is None:
+    endpoints = inputs.get("controlPlaneEndpointsConfig") or {}
+    if (endpoints.get("ipEndpointsConfig") or {}).get("enabled") is False:
+        external = (endpoints.get("dnsEndpointConfig") or {}).get("allowExternalTraffic")
+        endpoint = "none: IP endpoints off; DNS-based endpoint only, every request checked by Google IAM" + (
+            " (reachable wherever Google APIs are)" if external else " (from the VPC only)"
+        )
+    elif authorized is None:
         endpoint = "open to all (no master authorized networks)"
     else:
         blocks = [b.get("cidrBlock") for b in authorized.get("cidrBlocks") or []]
@@ -49,6 +55,12 @@ def _cluster_lines(cluster: RecordedResource) -> list[str]:
             else "nodes with public IPs"
         )
         + f"; public endpoint: {endpoint}.",
+        "- Google Groups for RBAC: "
+        + (
+            f"`{groups}`: Group subjects of RoleBindings bind."
+            if (groups := (inputs.get("authenticatorGroupsConfig") or {}).get("securityGroup"))
+            else "**off**: RoleBindings to Google Groups bind nobody."
+        ),
     ]
 
 

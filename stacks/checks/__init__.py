@@ -4,6 +4,7 @@ module per area; ``queue_layer`` gathers the queue layer's."""
 
 from collections.abc import Iterator
 
+from stacks.checks.access import check_access
 from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.network import check_network
 from stacks.checks.queue_layer import check_queue_layer
@@ -19,3 +20,4 @@ def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     yield from check_network(config.cluster)
     yield from check_schedulers(config.kueue, config.kai, config.kuberay)
     yield from check_queue_layer(config)
+    yield from check_access(config)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from components.cluster_access import grant_cluster_access, iam_member
 from components.gke import GkeCluster, GkeClusterArgs, SystemPoolArgs
 from components.gpu_catalog import gpu_machine
 from components.gpu_pool import GpuNodePool, GpuNodePoolArgs
@@ -35,6 +36,14 @@ class Platform:
     provider: pulumi.ProviderResource
     schedulers: Schedulers
     queues: QueueLayer
+
+
+def team_iam_members(config: StackConfig) -> list[str]:
+    """Every team member as an IAM member: they need to reach the cluster, RBAC does the rest."""
+    return [
+        *(iam_member("group", g) for t in config.teams for g in t.members.groups),
+        *(iam_member("user", u) for t in config.teams for u in t.members.users),
+    ]
 
 
 def build(config: StackConfig, project: str) -> Platform:
@@ -70,6 +79,8 @@ def build(config: StackConfig, project: str) -> Platform:
         else tuple(spec.master_authorized_networks),
         node_service_account=nodes.email,
         protect=spec.protect,
+        security_group=spec.security_group,
+        dns_endpoint=spec.dns_endpoint,
     )
     cluster = GkeCluster(spec.name, cluster_args)
     network = build_network(config, cluster_args)
@@ -103,7 +114,8 @@ def build(config: StackConfig, project: str) -> Platform:
             ),
             opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]),
         )
-    kubeconfig = kubeconfig_for(cluster.cluster)
+    kubeconfig = kubeconfig_for(cluster.cluster, dns_endpoint=spec.dns_endpoint)
+    grant_cluster_access(project, team_iam_members(config))
     # Operators install through this provider: on private nodes they need NAT to pull images and
     # the webhook firewall for the control plane to reach them, so both come first.
     provider = cluster_provider(

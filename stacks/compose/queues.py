@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
+from components.gke import SYSTEM_POOL_SELECTOR
 from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
+from components.ingress_controller import IngressController, IngressControllerArgs
 from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
 from components.kueue_config import MANAGED_NAMESPACE_LABEL
 from components.kueue_queues import (
@@ -148,7 +151,18 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
         # Bare pods only where Kueue's pod integration manages them (the namespace is labelled
         # and created here, so the label really is on it).
         pods_managed=pods and labelled and team.create_namespace,
+        **_team_queue(team, config),
     )
+
+
+def _team_queue(team: TeamConfig, config: StackConfig) -> dict[str, Any]:
+    """The scheduler whose queue the team submits to and the queue names its admission policy
+    accepts: the LocalQueue under Kueue, else the leaf KAI queue; neither: submits nothing."""
+    if config.kueue.enabled and team.local_queue is not None:
+        return {"scheduler": "kueue", "queues": (team.local_queue,)}
+    if config.kai.enabled and team.kai_queue is not None:
+        return {"scheduler": "kai", "queues": (team.kai_queue,)}
+    return {"scheduler": None, "queues": ()}
 
 
 def has_kueue_objects(config: StackConfig) -> bool:
@@ -334,6 +348,20 @@ def _skypilot_servers(
     passwords = skypilot_passwords(sky_teams)
     first: SkypilotServer | None = None
     scope = f"{pulumi.get_project()}/{pulumi.get_stack()}"
+    ingress = config.skypilot_ingress
+    controller = (
+        IngressController(
+            "skypilot-ingress",
+            IngressControllerArgs(
+                exposure=ingress.exposure,
+                source_ranges=tuple(ingress.source_ranges),
+                node_selector=dict(SYSTEM_POOL_SELECTOR),
+            ),
+            opts=pulumi.ResourceOptions(provider=provider),
+        )
+        if sky_teams
+        else None
+    )
     for team in sky_teams:
         server = team.skypilot
         assert server is not None and team.local_queue is not None
@@ -343,8 +371,8 @@ def _skypilot_servers(
             waits.append(namespace)
         if kueue is not None and f"{team.namespace_name}/{team.local_queue}" in kueue.local_queues:
             waits.append(kueue.local_queues[f"{team.namespace_name}/{team.local_queue}"])
-        if first is not None:
-            waits.append(first.release)  # the shared ingress controller and its IngressClass
+        if controller is not None:
+            waits.append(controller.release)  # its IngressClass and admission webhook
         args = SkypilotServerArgs(
             team=team.name,
             namespace=team.namespace_name,
@@ -354,9 +382,9 @@ def _skypilot_servers(
             auth_scope=f"{scope}/{team.namespace_name}",
             local_queue=team.local_queue,
             ingress_path="/" if first is None else f"/{team.name}",
-            owns_ingress_controller=first is None,
             priority_class=server.priority_class,
-            ingress_host=server.ingress_host,
+            ingress_host=server.ingress_host or ingress.host,
+            tls=ingress.tls,
         )
         servers[team.name] = SkypilotServer(
             f"skypilot-{team.name}", args, depends_on=waits, opts=pulumi.ResourceOptions(provider=provider)

@@ -20,7 +20,7 @@ from stacks.config.schedulers import (
     default_kuberay,
     default_kueue,
 )
-from stacks.config.tenancy import TeamConfig
+from stacks.config.tenancy import SkypilotIngressConfig, TeamConfig
 from stacks.config.workloads import WorkloadConfig
 
 
@@ -45,6 +45,10 @@ class StackConfig(ConfigModel):
     )
     teams: list[TeamConfig] = Field(
         default_factory=list, description="Teams: namespace, members, queues, SkyPilot servers (teams[].*)."
+    )
+    skypilot_ingress: SkypilotIngressConfig = Field(
+        default_factory=lambda: SkypilotIngressConfig.model_validate({}),
+        description="The SkyPilot servers' shared ingress controller: exposure, TLS, host (see skypilotIngress.*).",
     )
     workloads: list[WorkloadConfig] = Field(
         default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."

@@ -61,6 +61,18 @@ class ClusterConfig(ConfigModel):
         description="CIDRs that may reach the public control-plane endpoint; [] = closed to all but "
         "Google; unset = open to all.",
     )
+    security_group: NonEmptyStr | None = Field(
+        None,
+        pattern=pattern(
+            r"^gke-security-groups@[A-Za-z0-9.-]+$",
+            "gke-security-groups@<your domain> (GKE requires that name)",
+        ),
+        description="Google Groups for RBAC: gke-security-groups@<domain>, so team groups in RoleBindings bind.",
+    )
+    dns_endpoint: bool = Field(
+        False,
+        description="Reach the control plane only through GKE's DNS-based endpoint (IAM-checked); IP endpoints off.",
+    )
     protect: bool = Field(
         False,
         description="Pulumi protect on the cluster and every node pool, so `pulumi destroy` deletes nothing (on in prod).",

@@ -9,7 +9,7 @@ entries, so a team can only ever reach the ClusterQueues it is listed against.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -63,6 +63,25 @@ class SkypilotServerConfig(ConfigModel):
     )
 
 
+class SkypilotIngressConfig(ConfigModel):
+    """The ingress controller the SkyPilot servers share (its own release, owned by no team)."""
+
+    exposure: Literal["internal", "external"] = Field(
+        "internal",
+        description="internal: a GKE internal load balancer (VPC only); external: restricted to sourceRanges.",
+    )
+    source_ranges: list[NonEmptyStr] = Field(
+        default_factory=list, description="CIDRs that may reach an external load balancer (required then)."
+    )
+    tls: bool = Field(
+        True,
+        description="Serve HTTPS: each team's Secret skypilot-<team>-tls-secrets holds the host's certificate.",
+    )
+    host: NonEmptyStr | None = Field(
+        None, description="Host every SkyPilot server answers on (teams[].skypilot.ingressHost overrides)."
+    )
+
+
 class TeamConfig(ConfigModel):
     """One team: its namespace, members, queues and optional SkyPilot server."""
 
@@ -102,7 +121,7 @@ def team_namespaces(teams: list[TeamConfig]) -> dict[str, list[str]]:
 
 
 def skypilot_teams(teams: list[TeamConfig]) -> list[TeamConfig]:
-    """Teams with a SkyPilot API server, in stack-file order (the first owns the ingress)."""
+    """Teams with a SkyPilot API server, in stack-file order (the first serves at /)."""
     return [t for t in teams if t.skypilot is not None]
 
 
@@ -180,3 +199,33 @@ def _check_skypilot(at: str, team: TeamConfig, priority_classes: list[str]) -> I
             "a WorkloadPriorityClass under gpu-batch:kueueQueues.priorityClasses",
             priority_classes,
         )
+
+
+SKYPILOT_INGRESS_KEY = "gpu-batch:skypilotIngress"
+
+
+def check_skypilot_ingress(ingress: SkypilotIngressConfig, teams: list[TeamConfig]) -> Iterator[ConfigIssue]:
+    """No public plain-HTTP endpoint (issue 19 #3): an external load balancer needs source
+    ranges, none of them everything; TLS needs a host for every server (the chart's tls block
+    lists ``ingress.host``, skypilot 0.13.0 templates/ingress.yaml)."""
+    if ingress.exposure == "external":
+        if not ingress.source_ranges:
+            yield ConfigIssue(
+                f"{SKYPILOT_INGRESS_KEY}.sourceRanges",
+                "the CIDRs that may reach the external load balancer (exposure: external)",
+            )
+        for index, cidr in enumerate(ingress.source_ranges):
+            if cidr.endswith("/0"):
+                yield ConfigIssue(
+                    f"{SKYPILOT_INGRESS_KEY}.sourceRanges[{index}]",
+                    "a CIDR narrower than the whole internet",
+                    cidr,
+                )
+    if ingress.tls:
+        for index, team in enumerate(teams):
+            if team.skypilot is not None and not (team.skypilot.ingress_host or ingress.host):
+                yield ConfigIssue(
+                    f"{SKYPILOT_INGRESS_KEY}.host",
+                    f"the host the SkyPilot servers answer on, for TLS ({TEAMS_KEY}[{index}] runs one)",
+                )
+                return

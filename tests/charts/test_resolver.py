@@ -118,9 +118,26 @@ def test_the_default_mirror_is_the_workspace_vendor_folder(monkeypatch: pytest.M
 
 def test_the_lock_pins_every_chart_the_mirror_holds_at_that_version() -> None:
     charts = locked_charts()
-    assert set(charts) == {"kueue", "kai-scheduler", "kuberay-operator", "skypilot"}
+    assert set(charts) == {"kueue", "kai-scheduler", "kuberay-operator", "skypilot", "ingress-nginx"}
     for chart in charts.values():
-        assert (MIRROR / f"{chart.name}-{chart.version}" / "Chart.yaml").is_file(), chart
+        folder = MIRROR / f"{chart.name}-{chart.version}"
+        bundled = [
+            p
+            for p in MIRROR.glob(f"*/charts/{chart.name}")
+            if f"version: {chart.version}" in (p / "Chart.yaml").read_text()
+        ]
+        assert (folder / "Chart.yaml").is_file() or bundled, chart
+
+
+def test_a_chart_another_mirrored_chart_bundles_resolves_from_there(tmp_path: Path) -> None:
+    """ingress-nginx 4.11.8 is in the mirror only inside skypilot-0.13.0/charts (its Chart.lock)."""
+    nginx = locked_charts()["ingress-nginx"]
+    resolver = ChartResolver(tmp_path / "cache", MIRROR, offline=True, pull_timeout_s=1)
+    found = resolver.resolve(ChartReference(nginx.name, nginx.version, nginx.source))
+    assert "version: 4.11.8" in (found / "Chart.yaml").read_text()
+    other = ChartReference("ingress-nginx", "9.9.9", nginx.source)
+    with pytest.raises(ChartUnavailableError):
+        resolver.resolve(other)
 
 
 def test_a_broken_lock_entry_is_one_line_with_its_key(tmp_path: Path) -> None:

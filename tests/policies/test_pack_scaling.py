@@ -34,6 +34,7 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
+from components.queue_admission import JOB, QueueAdmissionArgs, binding_spec, policy_spec
 from tests.policies.pack_harness import Res, run_all
 from tests.policies.pack_objects import (
     admission_check,
@@ -121,6 +122,35 @@ def team(i: int) -> list[Res]:
             "skypilot/skypilot",
             {"apiService": {"config": "kubernetes:\n  kueue:\n    local_queue_name: queue\n"}},
             name,
+        ),
+        *_tenancy(name),
+    ]
+
+
+def _tenancy(name: str) -> list[Res]:
+    """The team's Role, its binding to a Google Group, and the admission policy holding its Jobs
+    to its queue (issue 19): the bypass and RBAC rules must stay linear in the teams too."""
+    args = QueueAdmissionArgs(name, name, "kueue", ("queue",), (JOB,))
+    admission, rbac = "admissionregistration.k8s.io/v1", "rbac.authorization.k8s.io/v1"
+    return [
+        k8s(admission, "ValidatingAdmissionPolicy", args.policy_name, spec=policy_spec(args)),
+        k8s(admission, "ValidatingAdmissionPolicyBinding", args.policy_name, spec=binding_spec(args)),
+        k8s(
+            rbac,
+            "Role",
+            "submitter",
+            namespace=name,
+            rules=[{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create"]}],
+        ),
+        k8s(
+            rbac,
+            "RoleBinding",
+            "submitter",
+            namespace=name,
+            roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "submitter"},
+            subjects=[
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": f"{name}@example.com"}
+            ],
         ),
     ]
 

@@ -115,6 +115,9 @@ class ChartResolver:
             mirrored = self.mirror_dir / reference.folder
             if _is_chart(mirrored, reference):
                 return self._install(target, lambda tmp: _copy(mirrored, tmp))
+            bundled = _bundled(self.mirror_dir, reference)
+            if bundled is not None:
+                return self._install(target, lambda tmp: _copy(bundled, tmp))
             tried.append(f"mirror {_shown(mirrored)}: not found")
         else:
             tried.append(f"mirror: none (set {MIRROR_ENV})")
@@ -151,6 +154,16 @@ def _is_chart(folder: Path, reference: ChartReference) -> bool:
             return chart.name == reference.name and chart.version == reference.version
     except helm_python.HelmError:
         return False
+
+
+def _bundled(mirror: Path, reference: ChartReference) -> Path | None:
+    """The pinned chart as a subchart another mirrored chart bundles (``<chart>/charts/<name>``):
+    Helm packages a dependency unchanged, so the same name and version is the same chart
+    (skypilot 0.13.0 bundles ingress-nginx 4.11.8, its Chart.lock)."""
+    for candidate in sorted(mirror.glob(f"*/charts/{reference.name}")):
+        if _is_chart(candidate, reference):
+            return candidate
+    return None
 
 
 def _copy(source: Path, staging: Path) -> Path:

@@ -343,10 +343,10 @@ class StackModel:
 
     # --- GKE ---------------------------------------------------------------------------------
     def gke_clusters(self) -> list[GkeCluster]:
-        return [self.view(r) for r in self.of_type(GKE_CLUSTER)]
+        return self.memo("gke_clusters", lambda: [self.view(r) for r in self.of_type(GKE_CLUSTER)])
 
     def node_pools(self) -> list[NodePool]:
-        return [self.view(r) for r in self.of_type(GKE_NODE_POOL)]
+        return self.memo("node_pools", lambda: [self.view(r) for r in self.of_type(GKE_NODE_POOL)])
 
     def cluster_of(self, pool: NodePool) -> GkeCluster | None:
         """The pool's cluster: by the ``cluster`` property dependency (URN), else by name (also
@@ -368,8 +368,15 @@ class StackModel:
 
     # --- Helm --------------------------------------------------------------------------------
     def helm_releases(self, chart_id: str | None = None) -> list[HelmRelease]:
-        releases: list[HelmRelease] = [self.view(r) for r in self.of_type(HELM_RELEASE)]
-        return [r for r in releases if chart_id is None or r.chart_id == chart_id]
+        """Every release, or those of one chart; built once per model and chart, because rules
+        ask per workload (e.g. which Kueue release governs it) and a stack has a release per
+        team (SkyPilot), so a fresh scan per call would make the pack quadratic in teams."""
+
+        def build() -> list[HelmRelease]:
+            releases: list[HelmRelease] = [self.view(r) for r in self.of_type(HELM_RELEASE)]
+            return [r for r in releases if chart_id is None or r.chart_id == chart_id]
+
+        return self.memo(f"helm_releases:{chart_id}", build)
 
     def kueue_releases(self) -> list[HelmRelease]:
         return self.helm_releases(KUEUE)

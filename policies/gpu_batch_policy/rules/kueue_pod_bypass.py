@@ -1,122 +1,270 @@
-"""Bare pods that bypass Kueue, and a pod webhook that fails closed on every namespace.
+"""Workloads a team can create outside its queue, and a pod webhook that fails closed everywhere.
 
-* **A Role that lets users create bare pods where Kueue does not manage pods.**  Kueue queues a
-  plain Pod only with the ``pod`` integration and only in namespaces matched by
-  ``managedJobsNamespaceSelector`` (Kueue v0.19.2 ``site/content/en/docs/tasks/run/plain_pods.md``;
-  reference/kueue.md §5: for pods "a hard exemption").  Anywhere else a pod created directly
-  runs with no queue, quota or admission check, so a team Role granting ``create`` on pods in a
-  namespace Kueue does not manage for pods hands out a quota bypass.  Judged for Roles in namespaces
-  that hold a Kueue LocalQueue (where teams submit), in stacks that install Kueue.
-* **The pod integration with an unscoped selector.**  The Kueue chart uses
-  ``managedJobsNamespaceSelector`` as the ``namespaceSelector`` of its pod webhooks, which are
-  ``failurePolicy: Fail`` once ``pod`` is enabled (``charts/kueue/templates/webhook/manifests.yaml``
-  @v0.19.2, ``mpod.kb.io``).  Left at the default (every namespace but kube-system and Kueue's
-  own), every pod in the cluster -- ingress controllers, other operators -- is refused while
-  Kueue's webhook is down.  Scope it to the namespaces whose pods Kueue should queue.
+**kueue-pod-bypass** (mandatory): the people of a team namespace can create a workload that no
+queue accounts for.  Judged for every Role or RoleBinding'd ClusterRole that lets a User or Group
+create Pods, Jobs, RayJobs or RayClusters:
+
+* in a namespace with a Kueue LocalQueue (where a team submits).  Kueue v0.19.2 manages a kind
+  only through its integration (``integrations.frameworks``: ``pod``, ``batch/job``,
+  ``ray.io/rayjob``, ``ray.io/raycluster``), only in namespaces matched by
+  ``managedJobsNamespaceSelector``, and a workload *without* a queue label only when
+  ``manageJobsWithoutQueueName`` is on (``pkg/controller/jobframework/utils.go``
+  ``WorkloadShouldBeSuspended``; ``pkg/controller/jobs/pod/pod_webhook.go`` ``PodWebhook.Default``)
+  or when the namespace has a LocalQueue named ``default`` (LocalQueueDefaulting,
+  ``pkg/controller/jobframework/defaults.go``
+  ``ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector``).  Otherwise an unlabelled
+  workload runs outside every quota -- a GPU pod tolerating the GPU taint on the GPU nodes.
+* in a stack with KAI Scheduler, any namespace where people may create Pods or Jobs: KAI v0.17
+  schedules only pods with ``schedulerName: kai-scheduler`` and a ``kai.scheduler/queue``; a
+  Pod or Job on the default scheduler takes GPUs KAI never accounts for.  (Ray kinds are not a
+  bypass there: KubeRay v1.7.0's KAI plugin stamps the scheduler on their pods,
+  ``ray-operator/controllers/ray/batchscheduler/kai-scheduler/kai_scheduler.go``.)
+
+Either is closed by a ValidatingAdmissionPolicy bound to the namespace that denies the kind
+unless it carries the queue label (and, for KAI, the scheduler name)
+(:mod:`..admission_policies`).
+
+**kueue-pod-webhook-scope** (advisory by default; prod's config raises it): the pod
+integration with ``managedJobsNamespaceSelector`` left at every namespace.  The Kueue chart uses
+that selector as the ``namespaceSelector`` of its ``failurePolicy: Fail`` pod webhooks
+(``charts/kueue/templates/webhook/manifests.yaml`` @v0.19.2, ``mpod.kb.io``), so every pod in
+the cluster -- ingress controllers, other operators -- is refused while Kueue's webhook is down.
+That is a hazard, not an impossibility: SkyPilot's published setup runs this way and works
+(issue 18, "Hazard vs impossibility").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from pulumi_policy import Policy
+from pulumi_policy import EnforcementLevel, Policy
 
+from ..admission_policies import Kind, enforced
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.base import KubeObject
 from ..model.helm import HelmRelease
+from ..rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
 from ..report import Reporter
 from ..selectors import namespace_labels, selector_matches
 from ..values import Unknown, dig
 
-POD_CREATE_VERBS = {"create", "*"}
+CREATE_VERBS = ("create",)
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_SCHEDULER_NAME = "kai-scheduler"
+DEFAULT_LOCAL_QUEUE = "default"
 
 
-def _pod_scope(release: HelmRelease) -> tuple[bool, dict[str, Any] | None] | Unknown | None:
-    """(pod integration on, managedJobsNamespaceSelector or None); None when unreadable."""
+@dataclass(frozen=True)
+class Workload:
+    kind: Kind
+    name: str
+    framework: str
+
+
+# Every kind a Kueue 0.19.2 integration queues (pkg/controller/jobs/*; the names of
+# components.kueue_config.KNOWN_FRAMEWORKS), with its API group and resource.
+WORKLOADS = (
+    Workload(Kind("", "pods"), "bare pods", "pod"),
+    Workload(Kind("batch", "jobs"), "Jobs", "batch/job"),
+    Workload(Kind("ray.io", "rayjobs"), "RayJobs", "ray.io/rayjob"),
+    Workload(Kind("ray.io", "rayclusters"), "RayClusters", "ray.io/raycluster"),
+    Workload(Kind("ray.io", "rayservices"), "RayServices", "ray.io/rayservice"),
+    Workload(Kind("apps", "deployments"), "Deployments", "deployment"),
+    Workload(Kind("apps", "statefulsets"), "StatefulSets", "statefulset"),
+    Workload(Kind("jobset.x-k8s.io", "jobsets"), "JobSets", "jobset.x-k8s.io/jobset"),
+    Workload(
+        Kind("leaderworkerset.x-k8s.io", "leaderworkersets"),
+        "LeaderWorkerSets",
+        "leaderworkerset.x-k8s.io/leaderworkerset",
+    ),
+    *(
+        Workload(Kind("kubeflow.org", f"{kind.lower()}s"), f"{kind}s", f"kubeflow.org/{kind.lower()}")
+        for kind in ("MPIJob", "PyTorchJob", "TFJob", "PaddleJob", "XGBoostJob", "JAXJob")
+    ),
+    Workload(Kind("trainer.kubeflow.org", "trainjobs"), "TrainJobs", "trainer.kubeflow.org/trainjob"),
+    Workload(
+        Kind("workload.codeflare.dev", "appwrappers"), "AppWrappers", "workload.codeflare.dev/appwrapper"
+    ),
+    Workload(
+        Kind("sparkoperator.k8s.io", "sparkapplications"),
+        "SparkApplications",
+        "sparkoperator.k8s.io/sparkapplication",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class KueueScope:
+    frameworks: tuple[str, ...]
+    selector: dict[str, Any] | None
+    without_queue_name: bool
+
+
+def _kueue_scope(release: HelmRelease) -> KueueScope | Unknown | None:
+    """The release's integrations, managedJobsNamespaceSelector and manageJobsWithoutQueueName."""
     frameworks = release.kueue_frameworks()
-    if isinstance(frameworks, Unknown):
+    if isinstance(frameworks, Unknown) or frameworks is None:
         return frameworks
-    if frameworks is None:
-        return None
     config = release.kueue_config()
-    selector = dig(config.data, "managedJobsNamespaceSelector") if config.present else None
-    if isinstance(selector, Unknown):
-        return selector
-    return "pod" in frameworks, selector if isinstance(selector, dict) else None
+    data = config.data if config.present else None
+    selector = dig(data, "managedJobsNamespaceSelector")
+    without = dig(data, "manageJobsWithoutQueueName")
+    if isinstance(selector, Unknown) or isinstance(without, Unknown):
+        return Unknown("managerConfig.controllerManagerConfigYaml")
+    return KueueScope(frameworks, selector if isinstance(selector, dict) else None, without is True)
 
 
-def _grants_pod_create(role: KubeObject) -> bool | None:
-    rules = dig(role.props, "rules")
-    if isinstance(rules, Unknown):
-        return None
-    for rule in rules if isinstance(rules, list) else []:
-        groups, resources, verbs = dig(rule, "apiGroups"), dig(rule, "resources"), dig(rule, "verbs")
-        if any(isinstance(v, Unknown) for v in (groups, resources, verbs)):
-            return None
+def _grants(model: StackModel) -> Iterator[tuple[KubeObject, str, Any]]:
+    """(subject to report on, namespace, rules) for every Role, and every RoleBinding of a
+    ClusterRole to people, in a namespace."""
+    for role in model.kube_objects(RBAC_GROUP, "Role"):
+        yield role, role.namespace or "", dig(role.props, "rules")
+    for binding in bindings(model):
         if (
-            isinstance(groups, list)
-            and ("" in groups or "*" in groups)
-            and isinstance(resources, list)
-            and ("pods" in resources or "*" in resources)
-            and isinstance(verbs, list)
-            # Only strings are verbs; a malformed entry (a map, a list) is not one (fuzzing found
-            # a TypeError on unhashable entries here).
-            and POD_CREATE_VERBS.intersection(v for v in verbs if isinstance(v, str))
+            binding.kind == "RoleBinding"
+            and dig(binding.props, "roleRef", "kind") == "ClusterRole"
+            and people(binding)
         ):
-            return True
-    return False
+            yield binding, binding.namespace or "", role_rules(model, binding)
 
 
-def check_pod_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def _people_namespaces(model: StackModel) -> set[str]:
+    return {b.namespace or "" for b in model.kube_objects(RBAC_GROUP, "RoleBinding") if people(b)}
+
+
+@dataclass(frozen=True)
+class Place:
+    """A namespace as the selectors see it: its labels, and whether they are all known."""
+
+    name: str
+    labels: dict[str, Any]
+    complete: bool
+
+
+def _kueue_queues(workload: Workload, scope: KueueScope, model: StackModel, place: Place) -> bool | None:
+    """Whether Kueue queues every ``workload`` created in ``ns`` (labelled or not)."""
+    if workload.framework not in scope.frameworks:
+        return False
+    managed = (
+        True
+        if scope.selector is None
+        else selector_matches(scope.selector, place.labels, complete=place.complete)
+    )
+    if managed is not True:
+        return managed
+    defaulted = any(lq.name == DEFAULT_LOCAL_QUEUE for lq in model.local_queues_in(place.name))
+    return scope.without_queue_name or defaulted
+
+
+def check_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     releases = model.kueue_releases()
-    if not releases:
-        return
-    scopes = [_pod_scope(r) for r in releases]
-    if any(s is None or isinstance(s, Unknown) for s in scopes):
+    scopes = [_kueue_scope(r) for r in releases]
+    if any(not isinstance(s, KueueScope) for s in scopes):
         reporter.cannot_check(releases[0], "the Kueue controller Configuration is unknown or unreadable")
         return
-    for release, scope in zip(releases, scopes, strict=True):
-        assert isinstance(scope, tuple)
-        pods_on, selector = scope
-        if pods_on and (selector is None or not _mentions_labels(selector)):
+    kueue = [s for s in scopes if isinstance(s, KueueScope)]
+    kai = bool(model.kai_releases())
+    if not kueue and not kai:
+        return
+    people_namespaces = _people_namespaces(model) if kai else set()
+    for subject, ns, rules in _grants(model):
+        team_kueue = bool(kueue) and bool(model.local_queues_in(ns))
+        if not team_kueue and ns not in people_namespaces:
+            continue
+        place = Place(ns, *namespace_labels(model, ns))
+        bypassing: list[Workload] = []
+        for workload in WORKLOADS:
+            if not team_kueue and workload.kind.group == "ray.io":
+                continue  # KubeRay's KAI plugin puts Ray pods on KAI itself
+            grants = rules_grant(rules, workload.kind.group, workload.kind.resource, CREATE_VERBS)
+            verdict = (
+                None
+                if grants is None
+                else (grants and _bypasses(model, workload, place, kueue if team_kueue else None))
+            )
+            if verdict is None:
+                reporter.cannot_check(
+                    subject, f"whether {workload.name} in namespace {ns} are always queued is unknown"
+                )
+            elif verdict:
+                bypassing.append(workload)
+        if bypassing:
+            _report(reporter, subject, ns, bypassing, kai=not team_kueue)
+
+
+def _bypasses(
+    model: StackModel, workload: Workload, place: Place, kueue: list[KueueScope] | None
+) -> bool | None:
+    """Whether an unlabelled (KAI: off-scheduler) ``workload`` created in the namespace escapes
+    every queue; None when a piece is unknown until apply."""
+    if kueue is not None:
+        required: tuple[str, ...] = (KUEUE_QUEUE_LABEL,)
+        queued = [_kueue_queues(workload, s, model, place) for s in kueue]
+        if True in queued:
+            return False
+    else:
+        required = (KAI_QUEUE_LABEL, KAI_SCHEDULER_NAME)
+        queued = [False]
+    guarded = enforced(
+        model,
+        workload.kind,
+        namespace=place.name,
+        labels=place.labels,
+        complete=place.complete,
+        required=required,
+    )
+    if guarded:
+        return False
+    if None in queued or guarded is None:
+        return None
+    return True
+
+
+def _report(
+    reporter: Reporter, subject: KubeObject, ns: str, bypassing: list[Workload], *, kai: bool
+) -> None:
+    names = ", ".join(w.name for w in bypassing)
+    if not kai:
+        why = (
+            f"lets users create {names} in team namespace {ns}, and an unlabelled one bypasses queues and quota: "
+            f"Kueue ignores it (its integration -- {', '.join(w.framework for w in bypassing)} -- off, the namespace "
+            "outside managedJobsNamespaceSelector, or manageJobsWithoutQueueName false with no LocalQueue 'default')"
+        )
+        fix = (
+            f"bind a ValidatingAdmissionPolicy to namespace {ns} that denies them without {KUEUE_QUEUE_LABEL}, "
+            f"or set manageJobsWithoutQueueName with the integrations on for {ns}, or stop granting create on them"
+        )
+    else:
+        why = (
+            f"lets users create {names} in namespace {ns} of a KAI cluster with nothing forcing schedulerName "
+            f"{KAI_SCHEDULER_NAME} and a {KAI_QUEUE_LABEL} label: such a workload bypasses KAI's queues and quota"
+        )
+        fix = (
+            f"bind a ValidatingAdmissionPolicy to namespace {ns} that denies them without schedulerName "
+            f"{KAI_SCHEDULER_NAME} and the team's {KAI_QUEUE_LABEL}, or stop granting create on them"
+        )
+    reporter.violation(subject, why, fix)
+
+
+def check_webhook_scope(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for release in model.kueue_releases():
+        scope = _kueue_scope(release)
+        if not isinstance(scope, KueueScope):
+            reporter.cannot_check(release, "the Kueue controller Configuration is unknown or unreadable")
+            continue
+        if "pod" in scope.frameworks and (scope.selector is None or not _mentions_labels(scope.selector)):
             reporter.violation(
                 release,
                 "the pod integration is on with managedJobsNamespaceSelector left to every namespace, so "
-                "Kueue's fail-closed pod webhook guards every pod in the cluster",
+                "Kueue's fail-closed pod webhook guards every pod in the cluster (a cluster-wide dependency on "
+                "Kueue's webhook)",
                 "set managedJobsNamespaceSelector to the team namespaces only (e.g. matchLabels on a "
                 "label the team namespaces carry)",
             )
-    for role in model.kube_objects("rbac.authorization.k8s.io", "Role"):
-        namespace = role.namespace or ""
-        # A team namespace is one with a LocalQueue: users submit there (indexed lookup, so the
-        # rule stays linear in the stack).
-        if not model.local_queues_in(namespace):
-            continue
-        grants = _grants_pod_create(role)
-        if grants is None:
-            reporter.cannot_check(role, "rules are unknown until apply")
-            continue
-        if not grants:
-            continue
-        labels, complete = namespace_labels(model, namespace)
-        managed = [
-            pods_on and selector is not None and selector_matches(selector, labels, complete=complete)
-            for pods_on, selector in (s for s in scopes if isinstance(s, tuple))
-        ]
-        if any(m is True for m in managed):
-            continue
-        if any(m is None for m in managed):
-            reporter.cannot_check(role, f"whether Kueue manages pods in namespace {namespace} is unknown")
-            continue
-        reporter.violation(
-            role,
-            f"lets users create bare pods in team namespace {namespace}, where Kueue's pod integration does "
-            "not manage pods, so those pods bypass queues and quota",
-            "grant create on the workload kinds Kueue queues (jobs, rayjobs, rayclusters) and only "
-            "get/list/watch/delete on pods, or enable the pod integration for that namespace",
-        )
 
 
 def _mentions_labels(selector: Mapping[str, Any]) -> bool:
@@ -133,7 +281,13 @@ def _mentions_labels(selector: Mapping[str, Any]) -> bool:
 POLICIES: list[Policy] = [
     stack_policy(
         "kueue-pod-bypass",
-        "Team Roles create bare pods only where Kueue manages pods, and the pod integration's webhook is scoped to team namespaces.",
-        check_pod_bypass,
+        "Nobody in a team namespace can create a Pod, Job or Ray workload that escapes its Kueue or KAI queue.",
+        check_bypass,
+    ),
+    stack_policy(
+        "kueue-pod-webhook-scope",
+        "Kueue's pod integration is scoped to team namespaces, so its fail-closed pod webhook is not a cluster-wide dependency.",
+        check_webhook_scope,
+        enforcement_level=EnforcementLevel.ADVISORY,
     ),
 ]
