@@ -126,10 +126,15 @@ class FlavorAssigner:
         reasons.append(f"insufficient unused quota for {fr[1]} in flavor {fr[0]}")
         quota = node.quotas.get(fr)
         nominal = quota.nominal if quota else 0
-        if nominal >= val or may_reclaim or cq.preemption.borrow_within_cohort != "Never":
+        if nominal >= val or may_reclaim or self._can_preempt_while_borrowing(cq):
             possibility, borrow_after = self.oracle.simulate(wl, cq, fr, val)
             return _FROM_ORACLE[possibility], borrow_after
         return NO_FIT, borrow
+
+    def _can_preempt_while_borrowing(self, cq: ClusterQueue) -> bool:
+        """``canPreemptWhileBorrowing``: borrowWithinCohort, or reclaim under fair sharing."""
+        fair = self.cluster.fair_sharing is not None and cq.preemption.reclaim_within_cohort != "Never"
+        return cq.preemption.borrow_within_cohort != "Never" or fair
 
     def _find_flavor(
         self,

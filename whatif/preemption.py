@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from whatif.cluster import Cluster, ClusterQueue
 from whatif.tree import (
@@ -43,6 +44,7 @@ REASONS = {
     RECLAIM_WHILE_BORROWING: "InCohortReclaimWhileBorrowing",
 }
 NO_CANDIDATES, PREEMPT, RECLAIM = "noCandidates", "preempt", "reclaim"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class Preemptor:
     def __init__(self, cluster: Cluster, running: Mapping[str, dict[str, Workload]]) -> None:
         self.cluster = cluster
         self.running = running  # ClusterQueue -> key -> workloads holding quota
+        # fair sharing on: ``getTargets`` takes ``fairPreemptions`` instead of the classical path
+        self.strategies = cluster.fair_sharing.strategies if cluster.fair_sharing else None
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod
@@ -147,13 +151,19 @@ class Preemptor:
             )
 
     @staticmethod
-    def _ordering(cq: ClusterQueue) -> Callable[[_Candidate], tuple[bool, int, float, int]]:
-        def key(c: _Candidate) -> tuple[bool, int, float, int]:
-            wl = c.workload
+    def candidate_key(cq: ClusterQueue) -> Callable[[Workload], tuple[bool, int, float, int]]:
+        """``CandidatesOrdering``: other queues first, lower priority, newer reservation, UID."""
+
+        def key(wl: Workload) -> tuple[bool, int, float, int]:
             reserved = wl.reserved_at if wl.reserved_at is not None else float("inf")
             return (wl.cluster_queue == cq.name, wl.priority, -reserved, wl.seq)
 
         return key
+
+    @classmethod
+    def _ordering(cls, cq: ClusterQueue) -> Callable[[_Candidate], tuple[bool, int, float, int]]:
+        key = cls.candidate_key(cq)
+        return lambda c: key(c.workload)
 
     # --- search ---------------------------------------------------------------------------
     def targets(
@@ -163,6 +173,11 @@ class Preemptor:
         frs: set[FlavorResource],
         requests: Mapping[FlavorResource, int],
     ) -> list[Target]:
+        if self.strategies is not None:
+            from whatif.fairsharing.preemption import FairPreemption
+
+            picked = FairPreemption(self, preemptor, cq, frs, requests).targets(self.strategies)
+            return [Target(w, reason) for w, reason in picked]
         same: list[_Candidate] = []
         if cq.preemption.within_cluster_queue != "Never":
             same = self._from_cq(cq.name, None, cq=cq, preemptor=preemptor, frs=frs, advantage=False)
@@ -202,8 +217,8 @@ class Preemptor:
                     continue
                 self.remove_workload(cand.workload)
                 chosen.append(cand)
-                if self._fits(cq, requests, borrowing):
-                    chosen = self._fill_back(cq, requests, borrowing, chosen)
+                if self.fits_after_removal(cq, requests, borrowing):
+                    chosen = self.fill_back(cq, requests, borrowing, chosen, lambda c: c.workload)
                     for c in chosen:
                         self.add_workload(c.workload)
                     return [Target(c.workload, REASONS[c.variant]) for c in chosen]
@@ -211,17 +226,17 @@ class Preemptor:
                 self.add_workload(c.workload)
         return []
 
-    def _node(self, wl: Workload) -> Node:
+    def node_of(self, wl: Workload) -> Node:
         assert wl.cluster_queue is not None
         return self.cluster.cluster_queues[wl.cluster_queue].node
 
     def remove_workload(self, wl: Workload) -> None:
         """``Snapshot.RemoveWorkload``: take its usage out of the quota tree."""
-        remove_all(self._node(wl), wl.usage)
+        remove_all(self.node_of(wl), wl.usage)
 
     def add_workload(self, wl: Workload) -> None:
         """``Snapshot.AddWorkload``: put its usage back."""
-        add_all(self._node(wl), wl.usage)
+        add_all(self.node_of(wl), wl.usage)
 
     @staticmethod
     def _under_nominal(cq: ClusterQueue, frs: set[FlavorResource]) -> bool:
@@ -236,7 +251,7 @@ class Preemptor:
             return True
         if borrowing and cand.variant == RECLAIM_WITHOUT_BORROWING:
             return False
-        node = self._node(cand.workload)
+        node = self.node_of(cand.workload)
         if within_nominal(node, frs):
             return False
         for up in node.ancestors():
@@ -247,7 +262,8 @@ class Preemptor:
         return True
 
     @staticmethod
-    def _fits(cq: ClusterQueue, requests: Mapping[FlavorResource, int], borrowing: bool) -> bool:
+    def fits_after_removal(cq: ClusterQueue, requests: Mapping[FlavorResource, int], borrowing: bool) -> bool:
+        """``workloadFits``: within what is available, and within nominal unless borrowing."""
         for fr, val in requests.items():
             if not borrowing and cq.node.borrowing_with(fr, val):
                 return False
@@ -255,20 +271,22 @@ class Preemptor:
                 return False
         return True
 
-    def _fill_back(
+    def fill_back(
         self,
         cq: ClusterQueue,
         requests: Mapping[FlavorResource, int],
         borrowing: bool,
-        chosen: list[_Candidate],
-    ) -> list[_Candidate]:
+        chosen: list[T],
+        workload_of: Callable[[T], Workload],
+    ) -> list[T]:
+        """``fillBackWorkloads``: put back every target but the last that is not needed."""
         for i in range(len(chosen) - 2, -1, -1):
-            self.add_workload(chosen[i].workload)
-            if self._fits(cq, requests, borrowing):
+            self.add_workload(workload_of(chosen[i]))
+            if self.fits_after_removal(cq, requests, borrowing):
                 chosen[i] = chosen[-1]
                 chosen.pop()
             else:
-                self.remove_workload(chosen[i].workload)
+                self.remove_workload(workload_of(chosen[i]))
         return chosen  # still removed from the tree: the caller restores them
 
     # --- oracle ---------------------------------------------------------------------------

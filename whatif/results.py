@@ -91,8 +91,10 @@ def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any
 
 
 def document(cluster: Cluster, outcome: Outcome) -> dict[str, Any]:
+    fair = cluster.fair_sharing
     return {
         "events": [e.to_json() for e in outcome.events],
         "queues": queue_figures(cluster, outcome),
+        "fairSharing": {"preemptionStrategies": list(fair.strategies)} if fair else None,
         "notes": list(cluster.notes),
     }

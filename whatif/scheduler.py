@@ -2,7 +2,8 @@
 
 Upstream (kubernetes-sigs/kueue@v0.19.2): ``schedule`` (one head per ClusterQueue; nominate; order
 the entries; process each against a snapshot in which earlier entries' usage is already counted;
-requeue the rest), ``nominate``/``getInitialAssignments`` (flavor assignment, then preemption
+requeue the rest; under fair sharing the entries come from the tournament in
+``whatif.fairsharing.tournament``), ``nominate``/``getInitialAssignments`` (flavor assignment, then preemption
 targets when the mode is Preempt), ``makeClassicalIterator`` (entries that borrow less first, then
 higher priority, then older), ``processEntry`` (skip a Preempt entry without targets, reserving
 capacity unless ``reclaimWithinCohort: Any`` -- ``reserveCapacityForUnreclaimablePreempt`` /
@@ -17,14 +18,15 @@ and admitted by a following cycle at the same instant, as Kueue does once the ev
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from whatif.cluster import Cluster, ClusterQueue
+from whatif.fairsharing.tournament import fair_order
 from whatif.flavors import Assignment, FlavorAssigner
 from whatif.preemption import Preemptor, Target
 from whatif.queues import QueueManager
-from whatif.tree import FlavorResource, add_all, fits, remove_all
+from whatif.tree import FlavorResource, Node, add_all, fits, remove_all
 from whatif.workload import Workload
 
 
@@ -37,6 +39,14 @@ class Entry:
     immediate: bool = False  # requeue into the heap (skipped, or pending preemption)
     done: bool = False  # admitted (quota reserved)
     reason: str = ""
+
+    @property
+    def node(self) -> Node:
+        return self.cq.node
+
+    @property
+    def usage(self) -> dict[FlavorResource, int]:
+        return self.assignment.usage
 
 
 @dataclass
@@ -97,10 +107,9 @@ class Scheduler:
         if not heads:
             return outcome
         entries = [self._nominate(wl) for wl in heads]
-        entries.sort(key=lambda e: (e.assignment.borrowing, -e.workload.priority, e.workload.seq))
         preempted: dict[str, Workload] = {}
         temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
-        for e in entries:
+        for e in self._ordered(entries):
             self._process(e, preempted, temporary, outcome)
         for cq, usage in reversed(temporary):
             remove_all(cq.node, usage)
@@ -113,6 +122,17 @@ class Scheduler:
                     outcome.parked += 1
             self.queues.requeue(e.workload, e.immediate)
         return outcome
+
+    def _ordered(self, entries: list[Entry]) -> Iterator[Entry]:
+        """``makeIterator``: the fair-sharing tournament, or the classical order."""
+        if self.cluster.fair_sharing is not None:
+            for e in fair_order(list(entries)):
+                assert isinstance(e, Entry)
+                yield e
+            return
+        yield from sorted(
+            entries, key=lambda e: (e.assignment.borrowing, -e.workload.priority, e.workload.seq)
+        )
 
     def _process(
         self,

@@ -1,8 +1,8 @@
 """The "What-if" section of ``build/<stack>/report.md``: each queue under the stack's load profile.
 
 It always says something: the figures, or why there are none (no Kueue ClusterQueues, no load
-profile, or a Kueue behaviour the simulator does not model -- fair sharing in prod and skypilot
-today), so a reviewer never mistakes a missing section for a clean one.
+profile, or a Kueue behaviour the simulator does not model -- admission fair sharing, TAS,
+MultiKueue), so a reviewer never mistakes a missing section for a clean one.
 """
 
 from __future__ import annotations
@@ -36,9 +36,15 @@ def section_lines(stack: str, items: Iterable[Plain]) -> list[str]:
     except WhatIfError as error:
         return [*out, f"**What-if failed:** {error}", ""]
     hours = profile.get("hours", 168)
+    fair = result["fairSharing"]
+    rules = (
+        f"admission rules with fair sharing (preemptionStrategies {', '.join(fair['preemptionStrategies'])})"
+        if fair
+        else "admission rules"
+    )
     out += [
         f"{len(trace.entries)} workloads from `whatif/{path.name}` over {hours} h (seed {profile.get('seed', 0)}), "
-        "simulated with Kueue v0.19.2's admission rules (`python -m whatif`; what is and is not "
+        f"simulated with Kueue v0.19.2's {rules} (`python -m whatif`; what is and is not "
         "modelled: `whatif/README.md`). Waits are from submission to admission; GPU use is "
         "GPU-hours held over nominal GPU quota.",
         "",

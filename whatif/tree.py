@@ -40,6 +40,7 @@ class Node:
     children: list[Node] = field(default_factory=list)
     subtree_quota: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
+    fair_weight: float = 1.0  # spec.fairSharing.weight (``parseFairWeight``: default 1)
 
     def local_quota(self, fr: FlavorResource) -> int:
         """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit)."""

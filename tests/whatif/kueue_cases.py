@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from whatif.amounts import to_amount
 from whatif.cluster import Cluster, build_cluster
 from whatif.pack import StackModel, quantity
@@ -55,8 +57,11 @@ def cluster_queue(
     preemption: dict[str, Any] | None = None,
     fungibility: dict[str, Any] | None = None,
     strategy: str | None = None,
+    weight: str | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {"resourceGroups": list(groups), "namespaceSelector": {}}
+    if weight is not None:
+        spec["fairSharing"] = {"weight": weight}
     if cohort:
         spec["cohortName"] = cohort
     if preemption:
@@ -68,10 +73,14 @@ def cluster_queue(
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
-def cohort(name: str, parent: str | None = None, *groups: dict[str, Any]) -> dict[str, Any]:
+def cohort(
+    name: str, parent: str | None = None, *groups: dict[str, Any], weight: str | None = None
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"resourceGroups": list(groups)}
     if parent:
         spec["parentName"] = parent
+    if weight is not None:
+        spec["fairSharing"] = {"weight": weight}
     return {"apiVersion": API, "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
 
 
@@ -85,6 +94,19 @@ def local_queue(namespace: str, name: str, cq: str) -> dict[str, Any]:
         "kind": "LocalQueue",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"clusterQueue": cq},
+    }
+
+
+def fair_sharing(*strategies: str) -> dict[str, Any]:
+    """Kueue's Configuration with ``fairSharing`` (the chart's ``kueue-manager-config`` ConfigMap),
+    as the Go tests' ``&config.FairSharing{PreemptionStrategies: ...}``."""
+    config: dict[str, Any] = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    config["fairSharing"] = {"preemptionStrategies": list(strategies)} if strategies else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+        "data": {"controller_manager_config.yaml": yaml.safe_dump(config)},
     }
 
 

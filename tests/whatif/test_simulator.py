@@ -244,15 +244,27 @@ def _kueue_release(config: str) -> tuple[str, Any, str, str]:
     return ("kubernetes:helm.sh/v3:Release", props, "urn:test:kueue", "kueue")
 
 
-def test_fair_sharing_in_the_configuration_is_refused_unless_explicitly_ignored() -> None:
-    from whatif.cluster import build_cluster
+def test_fair_sharing_in_the_configuration_is_simulated_unless_explicitly_ignored() -> None:
+    from whatif.cluster import FairSharing, build_cluster
     from whatif.pack import StackModel
 
     config = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare]\n"
     model = StackModel.from_plain([_kueue_release(config)])
-    with pytest.raises(NotModelledError, match="fair sharing is enabled"):
-        build_cluster(model)
-    assert "NOT simulated" in build_cluster(model, ignore_fair_sharing=True).notes[0]
+    assert build_cluster(model).fair_sharing == FairSharing(("LessThanOrEqualToFinalShare",))
+    ignored = build_cluster(model, ignore_fair_sharing=True)
+    assert ignored.fair_sharing is None and "NOT simulated" in ignored.notes[0]
+    default = StackModel.from_plain(
+        [_kueue_release("apiVersion: config.kueue.x-k8s.io/v1beta2\nfairSharing: {}\n")]
+    )
+    assert build_cluster(default).fair_sharing == FairSharing(
+        ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    )
+    afs = StackModel.from_plain([_kueue_release("admissionFairSharing: {usageHalfLifeTime: 168h}\n")])
+    with pytest.raises(NotModelledError, match="admission fair sharing is enabled"):
+        build_cluster(afs)
+    bad = StackModel.from_plain([_kueue_release("fairSharing: {preemptionStrategies: [Fastest]}\n")])
+    with pytest.raises(WhatIfError, match=r"fairSharing.preemptionStrategies: got \['Fastest'\]"):
+        build_cluster(bad)
     plain = StackModel.from_plain(
         [_kueue_release("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n")]
     )
@@ -375,6 +387,8 @@ def test_the_kueue_configmap_in_manifests_says_whether_fair_sharing_is_on() -> N
         "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
         "data": {"controller_manager_config.yaml": yaml.safe_dump(config)},
     }
-    text = yaml.safe_dump_all([config_map, cluster_queue("cq", group(flavor_quotas("l4", ("cpu", "1"))))])
-    with pytest.raises(NotModelledError, match="fair sharing is enabled"):
-        build_cluster(StackModel.from_plain(manifests_items(text, "test")))
+    cq = cluster_queue("cq", group(flavor_quotas("l4", ("cpu", "1"))))
+    cq["spec"]["fairSharing"] = {"weight": "0.5"}
+    text = yaml.safe_dump_all([config_map, cq])
+    built = build_cluster(StackModel.from_plain(manifests_items(text, "test")))
+    assert built.fair_sharing is not None and built.cluster_queues["cq"].node.fair_weight == 0.5
