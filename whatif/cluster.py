@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from whatif.amounts import to_amount
+from whatif.capacity import CHECK_CAPACITY, QUEUED, Check, Pool, Retry
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.pack import (
     MULTIKUEUE_CONTROLLER,
@@ -34,7 +35,6 @@ from whatif.pack import (
 )
 from whatif.tree import FlavorResource, Node, Quota, accumulate
 
-QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
 
@@ -64,9 +64,13 @@ class ClusterQueue:
     when_can_borrow: str = "MayStopSearch"
     when_can_preempt: str = "TryNextFlavor"
     preference: str | None = None
-    # flavor -> queued-provisioning check applies (one pool per request, with a delay)
-    provisioning_flavors: frozenset[str] = frozenset()
+    # flavor -> its ProvisioningRequest check (queued provisioning or check-capacity)
+    provisioning: dict[str, Check] = field(default_factory=dict)
     check_names: tuple[str, ...] = ()
+
+    @property
+    def provisioning_flavors(self) -> frozenset[str]:
+        return frozenset(self.provisioning)
 
     def group_of(self, resource: str) -> Group | None:
         return next((g for g in self.groups if resource in g.covered), None)
@@ -86,13 +90,9 @@ class Cluster:
     priority_classes: dict[str, int]
     flavors: frozenset[str]
     notes: list[str] = field(default_factory=list)
-    # flavor -> GPUs of the largest single node pool behind it (queued provisioning bound)
-    largest_pool_gpus: dict[str, int] = field(default_factory=dict)
+    # flavor -> the node pools behind it (what a ProvisioningRequest can grow); absent: unknown
+    pools: dict[str, tuple[Pool, ...]] = field(default_factory=dict)
     fair_sharing: FairSharing | None = None  # Kueue's Configuration fairSharing, when simulated
-
-    def gpu_nominal(self, cq: str) -> int:
-        node = self.cluster_queues[cq].node
-        return sum(q.nominal for (f, r), q in node.quotas.items() if r == "nvidia.com/gpu")
 
 
 def _known(value: Any, where: str) -> Any:
@@ -277,14 +277,50 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
     return Cluster(cqs, cohorts, local_queues, priorities, frozenset(flavors), notes, fair_sharing=fair)
 
 
+def _int_field(raw: Any, default: int, where: str) -> int:
+    if raw is None:
+        return default
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise WhatIfError(f"{where}: got {raw!r}, expected a non-negative integer")
+    return raw
+
+
+def _provisioning_check(name: str, cfg: Any) -> Check:
+    """A ProvisioningRequestConfig as the simulator uses it (retryStrategy with the CRD defaults)."""
+    where = f"ProvisioningRequestConfig {cfg.name} spec"
+    spec = cfg.obj.props.get("spec") or {}
+    retry = spec.get("retryStrategy") or {}
+    run = cfg.parameters.get("maxRunDurationSeconds")
+    max_run: float | None = None
+    if isinstance(run, str) and run:
+        try:
+            max_run = float(run)
+        except ValueError:
+            raise WhatIfError(
+                f"{where}.parameters.maxRunDurationSeconds: got {run!r}, expected a number of seconds"
+            ) from None
+    return Check(
+        name=name,
+        provisioning_class=str(cfg.provisioning_class_name),
+        retry=Retry(
+            _int_field(retry.get("backoffLimitCount"), 3, f"{where}.retryStrategy.backoffLimitCount"),
+            _int_field(retry.get("backoffBaseSeconds"), 60, f"{where}.retryStrategy.backoffBaseSeconds"),
+            _int_field(retry.get("backoffMaxSeconds"), 1800, f"{where}.retryStrategy.backoffMaxSeconds"),
+        ),
+        max_run_seconds=max_run,
+        managed=frozenset(str(m) for m in cfg.managed_resources),
+    )
+
+
 def _checks(
     view: Any, model: StackModel, groups: tuple[Group, ...], notes: list[str]
-) -> tuple[frozenset[str], tuple[str, ...]]:
-    """Flavors under a queued-provisioning check, and the check names; MultiKueue is refused."""
+) -> tuple[dict[str, Check], tuple[str, ...]]:
+    """Flavor -> its ProvisioningRequest check (queued provisioning or check-capacity), and the
+    check names; MultiKueue is refused."""
     where = f"ClusterQueue {view.name}"
     checks = {ac.name: ac for ac in model.admission_checks()}
     configs = {p.name: p for p in model.provisioning_request_configs()}
-    provisioning: set[str] = set()
+    provisioning: dict[str, Check] = {}
     names: list[str] = []
     all_flavors = {f for g in groups for f in g.flavors}
     for ref in view.admission_checks:
@@ -303,13 +339,14 @@ def _checks(
             params = check.parameters
             config_name = params.name if params is not None and not isinstance(params, Unknown) else None
             cfg = configs.get(str(config_name)) if config_name else None
-            if cfg is not None and cfg.provisioning_class_name == QUEUED_PROVISIONING_CLASS:
-                provisioning |= on
+            if cfg is not None and cfg.provisioning_class_name in (QUEUED, CHECK_CAPACITY):
+                simulated = _provisioning_check(check.name, cfg)
+                provisioning.update(dict.fromkeys(sorted(on), simulated))
                 continue
         notes.append(
             f"{where}: admission check {check.name} ({check.controller_name}) is taken as Ready at once"
         )
-    return frozenset(provisioning), tuple(names)
+    return provisioning, tuple(names)
 
 
 def _fungibility(raw: Any, default: str) -> str:
@@ -352,6 +389,6 @@ def _cluster_queue(
         when_can_borrow=_fungibility(fung.get("whenCanBorrow"), "MayStopSearch"),
         when_can_preempt=_fungibility(fung.get("whenCanPreempt"), "TryNextFlavor"),
         preference=fung.get("preference"),
-        provisioning_flavors=provisioning,
+        provisioning=provisioning,
         check_names=names,
     )

@@ -41,6 +41,9 @@ class Workload:
     first_admitted_at: float | None = None
     generation: int = 0  # bumped on eviction: stale finish/check events are ignored
     reported_inadmissible: bool = False
+    failed_requests: int = 0  # ProvisioningRequest attempts that failed (Kueue's attempt count)
+    reserved_since: float | None = None  # quota reserved, waiting for its admission checks
+    capacity_wait: float = 0.0  # before first admission: waiting for nodes (checks and back-off)
 
     @property
     def key(self) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from whatif.amounts import to_amount
+from whatif.capacity import Pool
 from whatif.cluster import Cluster, build_cluster
 from whatif.pack import StackModel, quantity
 from whatif.preemption import Preemptor
@@ -179,3 +180,50 @@ def pod_set_of(requests: dict[str, str], name: str = "main", count: int = 1) -> 
 
 def _res(key: str) -> str:
     return {"gpu": "nvidia.com/gpu"}.get(key, key)
+
+
+def provisioning_cluster(
+    pool: Pool | None,
+    *,
+    provisioning_class: str = "queued-provisioning.gke.io",
+    retry: dict[str, int] | None = None,
+    parameters: dict[str, str] | None = None,
+    quota: str = "100",
+) -> Cluster:
+    spec: dict[str, Any] = {
+        "provisioningClassName": provisioning_class,
+        "managedResources": ["nvidia.com/gpu"],
+    }
+    if retry is not None:
+        spec["retryStrategy"] = retry
+    if parameters is not None:
+        spec["parameters"] = parameters
+    docs = [
+        flavor("l4"),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ProvisioningRequestConfig",
+            "metadata": {"name": "dws"},
+            "spec": spec,
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "dws"},
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "dws",
+                },
+            },
+        },
+        cluster_queue("cq", group(flavor_quotas("l4", ("nvidia.com/gpu", quota)))),
+        local_queue("team-a", "user-queue", "cq"),
+    ]
+    docs[3]["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "dws"}]}
+    c = build(docs)
+    if pool is not None:
+        c.pools = {"l4": (pool,)}
+    return c

@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.whatif.kueue_cases import build, cluster_queue, flavor, flavor_quotas, group, local_queue
+from tests.whatif.kueue_cases import (
+    build,
+    cluster_queue,
+    flavor,
+    flavor_quotas,
+    group,
+    local_queue,
+    provisioning_cluster,
+)
+from whatif.capacity import Pool
 from whatif.cluster import Cluster
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.results import document
@@ -126,58 +135,13 @@ def test_a_workload_that_can_never_fit_is_reported_never_admitted() -> None:
     assert doc["events"][0]["event"] == "inadmissible" and "maximum capacity" in doc["events"][0]["reason"]
 
 
-def test_gpu_utilisation_is_gpu_seconds_over_nominal_quota() -> None:
+def test_gpu_utilisation_is_gpu_seconds_over_nominal_quota_without_known_pools() -> None:
     doc = run(cluster("2"), [wl("a", 0, 100), wl("b", 0, 100)])
     assert doc["queues"]["cq"]["gpuUtilisation"] == 1.0
 
 
-def _provisioning_cluster(largest_pool_gpus: int) -> Cluster:
-    docs = [
-        flavor("l4"),
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ProvisioningRequestConfig",
-            "metadata": {"name": "dws"},
-            "spec": {
-                "provisioningClassName": "queued-provisioning.gke.io",
-                "managedResources": ["nvidia.com/gpu"],
-            },
-        },
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "AdmissionCheck",
-            "metadata": {"name": "dws"},
-            "spec": {
-                "controllerName": "kueue.x-k8s.io/provisioning-request",
-                "parameters": {
-                    "apiGroup": "kueue.x-k8s.io",
-                    "kind": "ProvisioningRequestConfig",
-                    "name": "dws",
-                },
-            },
-        },
-        cluster_queue("cq", group(flavor_quotas("l4", ("nvidia.com/gpu", "100")))),
-        local_queue("team-a", "user-queue", "cq"),
-    ]
-    docs[3]["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "dws"}]}
-    c = build(docs)
-    c.largest_pool_gpus = {"l4": largest_pool_gpus * 1000}
-    return c
-
-
-def test_provisioning_request_delays_admission_and_fails_a_gang_bigger_than_one_pool() -> None:
-    c = _provisioning_cluster(8)
-    doc = run(c, [wl("fits", 0, 60, gpus="8"), wl("too-big", 0, 60, gpus="9")], provisioning_delay=300)
-    events = brief(doc)
-    assert (300, "fits", "admitted", "") in events
-    failed = [e for e in doc["events"] if e["workload"] == "team-a/too-big"]
-    assert [e["event"] for e in failed] == ["inadmissible"] and failed[0]["time"] == 300
-    assert "largest queued node pool" in failed[0]["reason"]
-    assert doc["queues"]["cq"]["neverAdmitted"] == ["team-a/too-big"]
-
-
 def test_the_trace_default_provisioning_delay_applies_without_a_parameter() -> None:
-    c = _provisioning_cluster(8)
+    c = provisioning_cluster(Pool("l4-pool", 8, 1))
     trace = parse_trace({"workloads": [wl("a", 0, 60)], "provisioningDelaySeconds": 120})
     doc = document(c, Simulation(c, trace).run())
     assert brief(doc)[0] == (120, "a", "admitted", "")
