@@ -10,6 +10,11 @@ capacity unless ``reclaimWithinCohort: Any`` -- ``reserveCapacityForUnreclaimabl
 ``resourcesToReserve``; skip overlapping preemption targets; the cohort-wide over-admission check
 ``fits`` with earlier targets' usage removed; then preempt or admit) and ``requeueAndUpdate``.
 
+Flavor-scan progress (``recordAssignment``, ``getAssignments`` / ``lastAssignmentOutdated``,
+``markPreemptionOutcome``): each nomination resumes the workload's previous scan unless it is
+outdated, and records the new one; issuing preemptions drops it.  A workload that issues
+preemptions becomes its BestEffortFIFO ClusterQueue's sticky head (``whatif.queues``).
+
 Here the snapshot is the live quota tree: an admission adds its usage for good, while a
 preempting entry's usage and reserved capacity are added for the rest of the cycle only and
 removed at its end.  Victims are evicted when the cycle ends (the preemptor is requeued at once
@@ -75,11 +80,26 @@ class Scheduler:
         self.assigner = FlavorAssigner(cluster, preemptor)
         self.evicting = evicting  # keys of victims whose eviction is under way
         self.on_inadmissible = on_inadmissible
+        self.cycles = 0  # ``schedulingCycle``
+
+    def _scan_outdated(self, wl: Workload, cq: ClusterQueue) -> bool:
+        """``lastAssignmentOutdated`` with ``FlavorFungibilityPreserveScanProgress`` (on by default
+        in v0.19.2): kept when made in this or the previous cycle, else dropped once the cohort's
+        allocatable generation moved (an admission or release of quota in the tree)."""
+        if self.cycles - wl.last_scan_cycle <= 1:
+            return False
+        return cq.node.root().generation > wl.last_scan_generation
 
     def _nominate(self, wl: Workload) -> Entry:
         assert wl.cluster_queue is not None
         cq = self.cluster.cluster_queues[wl.cluster_queue]
-        assignment = self.assigner.assign(wl, cq)
+        if wl.last_scan is not None and self._scan_outdated(wl, cq):
+            wl.last_scan = None
+        assignment = self.assigner.assign(wl, cq, wl.last_scan)
+        # ``recordAssignment``: the next attempt resumes from this scan
+        wl.last_scan = assignment.tried
+        wl.last_scan_cycle = self.cycles
+        wl.last_scan_generation = cq.node.root().generation
         targets: list[Target] = []
         if assignment.mode == "Preempt":
             targets = self.preemptor.targets(wl, cq, assignment.needs_preemption(), assignment.usage)
@@ -102,6 +122,7 @@ class Scheduler:
         return reserved
 
     def cycle(self) -> CycleOutcome:
+        self.cycles += 1
         outcome = CycleOutcome()
         heads = self.queues.heads()
         if not heads:
@@ -116,11 +137,13 @@ class Scheduler:
         for e in entries:
             if e.done:
                 continue
+            wl = e.workload
+            pending = wl.last_scan is not None and any(i != -1 for i in wl.last_scan.values())
             if not e.immediate:
-                self.on_inadmissible(e.workload, e.reason or "; ".join(e.assignment.reasons[:2]))
+                self.on_inadmissible(wl, e.reason or "; ".join(e.assignment.reasons[:2]))
                 if e.cq.strategy != "StrictFIFO":
-                    outcome.parked += 1
-            self.queues.requeue(e.workload, e.immediate)
+                    outcome.parked += 1  # parked, or back in the heap to resume its flavor scan
+            self.queues.requeue(wl, e.immediate or pending)
         return outcome
 
     def _ordered(self, entries: list[Entry]) -> Iterator[Entry]:
@@ -170,7 +193,9 @@ class Scheduler:
         if mode == "Preempt":
             add_all(e.cq.node, e.assignment.usage)
             temporary.append((e.cq, dict(e.assignment.usage)))
-            e.immediate = True
+            e.immediate = True  # RequeueReasonPendingPreemption
+            e.workload.last_scan = None  # ``markPreemptionOutcome``: rescan every flavor
+            self.queues.set_preemptor(e.workload)
             for t in e.targets:
                 if t.workload.key not in self.evicting:
                     outcome.evictions.append((t.workload, e.workload, t.reason))

@@ -140,7 +140,13 @@ class Simulation:
         self.capacity.release(wl, self.now)
         wl.usage = {}
         wl.generation += 1
+        self._bump(wl)
         self.queues.queue_inadmissible(wl.cluster_queue)
+
+    def _bump(self, wl: Workload) -> None:
+        """``AllocatableResourceGeneration`` moves on every admission or release in the cohort."""
+        assert wl.cluster_queue is not None
+        self.cluster.cluster_queues[wl.cluster_queue].node.root().generation += 1
 
     def _checks(self, wl: Workload) -> dict[str, Check]:
         assert wl.cluster_queue is not None
@@ -163,8 +169,11 @@ class Simulation:
         wl.usage = dict(e.assignment.usage)  # already added to the tree by the cycle
         wl.flavors = e.assignment.flavors()
         wl.reserved_at = self.now
+        wl.last_scan = None
         assert wl.cluster_queue is not None
         self.running[wl.cluster_queue][wl.key] = wl
+        self.queues.forget(wl)  # out of the queue: no longer its sticky head
+        self._bump(wl)
         checks = self._checks(wl)
         if checks:
             wl.state = RESERVED
@@ -223,6 +232,7 @@ class Simulation:
             self._schedule(self.now + backoff, REQUEUE, wl)
             return
         wl.state = REJECTED
+        self.queues.forget(wl)
         self._inadmissible(
             wl,
             f"ProvisioningRequest attempt {attempt} failed ({reason}); check {check.name} is Rejected "

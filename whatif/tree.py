@@ -41,6 +41,9 @@ class Node:
     subtree_quota: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     fair_weight: float = 1.0  # spec.fairSharing.weight (``parseFairWeight``: default 1)
+    # on a root: ``AllocatableResourceGeneration`` of its ClusterQueues, bumped on every
+    # admission and release of quota in the tree
+    generation: int = 0
 
     def local_quota(self, fr: FlavorResource) -> int:
         """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit)."""
