@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from whatif.capacity import Capacity, Check
 from whatif.cluster import Cluster
-from whatif.errors import WhatIfError
+from whatif.errors import NotSettledError, WhatIfError
 from whatif.preemption import Preemptor
 from whatif.queues import QueueManager
 from whatif.scheduler import Entry, Scheduler
@@ -36,7 +36,9 @@ from whatif.workload import ADMITTED, FINISHED, PENDING, REJECTED, RESERVED, Wor
 
 GPU = "nvidia.com/gpu"
 FINISH, EVICT, CHECK, SUBMIT, REQUEUE, EXPIRE = range(6)
-MAX_CYCLES_PER_INSTANT = 100_000
+MAX_CYCLES_PER_INSTANT = 10_000  # one settle: cycles until nothing changes
+MAX_ROUNDS_PER_INSTANT = 1_000  # rounds of same-instant events (requeues) before giving up
+LIVELOCK_REPEATS = 20  # the same preemptor evicting the same victim this often at one instant
 
 
 @dataclass
@@ -118,6 +120,7 @@ class Simulation:
         self.agenda: list[tuple[float, int, int, int, Workload]] = []
         self.now = 0.0
         self._tie = 0
+        self._evicted_at_instant: dict[tuple[str, str], int] = {}
 
     # --- agenda -----------------------------------------------------------------------------
     def _schedule(self, time: float, kind: int, wl: Workload) -> None:
@@ -271,12 +274,27 @@ class Simulation:
         self.queues.push(wl)
 
     # --- loop --------------------------------------------------------------------------------
+    def _livelock(self, victim: Workload, by: Workload) -> None:
+        """The same preemptor evicting the same victim again and again at one instant: Kueue's
+        scheduler would repeat this cycle for ever too, so it is reported, not waited out."""
+        pair = (by.key, victim.key)
+        seen = self._evicted_at_instant.get(pair, 0) + 1
+        self._evicted_at_instant[pair] = seen
+        if seen >= LIVELOCK_REPEATS:
+            raise NotSettledError(
+                f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: livelock: {by.key} has preempted "
+                f"{victim.key} {seen} times at this instant and is still not admitted (Kueue's scheduler "
+                "would repeat this cycle for ever)"
+            )
+
     def _settle(self) -> None:
+        changed: list[str] = []
         for _ in range(MAX_CYCLES_PER_INSTANT):
             outcome = self.scheduler.cycle()
             for e in outcome.admitted:
                 self._reserve(e)
             for victim, by, reason in outcome.evictions:
+                self._livelock(victim, by)
                 self._record(victim, "preempted", by=by.key, reason=reason)
                 if self.eviction_delay > 0:
                     self.evicting.add(victim.key)
@@ -285,14 +303,27 @@ class Simulation:
                     self._evict(victim)
             if not outcome.changed:
                 return
-        raise WhatIfError(
-            f"time {self.now:g}: scheduling did not settle after {MAX_CYCLES_PER_INSTANT} cycles"
+            changed = [e.workload.key for e in outcome.admitted] + [v.key for v, _, _ in outcome.evictions]
+        raise NotSettledError(
+            f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: scheduling did not settle after "
+            f"{MAX_CYCLES_PER_INSTANT} cycles; the last changed {', '.join(changed[:5]) or 'only queues'}"
         )
 
     def run(self) -> Outcome:
         for wl in self.workloads:
             self._schedule(wl.submit, SUBMIT, wl)
+        rounds = 0
         while self.agenda:
+            if self.agenda[0][0] != self.now:
+                rounds = 0
+                self._evicted_at_instant.clear()
+            rounds += 1
+            if rounds > MAX_ROUNDS_PER_INSTANT:
+                keys = sorted({entry[4].key for entry in self.agenda if entry[0] == self.now})
+                raise NotSettledError(
+                    f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: events at this instant keep "
+                    f"scheduling more ({MAX_ROUNDS_PER_INSTANT} rounds): {', '.join(keys[:5])}"
+                )
             self.now = self.agenda[0][0]
             due = []  # what is due now; events this round schedules for now wait for the next round
             while self.agenda and self.agenda[0][0] == self.now:
