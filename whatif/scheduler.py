@@ -59,10 +59,16 @@ class CycleOutcome:
     admitted: list[Entry] = field(default_factory=list)
     evictions: list[tuple[Workload, Workload, str]] = field(default_factory=list)  # victim, by, reason
     parked: int = 0
+    # heads back in the heap to resume their flavor scan: (workload, its LastTriedFlavorIdx)
+    rescans: list[tuple[str, tuple[tuple[tuple[int, str], int], ...]]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
-        return bool(self.admitted or self.evictions or self.parked)
+        return bool(self.admitted or self.evictions or self.parked or self.rescans)
+
+    @property
+    def only_rescans(self) -> bool:
+        return bool(self.rescans) and not (self.admitted or self.evictions or self.parked)
 
 
 class Scheduler:
@@ -141,8 +147,10 @@ class Scheduler:
             pending = wl.last_scan is not None and any(i != -1 for i in wl.last_scan.values())
             if not e.immediate:
                 self.on_inadmissible(wl, e.reason or "; ".join(e.assignment.reasons[:2]))
-                if e.cq.strategy != "StrictFIFO":
-                    outcome.parked += 1  # parked, or back in the heap to resume its flavor scan
+                if pending and wl.last_scan is not None:
+                    outcome.rescans.append((wl.key, tuple(sorted(wl.last_scan.items()))))
+                elif e.cq.strategy != "StrictFIFO":
+                    outcome.parked += 1
             self.queues.requeue(wl, e.immediate or pending)
         return outcome
 

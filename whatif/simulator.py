@@ -283,14 +283,24 @@ class Simulation:
         if seen >= LIVELOCK_REPEATS:
             raise NotSettledError(
                 f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: livelock: {by.key} has preempted "
-                f"{victim.key} {seen} times at this instant and is still not admitted (Kueue's scheduler "
-                "would repeat this cycle for ever)"
+                f"{victim.key} {seen} times at this instant and the cycles keep repeating (Kueue's scheduler "
+                "would repeat them for ever)"
             )
 
     def _settle(self) -> None:
+        """Cycles until one changes nothing.  A cycle that only sends heads back to resume their
+        flavor scans, in a state an earlier such cycle at this instant already had, is a head
+        alternating between flavors: Kueue keeps it in the heap (blocking its BestEffortFIFO
+        queue) and keeps cycling; here it waits for the next event instead."""
         changed: list[str] = []
+        rescans: set[frozenset[object]] = set()
         for _ in range(MAX_CYCLES_PER_INSTANT):
             outcome = self.scheduler.cycle()
+            if outcome.only_rescans:
+                state = frozenset(outcome.rescans)
+                if state in rescans:
+                    return
+                rescans.add(state)
             for e in outcome.admitted:
                 self._reserve(e)
             for victim, by, reason in outcome.evictions:
