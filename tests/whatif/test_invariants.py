@@ -118,13 +118,13 @@ def check_quota(cluster: Cluster) -> None:
     frs = {fr for cq in members for fr in cq.node.quotas}
     for fr in frs:
         nominal = {cq.name: cq.node.quotas[fr].nominal for cq in members}
-        used = {cq.name: cq.node.usage.get(fr, 0) for cq in members}
-        assert sum(used.values()) <= sum(nominal.values()), fr
-        borrowed = sum(max(0, used[n] - nominal[n]) for n in nominal)
+        usage = {cq.name: cq.node.usage.get(fr, 0) for cq in members}
+        assert sum(usage.values()) <= sum(nominal.values()), fr
+        borrowed = sum(max(0, usage[n] - nominal[n]) for n in nominal)
         lendable = 0
         for cq in members:
             limit = cq.node.quotas[fr].lending_limit
-            unused = max(0, nominal[cq.name] - used[cq.name])
+            unused = max(0, nominal[cq.name] - usage[cq.name])
             lendable += unused if limit is None else min(limit, unused)
         assert borrowed <= lendable, (fr, borrowed, lendable)
 
