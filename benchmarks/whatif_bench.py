@@ -34,11 +34,18 @@ PER_WEEK = 100_000
 COHORTS, PER_COHORT = 100, 10
 
 
-def _objects() -> list[tuple[str, Any, str, str]]:
+def _objects(fair: bool = True) -> list[tuple[str, Any, str, str]]:
     token = "kubernetes:kueue.x-k8s.io/v1beta2:"
     items: list[tuple[str, Any, str, str]] = [
         (token + "ResourceFlavor", {"metadata": {"name": "gpu"}, "spec": {}}, "urn:flavor", "gpu")
     ]
+    if fair:  # Kueue's Configuration with fairSharing, rule S2-a only (see the module docstring)
+        config = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare]}\n"
+        cm = {
+            "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+            "data": {"controller_manager_config.yaml": config},
+        }
+        items.append(("kubernetes:core/v1:ConfigMap", cm, "urn:kueue-config", "kueue-manager-config"))
     for c in range(COHORTS):
         for q in range(PER_COHORT):
             name = f"cq-{c}-{q}"
@@ -90,14 +97,15 @@ def _trace(n: int) -> dict[str, Any]:
     return {"workloads": workloads}
 
 
-def run_one(n: int) -> str:
+def run_one(n: int, fair: bool = True) -> str:
     from whatif.cluster import build_cluster
     from whatif.pack import StackModel
     from whatif.results import document
     from whatif.simulator import Simulation
     from whatif.trace import parse_trace
 
-    cluster = build_cluster(StackModel.from_plain(_objects()))
+    cluster = build_cluster(StackModel.from_plain(_objects(fair)))
+    assert (cluster.fair_sharing is not None) == fair
     trace = parse_trace(_trace(n))
     start, cpu_start = time.perf_counter(), time.process_time()
     outcome = Simulation(cluster, trace).run()

@@ -68,6 +68,9 @@ class Preemptor:
         self.running = running  # ClusterQueue -> key -> workloads holding quota
         # fair sharing on: ``getTargets`` takes ``fairPreemptions`` instead of the classical path
         self.strategies = cluster.fair_sharing.strategies if cluster.fair_sharing else None
+        # while the cycle nominates, the quota tree does not change: the same search (the oracle's,
+        # then the nomination's for a one-resource request) is answered once
+        self.memo: dict[tuple[object, ...], list[Target]] | None = None
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod
@@ -173,6 +176,21 @@ class Preemptor:
         frs: set[FlavorResource],
         requests: Mapping[FlavorResource, int],
     ) -> list[Target]:
+        if self.memo is None:
+            return self._targets(preemptor, cq, frs, requests)
+        key = (preemptor.key, cq.name, frozenset(frs), tuple(sorted(requests.items())))
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self._targets(preemptor, cq, frs, requests)
+        return found
+
+    def _targets(
+        self,
+        preemptor: Workload,
+        cq: ClusterQueue,
+        frs: set[FlavorResource],
+        requests: Mapping[FlavorResource, int],
+    ) -> list[Target]:
         if self.strategies is not None:
             from whatif.fairsharing.preemption import FairPreemption
 
@@ -203,6 +221,8 @@ class Preemptor:
                 previous = root
         key = self._ordering(cq)
         candidates = sorted(hierarchy, key=key) + sorted(priority, key=key) + sorted(same, key=key)
+        if not self.could_fit(cq, requests, [c.workload for c in candidates]):
+            return []
         forbidden = cq.preemption.borrow_within_cohort == "Never"
         if (not hierarchy and not priority) or (forbidden and not self._under_nominal(cq, frs)):
             attempts = [True]
@@ -260,6 +280,20 @@ class Preemptor:
             if within_nominal(up, frs):
                 return False
         return True
+
+    def could_fit(
+        self, cq: ClusterQueue, requests: Mapping[FlavorResource, int], candidates: list[Workload]
+    ) -> bool:
+        """Whether the preemptor fits, borrowing allowed, once every candidate is gone.  Removing
+        usage never lowers what a queue has available, so when this is False no subset of the
+        candidates is enough and the search would return no targets: the same answer, early."""
+        for w in candidates:
+            self.remove_workload(w)
+        try:
+            return self.fits_after_removal(cq, requests, True)
+        finally:
+            for w in candidates:
+                self.add_workload(w)
 
     @staticmethod
     def fits_after_removal(cq: ClusterQueue, requests: Mapping[FlavorResource, int], borrowing: bool) -> bool:

@@ -133,7 +133,11 @@ class Scheduler:
         heads = self.queues.heads()
         if not heads:
             return outcome
-        entries = [self._nominate(wl) for wl in heads]
+        self.preemptor.memo = {}
+        try:
+            entries = [self._nominate(wl) for wl in heads]
+        finally:
+            self.preemptor.memo = None
         preempted: dict[str, Workload] = {}
         temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
         for e in self._ordered(entries):

@@ -44,6 +44,7 @@ class Node:
     # on a root: ``AllocatableResourceGeneration`` of its ClusterQueues, bumped on every
     # admission and release of quota in the tree
     generation: int = 0
+    lendable: dict[str, int] | None = None  # fair sharing's ``calculateLendable`` (quota only)
 
     def local_quota(self, fr: FlavorResource) -> int:
         """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit)."""
@@ -189,6 +190,7 @@ def height_of_lowest_subtree_that_fits(cq: Node, fr: FlavorResource, val: int) -
 def accumulate(root: Node) -> None:
     """Recompute subtree quotas bottom-up (``updateCohortResourceNode``/``accumulateFromChild``)."""
     root.subtree_quota = {fr: q.nominal for fr, q in root.quotas.items()}
+    root.lendable = None
     for child in root.children:
         accumulate(child)
         for fr, child_quota in child.subtree_quota.items():

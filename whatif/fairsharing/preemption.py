@@ -154,7 +154,7 @@ class FairPreemption:
 
     def targets(self, strategies: tuple[str, ...]) -> Picked:
         candidates = self._candidates()
-        if not candidates:
+        if not candidates or not self.p.could_fit(self.cq, self.requests, candidates):
             return []
         candidates.sort(key=self.p.candidate_key(self.cq))
         add_all(self.cq.node, self.requests)  # shares include the incoming workload

@@ -70,11 +70,15 @@ def compare(a: DRS, b: DRS) -> int:
 
 
 def lendable(parent: Node) -> dict[str, int]:
-    """``calculateLendable``: per resource, what ``parent`` could provide if nothing else used any."""
-    out: dict[str, int] = {}
-    for fr in parent.root().subtree_quota:
-        out[fr[1]] = out.get(fr[1], 0) + potential_available(parent, fr)
-    return out
+    """``calculateLendable``: per resource, what ``parent`` could provide if nothing else used any.
+
+    It depends on quotas only (``potentialAvailable``), never on usage, so the node keeps it."""
+    if parent.lendable is None:
+        out: dict[str, int] = {}
+        for fr in parent.root().subtree_quota:
+            out[fr[1]] = out.get(fr[1], 0) + potential_available(parent, fr)
+        parent.lendable = out
+    return parent.lendable
 
 
 def share(node: Node) -> DRS:
