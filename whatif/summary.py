@@ -60,7 +60,8 @@ def queue_table(queues: dict[str, dict[str, Any]]) -> list[str]:
 def pool_lines(pools: dict[str, dict[str, Any]]) -> list[str]:
     """One line per node pool behind a ProvisioningRequest flavor: how much of it was held."""
     return [
-        f"- node pool `{name}`: {fig['maxNodes']} nodes of {fig['gpusPerNode']} GPUs, "
+        f"- node pool `{name}`: {fig['maxNodes']} nodes of {fig['gpusPerNode']} "
+        f"GPU{'' if fig['gpusPerNode'] == 1 else 's'}, "
         f"{fmt_use(fig['nodeUtilisation'])} of its node-time held by admitted gangs"
         for name, fig in pools.items()
     ]
