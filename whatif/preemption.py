@@ -71,6 +71,11 @@ class Preemptor:
         # while the cycle nominates, the quota tree does not change: the same search (the oracle's,
         # then the nomination's for a one-resource request) is answered once
         self.memo: dict[tuple[object, ...], list[Target]] | None = None
+        # across cycles (the simulator turns it on): a search's answer depends only on the committed
+        # quota tree, which changes only with an admission or a release -- and each bumps the
+        # tree's generation -- so a workload's searches are kept until its tree's generation moves
+        self.remember = False
+        self._remembered: dict[str, tuple[int, dict[tuple[object, ...], list[Target]]]] = {}
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod
@@ -179,9 +184,17 @@ class Preemptor:
         if self.memo is None:
             return self._targets(preemptor, cq, frs, requests)
         key = (preemptor.key, cq.name, frozenset(frs), tuple(sorted(requests.items())))
-        found = self.memo.get(key)
+        if self.remember:
+            generation = cq.node.root().generation
+            kept = self._remembered.get(preemptor.key)
+            if kept is None or kept[0] != generation:
+                kept = self._remembered[preemptor.key] = (generation, {})
+            store = kept[1]
+        else:
+            store = self.memo
+        found = store.get(key)
         if found is None:
-            found = self.memo[key] = self._targets(preemptor, cq, frs, requests)
+            found = store[key] = self._targets(preemptor, cq, frs, requests)
         return found
 
     def _targets(

@@ -114,6 +114,7 @@ class Simulation:
         self.running: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
         self.queues = QueueManager(cluster)
         self.preemptor = Preemptor(cluster, self.running)
+        self.preemptor.remember = True  # every committed quota change bumps the tree's generation
         self.evicting: set[str] = set()
         self.scheduler = Scheduler(cluster, self.queues, self.preemptor, self.evicting, self._inadmissible)
         self.events: list[Event] = []
