@@ -50,6 +50,9 @@ class TargetQueue:
 
     def share_after_removal(self, wl: Workload) -> DRS:
         """``ComputeTargetShareAfterRemoval``."""
+        target_side = self._almost_lcas()[1]
+        if target_side is self.node:  # the queue itself: its share with the usage taken out
+            return share(self.node, wl.usage)
         remove_all(self.node, wl.usage)
         try:
             return share(self._almost_lcas()[1])

@@ -81,14 +81,16 @@ def lendable(parent: Node) -> dict[str, int]:
     return parent.lendable
 
 
-def share(node: Node) -> DRS:
-    """``dominantResourceShare(node, nil)``."""
+def share(node: Node, less: Mapping[FlavorResource, int] | None = None) -> DRS:
+    """``dominantResourceShare(node, nil)``; ``less``: as if that usage were removed from ``node``
+    (a ClusterQueue -- what ``SimulateUsageRemoval`` then the share would give, without the
+    tree being touched)."""
     if node.parent is None:
         return DRS(node.fair_weight, 0.0)
     borrowing: dict[str, int] = {}
     borrowed: list[FlavorResource] = []
     for fr, quota in node.subtree_quota.items():
-        above = node.usage.get(fr, 0) - quota
+        above = node.usage.get(fr, 0) - (less.get(fr, 0) if less else 0) - quota
         if above > 0:
             borrowing[fr[1]] = borrowing.get(fr[1], 0) + above
             borrowed.append(fr)
