@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from whatif.compare import diff_lines, model_at
-from whatif.errors import NotModelledError, WhatIfError
+from whatif.errors import NotModelledError, NotSettledError, WhatIfError
 from whatif.run import default_trace, simulate
 from whatif.sources import PROJECT_DIR, from_manifests, from_stack
 from whatif.summary import queue_table, starved_lines
@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
             _compare(args, model, trace)
             return 0
         result = _simulate(args, model, trace)
+    except NotSettledError as error:
+        print(f"whatif: {error}", file=sys.stderr)
+        return 3
     except WhatIfError as error:
         print(f"whatif: {error}", file=sys.stderr)
         return 2

@@ -7,9 +7,11 @@ clusterqueue.go`` (``defaultFlavorFungibility``: whenCanBorrow MayStopSearch, wh
 TryNextFlavor; v1beta1's ``Borrow``/``Preempt`` are the old names of ``MayStopSearch``) and the CRD
 defaults (queueingStrategy BestEffortFIFO, preemption policies Never).
 
-What the simulator does not model is refused here, with one line (:class:`NotModelledError`):
-fair sharing and admission fair sharing enabled in Kueue's Configuration, Topology-Aware
-Scheduling (a flavor with ``topologyName``), MultiKueue admission checks.
+Fair sharing (Kueue's Configuration ``fairSharing``) is read here: its preemption strategies and
+each ClusterQueue's and Cohort's ``spec.fairSharing.weight`` (``pkg/cache/scheduler/
+fair_sharing.go`` ``parseFairWeight``).  What the simulator does not model is refused here, with
+one line (:class:`NotModelledError`): admission fair sharing, Topology-Aware Scheduling (a flavor
+with ``topologyName``), MultiKueue admission checks.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import yaml
 
 from whatif.amounts import to_amount
+from whatif.capacity import CHECK_CAPACITY, QUEUED, Check, Pool, Retry
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.pack import (
     MULTIKUEUE_CONTROLLER,
@@ -28,10 +31,10 @@ from whatif.pack import (
     ResourceGroup,
     StackModel,
     Unknown,
+    quantity,
 )
 from whatif.tree import FlavorResource, Node, Quota, accumulate
 
-QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
 
@@ -61,9 +64,13 @@ class ClusterQueue:
     when_can_borrow: str = "MayStopSearch"
     when_can_preempt: str = "TryNextFlavor"
     preference: str | None = None
-    # flavor -> queued-provisioning check applies (one pool per request, with a delay)
-    provisioning_flavors: frozenset[str] = frozenset()
+    # flavor -> its ProvisioningRequest check (queued provisioning or check-capacity)
+    provisioning: dict[str, Check] = field(default_factory=dict)
     check_names: tuple[str, ...] = ()
+
+    @property
+    def provisioning_flavors(self) -> frozenset[str]:
+        return frozenset(self.provisioning)
 
     def group_of(self, resource: str) -> Group | None:
         return next((g for g in self.groups if resource in g.covered), None)
@@ -83,12 +90,9 @@ class Cluster:
     priority_classes: dict[str, int]
     flavors: frozenset[str]
     notes: list[str] = field(default_factory=list)
-    # flavor -> GPUs of the largest single node pool behind it (queued provisioning bound)
-    largest_pool_gpus: dict[str, int] = field(default_factory=dict)
-
-    def gpu_nominal(self, cq: str) -> int:
-        node = self.cluster_queues[cq].node
-        return sum(q.nominal for (f, r), q in node.quotas.items() if r == "nvidia.com/gpu")
+    # flavor -> the node pools behind it (what a ProvisioningRequest can grow); absent: unknown
+    pools: dict[str, tuple[Pool, ...]] = field(default_factory=dict)
+    fair_sharing: FairSharing | None = None  # Kueue's Configuration fairSharing, when simulated
 
 
 def _known(value: Any, where: str) -> Any:
@@ -156,39 +160,70 @@ IGNORED_FAIR_SHARING = (
     "classical preemption and entry ordering were simulated instead, so preemptions and waits "
     "may differ from what Kueue does"
 )
+# ``parseStrategies`` (pkg/scheduler/preemption/preemption.go): the default when none is given.
+DEFAULT_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+STRATEGIES = frozenset(DEFAULT_STRATEGIES)
 
 
-def refuse_unmodelled_configuration(
+@dataclass(frozen=True)
+class FairSharing:
+    """Kueue's Configuration ``fairSharing`` (apis/config/v1beta2 ``FairSharing``)."""
+
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+
+
+def fair_sharing_of(
     config: dict[str, Any] | None, *, ignore_fair_sharing: bool = False
-) -> bool:
-    """Fair sharing: enabled by the presence of ``fairSharing`` (Configuration v1beta2) or
-    ``fairSharing.enable: true`` (v1beta1) -- kueue.md §4; admission fair sharing likewise.
-
-    Returns True when fair sharing is on and the caller explicitly chose to simulate without it.
+) -> FairSharing | None:
+    """Fair sharing: on when ``fairSharing`` is present (Configuration v1beta2) or has
+    ``enable: true`` (v1beta1) -- kueue.md §4, ``fairsharing.Enabled``.  Admission fair sharing
+    is refused with one line.  None when off, or on and explicitly ignored.
     """
     if not config:
-        return False
-    fair = config.get("fairSharing")
-    v1beta1 = str(config.get("apiVersion", "")).endswith("v1beta1")
-    enabled = isinstance(fair, dict) and (fair.get("enable") is True or not v1beta1)
-    if enabled and not ignore_fair_sharing:
-        raise NotModelledError(
-            "fair sharing is enabled in Kueue's Configuration (fairSharing); the what-if models "
-            "classical preemption only and does not simulate fair sharing"
-        )
+        return None
     if config.get("admissionFairSharing") is not None:
         raise NotModelledError(
             "admission fair sharing is enabled in Kueue's Configuration (admissionFairSharing); "
             "the what-if does not simulate it"
         )
-    return enabled
+    fair = config.get("fairSharing")
+    v1beta1 = str(config.get("apiVersion", "")).endswith("v1beta1")
+    enabled = isinstance(fair, dict) and (fair.get("enable") is True or not v1beta1)
+    if not enabled or ignore_fair_sharing:
+        return None
+    assert isinstance(fair, dict)
+    raw = fair.get("preemptionStrategies") or list(DEFAULT_STRATEGIES)
+    if not isinstance(raw, list) or not all(isinstance(x, str) and x in STRATEGIES for x in raw):
+        raise WhatIfError(
+            f"Kueue Configuration fairSharing.preemptionStrategies: got {raw!r}, expected a list of "
+            f"{sorted(STRATEGIES)}"
+        )
+    return FairSharing(tuple(raw))
+
+
+def fair_sharing_enabled(config: dict[str, Any] | None) -> bool:
+    """Whether Kueue's Configuration turns fair sharing on (whether or not it is simulated)."""
+    return fair_sharing_of(config) is not None
+
+
+def fair_weight(spec: Any, where: str) -> float:
+    """``parseFairWeight``: ``spec.fairSharing.weight`` as a float, 1 when absent."""
+    fair = spec.get("fairSharing") if isinstance(spec, dict) else None
+    raw = fair.get("weight") if isinstance(fair, dict) else None
+    if raw is None:
+        return 1.0
+    q = quantity(str(raw))
+    if q.value is None or q.value < 0:
+        raise WhatIfError(f"{where} spec.fairSharing.weight: got {raw!r}, expected a non-negative quantity")
+    return float(q.value)
 
 
 def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cluster:
     """The simulator's view of ``model``; raises a one-line error for what it cannot simulate."""
     config = kueue_configuration(model)
     notes: list[str] = []
-    if refuse_unmodelled_configuration(config, ignore_fair_sharing=ignore_fair_sharing):
+    fair = fair_sharing_of(config, ignore_fair_sharing=ignore_fair_sharing)
+    if ignore_fair_sharing and fair_sharing_enabled(config):
         notes.append(IGNORED_FAIR_SHARING)
     flavors: set[str] = set()
     for rf in model.resource_flavors():
@@ -199,7 +234,13 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
         flavors.add(rf.name)
     cohorts: dict[str, Node] = {}
     for co in model.cohorts():
-        cohorts[co.name] = Node(co.name, False, _quotas(co.resource_groups, f"Cohort {co.name}"))
+        where = f"Cohort {co.name}"
+        cohorts[co.name] = Node(
+            co.name,
+            False,
+            _quotas(co.resource_groups, where),
+            fair_weight=fair_weight(co.obj.props.get("spec") or {}, where),
+        )
     parents = {co.name: co.parent for co in model.cohorts()}
 
     def cohort_node(name: str) -> Node:
@@ -215,7 +256,7 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
 
     cqs: dict[str, ClusterQueue] = {}
     for view in sorted(model.cluster_queues(), key=lambda c: c.name):
-        cq = _cluster_queue(view, model, config, notes)
+        cq = _cluster_queue(view, model, config, notes, fair is not None)
         if isinstance(view.cohort, str) and view.cohort:
             parent_node = cohort_node(view.cohort)
             cq.node.parent = parent_node
@@ -233,17 +274,53 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
     priorities = {
         pc.name: int(pc.value) for pc in model.workload_priority_classes() if isinstance(pc.value, int)
     }
-    return Cluster(cqs, cohorts, local_queues, priorities, frozenset(flavors), notes)
+    return Cluster(cqs, cohorts, local_queues, priorities, frozenset(flavors), notes, fair_sharing=fair)
+
+
+def _int_field(raw: Any, default: int, where: str) -> int:
+    if raw is None:
+        return default
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise WhatIfError(f"{where}: got {raw!r}, expected a non-negative integer")
+    return raw
+
+
+def _provisioning_check(name: str, cfg: Any) -> Check:
+    """A ProvisioningRequestConfig as the simulator uses it (retryStrategy with the CRD defaults)."""
+    where = f"ProvisioningRequestConfig {cfg.name} spec"
+    spec = cfg.obj.props.get("spec") or {}
+    retry = spec.get("retryStrategy") or {}
+    run = cfg.parameters.get("maxRunDurationSeconds")
+    max_run: float | None = None
+    if isinstance(run, str) and run:
+        try:
+            max_run = float(run)
+        except ValueError:
+            raise WhatIfError(
+                f"{where}.parameters.maxRunDurationSeconds: got {run!r}, expected a number of seconds"
+            ) from None
+    return Check(
+        name=name,
+        provisioning_class=str(cfg.provisioning_class_name),
+        retry=Retry(
+            _int_field(retry.get("backoffLimitCount"), 3, f"{where}.retryStrategy.backoffLimitCount"),
+            _int_field(retry.get("backoffBaseSeconds"), 60, f"{where}.retryStrategy.backoffBaseSeconds"),
+            _int_field(retry.get("backoffMaxSeconds"), 1800, f"{where}.retryStrategy.backoffMaxSeconds"),
+        ),
+        max_run_seconds=max_run,
+        managed=frozenset(str(m) for m in cfg.managed_resources),
+    )
 
 
 def _checks(
     view: Any, model: StackModel, groups: tuple[Group, ...], notes: list[str]
-) -> tuple[frozenset[str], tuple[str, ...]]:
-    """Flavors under a queued-provisioning check, and the check names; MultiKueue is refused."""
+) -> tuple[dict[str, Check], tuple[str, ...]]:
+    """Flavor -> its ProvisioningRequest check (queued provisioning or check-capacity), and the
+    check names; MultiKueue is refused."""
     where = f"ClusterQueue {view.name}"
     checks = {ac.name: ac for ac in model.admission_checks()}
     configs = {p.name: p for p in model.provisioning_request_configs()}
-    provisioning: set[str] = set()
+    provisioning: dict[str, Check] = {}
     names: list[str] = []
     all_flavors = {f for g in groups for f in g.flavors}
     for ref in view.admission_checks:
@@ -262,13 +339,14 @@ def _checks(
             params = check.parameters
             config_name = params.name if params is not None and not isinstance(params, Unknown) else None
             cfg = configs.get(str(config_name)) if config_name else None
-            if cfg is not None and cfg.provisioning_class_name == QUEUED_PROVISIONING_CLASS:
-                provisioning |= on
+            if cfg is not None and cfg.provisioning_class_name in (QUEUED, CHECK_CAPACITY):
+                simulated = _provisioning_check(check.name, cfg)
+                provisioning.update(dict.fromkeys(sorted(on), simulated))
                 continue
         notes.append(
             f"{where}: admission check {check.name} ({check.controller_name}) is taken as Ready at once"
         )
-    return frozenset(provisioning), tuple(names)
+    return provisioning, tuple(names)
 
 
 def _fungibility(raw: Any, default: str) -> str:
@@ -277,7 +355,7 @@ def _fungibility(raw: Any, default: str) -> str:
 
 
 def _cluster_queue(
-    view: Any, model: StackModel, config: dict[str, Any] | None, notes: list[str]
+    view: Any, model: StackModel, config: dict[str, Any] | None, notes: list[str], fair: bool
 ) -> ClusterQueue:
     where = f"ClusterQueue {view.name}"
     spec = view.obj.props.get("spec") or {}
@@ -289,7 +367,7 @@ def _cluster_queue(
     )
     provisioning, names = _checks(view, model, groups, notes)
     fung = spec.get("flavorFungibility") or {}
-    if spec.get("fairSharing") and IGNORED_FAIR_SHARING not in notes:
+    if spec.get("fairSharing") and not fair and IGNORED_FAIR_SHARING not in notes:
         if config is None:
             raise NotModelledError(
                 f"{where} sets fairSharing but the objects carry no Kueue Configuration (Helm release "
@@ -302,13 +380,15 @@ def _cluster_queue(
         )
     return ClusterQueue(
         name=view.name,
-        node=Node(view.name, True, _quotas(view.resource_groups, where)),
+        node=Node(
+            view.name, True, _quotas(view.resource_groups, where), fair_weight=fair_weight(spec, where)
+        ),
         groups=groups,
         preemption=_preemption(spec.get("preemption") or {}),
         strategy=str(spec.get("queueingStrategy") or "BestEffortFIFO"),
         when_can_borrow=_fungibility(fung.get("whenCanBorrow"), "MayStopSearch"),
         when_can_preempt=_fungibility(fung.get("whenCanPreempt"), "TryNextFlavor"),
         preference=fung.get("preference"),
-        provisioning_flavors=provisioning,
+        provisioning=provisioning,
         check_names=names,
     )

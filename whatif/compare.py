@@ -101,8 +101,8 @@ def diff_lines(
         out += table(_refused_rows(queues or [], base, head), ["ClusterQueue", f"at {ref}", "working tree"])
         out += [
             "",
-            "A side that enables fair sharing is not simulated; `--ignore-fair-sharing` simulates it "
-            "with classical preemption instead, and says so.",
+            "A side that uses a behaviour the simulator does not model (admission fair sharing, "
+            "Topology-Aware Scheduling, MultiKueue, partial admission) is not simulated.",
         ]
         return out + _notes(base, head)
     bq, hq = base["queues"], head["queues"]

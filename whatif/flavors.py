@@ -10,9 +10,14 @@ borrowing), ``shouldTryNextFlavor`` and ``isPreferred`` (flavorFungibility whenC
 whenCanPreempt / preference; modes noFit < noPreemptionCandidates < preempt < reclaim < fit and a
 lower borrowing level is better).
 
+Flavor-scan resumption (``LastTriedFlavorIdx``, ``AssignmentClusterQueueState.
+NextFlavorToTryForPodSetResource``): each pod set's scan of a resource group starts after the
+flavor its previous attempt stopped at; the index recorded is the last flavor examined, or -1
+when that was the group's last flavor (start over).  When the recorded state is dropped is the
+scheduler's business (``whatif.scheduler``).
+
 Not modelled: node labels, taints and affinity (trace pod sets carry none, so every flavor
-matches), and ``LastAssignment`` (Kueue resumes the scan after the last tried flavor while the
-ClusterQueue is unchanged; here every attempt scans from the first flavor).
+matches).
 """
 
 from __future__ import annotations
@@ -56,6 +61,12 @@ class Assignment:
     mode: str = "Fit"
     borrowing: int = 0
     reasons: list[str] = field(default_factory=list)
+    # ``LastState.LastTriedFlavorIdx``: (pod set index, resource) -> last flavor index examined
+    tried: dict[tuple[int, str], int] = field(default_factory=dict)
+
+    def pending_flavors(self) -> bool:
+        """``PendingFlavors``: some pod set's scan stopped before its group's last flavor."""
+        return any(idx != -1 for idx in self.tried.values())
 
     def flavors(self) -> dict[str, dict[str, str]]:
         return {ps: {r: c.flavor for r, c in sorted(res.items())} for ps, res in self.pod_sets.items()}
@@ -126,10 +137,15 @@ class FlavorAssigner:
         reasons.append(f"insufficient unused quota for {fr[1]} in flavor {fr[0]}")
         quota = node.quotas.get(fr)
         nominal = quota.nominal if quota else 0
-        if nominal >= val or may_reclaim or cq.preemption.borrow_within_cohort != "Never":
+        if nominal >= val or may_reclaim or self._can_preempt_while_borrowing(cq):
             possibility, borrow_after = self.oracle.simulate(wl, cq, fr, val)
             return _FROM_ORACLE[possibility], borrow_after
         return NO_FIT, borrow
+
+    def _can_preempt_while_borrowing(self, cq: ClusterQueue) -> bool:
+        """``canPreemptWhileBorrowing``: borrowWithinCohort, or reclaim under fair sharing."""
+        fair = self.cluster.fair_sharing is not None and cq.preemption.reclaim_within_cohort != "Never"
+        return cq.preemption.borrow_within_cohort != "Never" or fair
 
     def _find_flavor(
         self,
@@ -140,11 +156,16 @@ class FlavorAssigner:
         requests: dict[str, int],
         usage: dict[FlavorResource, int],
         reasons: list[str],
-    ) -> dict[str, FlavorChoice] | None:
+        start: int = 0,
+    ) -> tuple[dict[str, FlavorChoice] | None, int]:
+        """The chosen flavor's resources, and the ``TriedFlavorIdx`` to record (-1: start over)."""
         wanted = {r: v for r, v in requests.items() if r in group.covered}
         best: dict[str, FlavorChoice] | None = None
         best_mode = WORST
-        for fname in group.flavors:
+        attempted = -1
+        for idx in range(start, len(group.flavors)):
+            attempted = idx
+            fname = group.flavors[idx]
             if fname not in self.cluster.flavors:
                 reasons.append(f"flavor {fname} not found")
                 continue
@@ -161,15 +182,19 @@ class FlavorAssigner:
                     continue
                 choices[res] = FlavorChoice(fname, FIT_MODE_NAME[mode], borrow)
             if not should_try_next_flavor(rep, cq):
-                return choices
+                best = choices
+                break
             if is_preferred(rep, best_mode, cq):
                 best, best_mode = choices, rep
-        return best
+        return best, -1 if attempted == len(group.flavors) - 1 else attempted
 
-    def assign(self, wl: Workload, cq: ClusterQueue) -> Assignment:
+    def assign(
+        self, wl: Workload, cq: ClusterQueue, last: dict[tuple[int, str], int] | None = None
+    ) -> Assignment:
+        """``Assign``; ``last`` is the workload's ``LastTriedFlavorIdx`` when still valid."""
         result = Assignment()
         counts_pods = cq.group_of("pods") is not None
-        for ps in wl.pod_sets:
+        for ps_idx, ps in enumerate(wl.pod_sets):
             requests = ps.total()
             if counts_pods:
                 requests["pods"] = ps.count * 1000
@@ -184,13 +209,16 @@ class FlavorAssigner:
                     return result
                 if res in chosen:
                     continue
-                found = self._find_flavor(
-                    wl, cq, group, requests=requests, usage=result.usage, reasons=result.reasons
+                start = last.get((ps_idx, res), -1) + 1 if last else 0
+                found, tried = self._find_flavor(
+                    wl, cq, group, requests=requests, usage=result.usage, reasons=result.reasons, start=start
                 )
                 if not found:
                     result.mode = "NoFit"
                     return result
                 chosen.update(found)
+                for r in found:
+                    result.tried[(ps_idx, r)] = tried
             result.pod_sets[ps.name] = chosen
             for res, choice in chosen.items():
                 fr = (choice.flavor, res)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from whatif.cluster import Cluster, ClusterQueue
 from whatif.tree import (
@@ -43,6 +44,7 @@ REASONS = {
     RECLAIM_WHILE_BORROWING: "InCohortReclaimWhileBorrowing",
 }
 NO_CANDIDATES, PREEMPT, RECLAIM = "noCandidates", "preempt", "reclaim"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,16 @@ class Preemptor:
     def __init__(self, cluster: Cluster, running: Mapping[str, dict[str, Workload]]) -> None:
         self.cluster = cluster
         self.running = running  # ClusterQueue -> key -> workloads holding quota
+        # fair sharing on: ``getTargets`` takes ``fairPreemptions`` instead of the classical path
+        self.strategies = cluster.fair_sharing.strategies if cluster.fair_sharing else None
+        # while the cycle nominates, the quota tree does not change: the same search (the oracle's,
+        # then the nomination's for a one-resource request) is answered once
+        self.memo: dict[tuple[object, ...], list[Target]] | None = None
+        # across cycles (the simulator turns it on): a search's answer depends only on the committed
+        # quota tree, which changes only with an admission or a release -- and each bumps the
+        # tree's generation -- so a workload's searches are kept until its tree's generation moves
+        self.remember = False
+        self._remembered: dict[str, tuple[int, dict[tuple[object, ...], list[Target]]]] = {}
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod
@@ -147,13 +159,19 @@ class Preemptor:
             )
 
     @staticmethod
-    def _ordering(cq: ClusterQueue) -> Callable[[_Candidate], tuple[bool, int, float, int]]:
-        def key(c: _Candidate) -> tuple[bool, int, float, int]:
-            wl = c.workload
+    def candidate_key(cq: ClusterQueue) -> Callable[[Workload], tuple[bool, int, float, int]]:
+        """``CandidatesOrdering``: other queues first, lower priority, newer reservation, UID."""
+
+        def key(wl: Workload) -> tuple[bool, int, float, int]:
             reserved = wl.reserved_at if wl.reserved_at is not None else float("inf")
             return (wl.cluster_queue == cq.name, wl.priority, -reserved, wl.seq)
 
         return key
+
+    @classmethod
+    def _ordering(cls, cq: ClusterQueue) -> Callable[[_Candidate], tuple[bool, int, float, int]]:
+        key = cls.candidate_key(cq)
+        return lambda c: key(c.workload)
 
     # --- search ---------------------------------------------------------------------------
     def targets(
@@ -163,6 +181,34 @@ class Preemptor:
         frs: set[FlavorResource],
         requests: Mapping[FlavorResource, int],
     ) -> list[Target]:
+        if self.memo is None:
+            return self._targets(preemptor, cq, frs, requests)
+        key = (preemptor.key, cq.name, frozenset(frs), tuple(sorted(requests.items())))
+        if self.remember:
+            generation = cq.node.root().generation
+            kept = self._remembered.get(preemptor.key)
+            if kept is None or kept[0] != generation:
+                kept = self._remembered[preemptor.key] = (generation, {})
+            store = kept[1]
+        else:
+            store = self.memo
+        found = store.get(key)
+        if found is None:
+            found = store[key] = self._targets(preemptor, cq, frs, requests)
+        return found
+
+    def _targets(
+        self,
+        preemptor: Workload,
+        cq: ClusterQueue,
+        frs: set[FlavorResource],
+        requests: Mapping[FlavorResource, int],
+    ) -> list[Target]:
+        if self.strategies is not None:
+            from whatif.fairsharing.preemption import FairPreemption
+
+            picked = FairPreemption(self, preemptor, cq, frs, requests).targets(self.strategies)
+            return [Target(w, reason) for w, reason in picked]
         same: list[_Candidate] = []
         if cq.preemption.within_cluster_queue != "Never":
             same = self._from_cq(cq.name, None, cq=cq, preemptor=preemptor, frs=frs, advantage=False)
@@ -188,6 +234,8 @@ class Preemptor:
                 previous = root
         key = self._ordering(cq)
         candidates = sorted(hierarchy, key=key) + sorted(priority, key=key) + sorted(same, key=key)
+        if not self.could_fit(cq, requests, [c.workload for c in candidates]):
+            return []
         forbidden = cq.preemption.borrow_within_cohort == "Never"
         if (not hierarchy and not priority) or (forbidden and not self._under_nominal(cq, frs)):
             attempts = [True]
@@ -202,8 +250,8 @@ class Preemptor:
                     continue
                 self.remove_workload(cand.workload)
                 chosen.append(cand)
-                if self._fits(cq, requests, borrowing):
-                    chosen = self._fill_back(cq, requests, borrowing, chosen)
+                if self.fits_after_removal(cq, requests, borrowing):
+                    chosen = self.fill_back(cq, requests, borrowing, chosen, lambda c: c.workload)
                     for c in chosen:
                         self.add_workload(c.workload)
                     return [Target(c.workload, REASONS[c.variant]) for c in chosen]
@@ -211,17 +259,17 @@ class Preemptor:
                 self.add_workload(c.workload)
         return []
 
-    def _node(self, wl: Workload) -> Node:
+    def node_of(self, wl: Workload) -> Node:
         assert wl.cluster_queue is not None
         return self.cluster.cluster_queues[wl.cluster_queue].node
 
     def remove_workload(self, wl: Workload) -> None:
         """``Snapshot.RemoveWorkload``: take its usage out of the quota tree."""
-        remove_all(self._node(wl), wl.usage)
+        remove_all(self.node_of(wl), wl.usage)
 
     def add_workload(self, wl: Workload) -> None:
         """``Snapshot.AddWorkload``: put its usage back."""
-        add_all(self._node(wl), wl.usage)
+        add_all(self.node_of(wl), wl.usage)
 
     @staticmethod
     def _under_nominal(cq: ClusterQueue, frs: set[FlavorResource]) -> bool:
@@ -236,7 +284,7 @@ class Preemptor:
             return True
         if borrowing and cand.variant == RECLAIM_WITHOUT_BORROWING:
             return False
-        node = self._node(cand.workload)
+        node = self.node_of(cand.workload)
         if within_nominal(node, frs):
             return False
         for up in node.ancestors():
@@ -246,8 +294,21 @@ class Preemptor:
                 return False
         return True
 
+    def could_fit(
+        self, cq: ClusterQueue, requests: Mapping[FlavorResource, int], candidates: list[Workload]
+    ) -> bool:
+        """False when the preemptor cannot fit even with every candidate gone: removing a workload
+        raises what is available by at most its usage, so when what is available now plus all the
+        candidates' usage is short of the request, no subset is enough and the search would return
+        no targets.  The same answer, early, without touching the tree."""
+        for fr, val in requests.items():
+            if cq_available(cq.node, fr) + sum(w.usage.get(fr, 0) for w in candidates) < val:
+                return False
+        return True
+
     @staticmethod
-    def _fits(cq: ClusterQueue, requests: Mapping[FlavorResource, int], borrowing: bool) -> bool:
+    def fits_after_removal(cq: ClusterQueue, requests: Mapping[FlavorResource, int], borrowing: bool) -> bool:
+        """``workloadFits``: within what is available, and within nominal unless borrowing."""
         for fr, val in requests.items():
             if not borrowing and cq.node.borrowing_with(fr, val):
                 return False
@@ -255,20 +316,22 @@ class Preemptor:
                 return False
         return True
 
-    def _fill_back(
+    def fill_back(
         self,
         cq: ClusterQueue,
         requests: Mapping[FlavorResource, int],
         borrowing: bool,
-        chosen: list[_Candidate],
-    ) -> list[_Candidate]:
+        chosen: list[T],
+        workload_of: Callable[[T], Workload],
+    ) -> list[T]:
+        """``fillBackWorkloads``: put back every target but the last that is not needed."""
         for i in range(len(chosen) - 2, -1, -1):
-            self.add_workload(chosen[i].workload)
-            if self._fits(cq, requests, borrowing):
+            self.add_workload(workload_of(chosen[i]))
+            if self.fits_after_removal(cq, requests, borrowing):
                 chosen[i] = chosen[-1]
                 chosen.pop()
             else:
-                self.remove_workload(chosen[i].workload)
+                self.remove_workload(workload_of(chosen[i]))
         return chosen  # still removed from the tree: the caller restores them
 
     # --- oracle ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ What-if section of the preview report) has a trace without one being written by 
 ```yaml
 seed: 14                      # the generator's seed: the same profile gives the same trace
 hours: 168                    # arrivals are generated over this many hours (a week)
-provisioningDelaySeconds: 300 # optional: ProvisioningRequest delay
+provisioningDelaySeconds: [120, 900]  # optional: ProvisioningRequest time, seconds or [low, high]
 arrivals:                     # one stream per team / queue
   - namespace: default
     queue: user-queue

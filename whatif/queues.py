@@ -9,6 +9,11 @@ requeues into the heap (the head blocks the queue); BestEffortFIFO requeues into
 after a nomination failure or pending preemption, and parks other failures until
 ``QueueInadmissibleWorkloads`` moves them back when quota is freed in the cohort
 (``manager.go``: on workload deletion or finish, for every ClusterQueue of the cohort tree).
+A requeued workload whose flavor scan has flavors left (``LastAssignment.PendingFlavors``) goes
+back into the heap (``requeueIfNotPresent``).  Sticky preemptor heads (``preemptorWorkload``,
+``baseCompareFunc``): a workload requeued with ``RequeueReasonPendingPreemption`` in a
+BestEffortFIFO ClusterQueue sorts before every other until it leaves the queue (admitted or
+deleted) or another workload of that queue issues preemptions.
 """
 
 from __future__ import annotations
@@ -27,11 +32,32 @@ class QueueManager:
         self.inadmissible: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
         self.members: dict[Node, list[str]] = {}
         self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
+        self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
+        self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
 
     def push(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
-        heapq.heappush(self.heaps[wl.cluster_queue], (-wl.priority, wl.seq, wl))
+        if self.sticky.get(wl.cluster_queue) == wl.key:
+            self.sticky_slot[wl.cluster_queue] = wl
+        else:
+            heapq.heappush(self.heaps[wl.cluster_queue], (-wl.priority, wl.seq, wl))
         self.active.add(wl.cluster_queue)
+
+    def set_preemptor(self, wl: Workload) -> None:
+        """``pw.set``: sticky in a BestEffortFIFO ClusterQueue; replaces the previous one."""
+        assert wl.cluster_queue is not None
+        cq = wl.cluster_queue
+        if self.cluster.cluster_queues[cq].strategy == "StrictFIFO":
+            return
+        old = self.sticky_slot.pop(cq, None)
+        if old is not None:
+            heapq.heappush(self.heaps[cq], (-old.priority, old.seq, old))
+        self.sticky[cq] = wl.key
+
+    def forget(self, wl: Workload) -> None:
+        """``delete``: the workload left the queue (admitted, rejected); a sticky mark goes with it."""
+        if wl.cluster_queue is not None and self.sticky.get(wl.cluster_queue) == wl.key:
+            del self.sticky[wl.cluster_queue]
 
     def park(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
@@ -50,7 +76,8 @@ class QueueManager:
         out = []
         for name in sorted(self.active):
             heap = self.heaps[name]
-            out.append(heapq.heappop(heap)[2])
+            sticky = self.sticky_slot.pop(name, None)
+            out.append(sticky if sticky is not None else heapq.heappop(heap)[2])
             if not heap:
                 self.active.discard(name)
         return out
@@ -78,6 +105,6 @@ class QueueManager:
                 parked.clear()
 
     def pending(self) -> list[Workload]:
-        items = [w for h in self.heaps.values() for _, _, w in h]
+        items = [w for h in self.heaps.values() for _, _, w in h] + list(self.sticky_slot.values())
         items += [w for p in self.inadmissible.values() for w in p.values()]
         return items

@@ -1,9 +1,14 @@
 """The ``--json`` document: events in the order they happen, and per-ClusterQueue figures.
 
 Per queue: ``admitted`` and ``preempted`` count events; ``waitSeconds`` is each admitted
-workload's first admission time minus its submit time (p50/p95 by nearest rank); ``gpuUtilisation``
-is the GPU-seconds its admitted workloads held between time 0 and the end of the simulation,
-over its nominal GPU quota times that span (above 1 when it borrows; null without GPU quota);
+workload's first admission time minus its submit time (p50/p95 by nearest rank), split on average
+into ``waitForQuotaSeconds`` (pending in the queue) and ``waitForCapacitySeconds`` (quota reserved
+while its ProvisioningRequest is provisioned or failed, and the retry back-off);
+``failedProvisioningRequests`` counts failed attempts; ``gpuCapacity`` is what the queue can
+really hold: per GPU flavor, its nominal quota or the GPUs of the pools behind the flavor when
+fewer; ``gpuUtilisation`` is the GPU-seconds its admitted workloads held between time 0 and the end
+of the simulation over ``gpuCapacity`` times that span (above 1 when it borrows; null without GPU
+quota); per node pool, ``nodeUtilisation`` is node-time held over ``maxNodes`` times the span;
 ``neverAdmitted`` lists workloads still not admitted when the simulation ends (starved, rejected
 by an admission check, or unable ever to fit).
 """
@@ -60,20 +65,25 @@ def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any
         if cq in gpu_seconds:
             gpu_seconds[cq] += gpus / 1000 * max(0.0, span_end - max(start, 0.0))
     waits: dict[str, list[float]] = {n: [] for n in names}
+    for_capacity: dict[str, list[float]] = {n: [] for n in names}
+    failed_requests = dict.fromkeys(names, 0)
     never: dict[str, list[str]] = {n: [] for n in names}
     for wl in outcome.workloads:
         cq = wl.cluster_queue if wl.cluster_queue in waits else None
         if cq is None:
             never.setdefault(NO_QUEUE, []).append(wl.key)
             continue
+        failed_requests[cq] += wl.failed_requests
         if wl.first_admitted_at is None:
             never[cq].append(wl.key)
         else:
             waits[cq].append(wl.first_admitted_at - wl.submit)
+            for_capacity[cq].append(wl.capacity_wait)
     out: dict[str, dict[str, Any]] = {}
     for name in sorted(never):
-        nominal = cluster.gpu_nominal(name) / 1000 if name in cluster.cluster_queues else 0
+        capacity = gpu_capacity(cluster, name) / 1000 if name in cluster.cluster_queues else 0
         w = waits.get(name, [])
+        cap = for_capacity.get(name, [])
         out[name] = {
             "admitted": admitted.get(name, 0),
             "preempted": preempted.get(name, 0),
@@ -82,17 +92,62 @@ def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any
                 "p95": _num(percentile(w, 95)),
                 "max": _num(max(w) if w else 0.0),
             },
-            "gpuUtilisation": round(gpu_seconds.get(name, 0.0) / (nominal * span_end), 4)
-            if nominal and span_end > 0
+            "waitForQuotaSeconds": _num(_mean([a - b for a, b in zip(w, cap, strict=True)])),
+            "waitForCapacitySeconds": _num(_mean(cap)),
+            "failedProvisioningRequests": failed_requests.get(name, 0),
+            "gpuCapacity": _num(capacity) if capacity else None,
+            "gpuUtilisation": round(gpu_seconds.get(name, 0.0) / (capacity * span_end), 4)
+            if capacity and span_end > 0
             else None,
             "neverAdmitted": sorted(never[name]),
         }
     return out
 
 
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 1) if values else 0.0
+
+
+def gpu_capacity(cluster: Cluster, cq: str) -> int:
+    """Milli-GPUs the queue can really hold: per GPU flavor, its nominal quota, or less when the
+    node pools behind the flavor hold fewer GPUs."""
+    total = 0
+    for (flavor, resource), quota in cluster.cluster_queues[cq].node.quotas.items():
+        if resource != GPU:
+            continue
+        pools = cluster.pools.get(flavor)
+        pool_gpus = sum(p.gpus_per_node * p.max_nodes for p in pools) * 1000 if pools else None
+        total += quota.nominal if pool_gpus is None else min(quota.nominal, pool_gpus)
+    return total
+
+
+def pool_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any]]:
+    """Per node pool behind a ProvisioningRequest flavor: its nodes, and the share of node-time
+    that admitted workloads held (nodes are provisioned per gang, so this is what the pool held)."""
+    span = max(outcome.end, 0.0)
+    out: dict[str, dict[str, Any]] = {}
+    checked = {f for cq in cluster.cluster_queues.values() for f in cq.provisioning}
+    for flavor, pools in cluster.pools.items():
+        if flavor not in checked:
+            continue
+        for p in pools:
+            held = outcome.pool_node_seconds.get(p.name, 0.0)
+            out[p.name] = {
+                "maxNodes": p.max_nodes,
+                "gpusPerNode": p.gpus_per_node,
+                "nodeUtilisation": round(held / (p.max_nodes * span), 4)
+                if p.max_nodes and span > 0
+                else None,
+            }
+    return dict(sorted(out.items()))
+
+
 def document(cluster: Cluster, outcome: Outcome) -> dict[str, Any]:
+    fair = cluster.fair_sharing
     return {
         "events": [e.to_json() for e in outcome.events],
         "queues": queue_figures(cluster, outcome),
+        "pools": pool_figures(cluster, outcome),
+        "fairSharing": {"preemptionStrategies": list(fair.strategies)} if fair else None,
         "notes": list(cluster.notes),
     }

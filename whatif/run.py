@@ -11,8 +11,8 @@ from whatif.pack import StackModel
 from whatif.profiles import generate_trace, load_profile, profile_path
 from whatif.results import document
 from whatif.simulator import Simulation
-from whatif.sources import largest_pool_gpus
-from whatif.trace import Trace
+from whatif.sources import flavor_pools
+from whatif.trace import Delay, Trace
 
 
 def default_trace(model: StackModel, stack: str | None, profile: Path | None = None) -> Trace:
@@ -27,18 +27,18 @@ def simulate(
     model: StackModel,
     trace: Trace,
     *,
-    provisioning_delay: float | None = None,
+    provisioning_delay: Delay | None = None,
     eviction_delay: float = 0.0,
     ignore_fair_sharing: bool = False,
 ) -> dict[str, Any]:
     cluster = build_cluster(model, ignore_fair_sharing=ignore_fair_sharing)
-    cluster.largest_pool_gpus = largest_pool_gpus(model)
+    cluster.pools = flavor_pools(model)
     for cq in cluster.cluster_queues.values():
-        unknown = sorted(f for f in cq.provisioning_flavors if f not in cluster.largest_pool_gpus)
+        unknown = sorted(f for f in cq.provisioning_flavors if f not in cluster.pools)
         if unknown:
             cluster.notes.append(
                 f"ClusterQueue {cq.name}: the node pools behind flavor(s) {', '.join(unknown)} are not known, so "
-                "a gang larger than one queued pool is not failed as GKE would"
+                "ProvisioningRequests on them are taken to find capacity"
             )
     sim = Simulation(cluster, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay)
     return document(cluster, sim.run())

@@ -2,12 +2,18 @@
 
 Upstream (kubernetes-sigs/kueue@v0.19.2): ``schedule`` (one head per ClusterQueue; nominate; order
 the entries; process each against a snapshot in which earlier entries' usage is already counted;
-requeue the rest), ``nominate``/``getInitialAssignments`` (flavor assignment, then preemption
+requeue the rest; under fair sharing the entries come from the tournament in
+``whatif.fairsharing.tournament``), ``nominate``/``getInitialAssignments`` (flavor assignment, then preemption
 targets when the mode is Preempt), ``makeClassicalIterator`` (entries that borrow less first, then
 higher priority, then older), ``processEntry`` (skip a Preempt entry without targets, reserving
 capacity unless ``reclaimWithinCohort: Any`` -- ``reserveCapacityForUnreclaimablePreempt`` /
 ``resourcesToReserve``; skip overlapping preemption targets; the cohort-wide over-admission check
 ``fits`` with earlier targets' usage removed; then preempt or admit) and ``requeueAndUpdate``.
+
+Flavor-scan progress (``recordAssignment``, ``getAssignments`` / ``lastAssignmentOutdated``,
+``markPreemptionOutcome``): each nomination resumes the workload's previous scan unless it is
+outdated, and records the new one; issuing preemptions drops it.  A workload that issues
+preemptions becomes its BestEffortFIFO ClusterQueue's sticky head (``whatif.queues``).
 
 Here the snapshot is the live quota tree: an admission adds its usage for good, while a
 preempting entry's usage and reserved capacity are added for the rest of the cycle only and
@@ -17,14 +23,15 @@ and admitted by a following cycle at the same instant, as Kueue does once the ev
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from whatif.cluster import Cluster, ClusterQueue
+from whatif.fairsharing.tournament import fair_order
 from whatif.flavors import Assignment, FlavorAssigner
 from whatif.preemption import Preemptor, Target
 from whatif.queues import QueueManager
-from whatif.tree import FlavorResource, add_all, fits, remove_all
+from whatif.tree import FlavorResource, Node, add_all, fits, remove_all
 from whatif.workload import Workload
 
 
@@ -38,16 +45,30 @@ class Entry:
     done: bool = False  # admitted (quota reserved)
     reason: str = ""
 
+    @property
+    def node(self) -> Node:
+        return self.cq.node
+
+    @property
+    def usage(self) -> dict[FlavorResource, int]:
+        return self.assignment.usage
+
 
 @dataclass
 class CycleOutcome:
     admitted: list[Entry] = field(default_factory=list)
     evictions: list[tuple[Workload, Workload, str]] = field(default_factory=list)  # victim, by, reason
     parked: int = 0
+    # heads back in the heap to resume their flavor scan: (workload, its LastTriedFlavorIdx)
+    rescans: list[tuple[str, tuple[tuple[tuple[int, str], int], ...]]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
-        return bool(self.admitted or self.evictions or self.parked)
+        return bool(self.admitted or self.evictions or self.parked or self.rescans)
+
+    @property
+    def only_rescans(self) -> bool:
+        return bool(self.rescans) and not (self.admitted or self.evictions or self.parked)
 
 
 class Scheduler:
@@ -65,11 +86,26 @@ class Scheduler:
         self.assigner = FlavorAssigner(cluster, preemptor)
         self.evicting = evicting  # keys of victims whose eviction is under way
         self.on_inadmissible = on_inadmissible
+        self.cycles = 0  # ``schedulingCycle``
+
+    def _scan_outdated(self, wl: Workload, cq: ClusterQueue) -> bool:
+        """``lastAssignmentOutdated`` with ``FlavorFungibilityPreserveScanProgress`` (on by default
+        in v0.19.2): kept when made in this or the previous cycle, else dropped once the cohort's
+        allocatable generation moved (an admission or release of quota in the tree)."""
+        if self.cycles - wl.last_scan_cycle <= 1:
+            return False
+        return cq.node.root().generation > wl.last_scan_generation
 
     def _nominate(self, wl: Workload) -> Entry:
         assert wl.cluster_queue is not None
         cq = self.cluster.cluster_queues[wl.cluster_queue]
-        assignment = self.assigner.assign(wl, cq)
+        if wl.last_scan is not None and self._scan_outdated(wl, cq):
+            wl.last_scan = None
+        assignment = self.assigner.assign(wl, cq, wl.last_scan)
+        # ``recordAssignment``: the next attempt resumes from this scan
+        wl.last_scan = assignment.tried
+        wl.last_scan_cycle = self.cycles
+        wl.last_scan_generation = cq.node.root().generation
         targets: list[Target] = []
         if assignment.mode == "Preempt":
             targets = self.preemptor.targets(wl, cq, assignment.needs_preemption(), assignment.usage)
@@ -92,27 +128,46 @@ class Scheduler:
         return reserved
 
     def cycle(self) -> CycleOutcome:
+        self.cycles += 1
         outcome = CycleOutcome()
         heads = self.queues.heads()
         if not heads:
             return outcome
-        entries = [self._nominate(wl) for wl in heads]
-        entries.sort(key=lambda e: (e.assignment.borrowing, -e.workload.priority, e.workload.seq))
+        self.preemptor.memo = {}
+        try:
+            entries = [self._nominate(wl) for wl in heads]
+        finally:
+            self.preemptor.memo = None
         preempted: dict[str, Workload] = {}
         temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
-        for e in entries:
+        for e in self._ordered(entries):
             self._process(e, preempted, temporary, outcome)
         for cq, usage in reversed(temporary):
             remove_all(cq.node, usage)
         for e in entries:
             if e.done:
                 continue
+            wl = e.workload
+            pending = wl.last_scan is not None and any(i != -1 for i in wl.last_scan.values())
             if not e.immediate:
-                self.on_inadmissible(e.workload, e.reason or "; ".join(e.assignment.reasons[:2]))
-                if e.cq.strategy != "StrictFIFO":
+                self.on_inadmissible(wl, e.reason or "; ".join(e.assignment.reasons[:2]))
+                if pending and wl.last_scan is not None:
+                    outcome.rescans.append((wl.key, tuple(sorted(wl.last_scan.items()))))
+                elif e.cq.strategy != "StrictFIFO":
                     outcome.parked += 1
-            self.queues.requeue(e.workload, e.immediate)
+            self.queues.requeue(wl, e.immediate or pending)
         return outcome
+
+    def _ordered(self, entries: list[Entry]) -> Iterator[Entry]:
+        """``makeIterator``: the fair-sharing tournament, or the classical order."""
+        if self.cluster.fair_sharing is not None:
+            for e in fair_order(list(entries)):
+                assert isinstance(e, Entry)
+                yield e
+            return
+        yield from sorted(
+            entries, key=lambda e: (e.assignment.borrowing, -e.workload.priority, e.workload.seq)
+        )
 
     def _process(
         self,
@@ -150,7 +205,9 @@ class Scheduler:
         if mode == "Preempt":
             add_all(e.cq.node, e.assignment.usage)
             temporary.append((e.cq, dict(e.assignment.usage)))
-            e.immediate = True
+            e.immediate = True  # RequeueReasonPendingPreemption
+            e.workload.last_scan = None  # ``markPreemptionOutcome``: rescan every flavor
+            self.queues.set_preemptor(e.workload)
             for t in e.targets:
                 if t.workload.key not in self.evicting:
                     outcome.evictions.append((t.workload, e.workload, t.reason))

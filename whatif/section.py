@@ -1,8 +1,8 @@
 """The "What-if" section of ``build/<stack>/report.md``: each queue under the stack's load profile.
 
 It always says something: the figures, or why there are none (no Kueue ClusterQueues, no load
-profile, or a Kueue behaviour the simulator does not model -- fair sharing in prod and skypilot
-today), so a reviewer never mistakes a missing section for a clean one.
+profile, or a Kueue behaviour the simulator does not model -- admission fair sharing, TAS,
+MultiKueue), so a reviewer never mistakes a missing section for a clean one.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from whatif.errors import NotModelledError, WhatIfError
 from whatif.pack import StackModel
 from whatif.profiles import generate_trace, load_profile, profile_path
 from whatif.run import simulate
-from whatif.summary import queue_table, starved_lines
+from whatif.summary import pool_lines, queue_table, starved_lines
 
 Plain = tuple[str, object, str, str]
 HEADING = "### What-if: Kueue admission under the stack's load profile"
@@ -36,15 +36,25 @@ def section_lines(stack: str, items: Iterable[Plain]) -> list[str]:
     except WhatIfError as error:
         return [*out, f"**What-if failed:** {error}", ""]
     hours = profile.get("hours", 168)
+    fair = result["fairSharing"]
+    rules = (
+        f"admission rules with fair sharing (preemptionStrategies {', '.join(fair['preemptionStrategies'])})"
+        if fair
+        else "admission rules"
+    )
     out += [
         f"{len(trace.entries)} workloads from `whatif/{path.name}` over {hours} h (seed {profile.get('seed', 0)}), "
-        "simulated with Kueue v0.19.2's admission rules (`python -m whatif`; what is and is not "
-        "modelled: `whatif/README.md`). Waits are from submission to admission; GPU use is "
-        "GPU-hours held over nominal GPU quota.",
+        f"simulated with Kueue v0.19.2's {rules} (`python -m whatif`; what is and is not "
+        "modelled: `whatif/README.md`). Waits are from submission to admission, split into time "
+        "pending for quota and time waiting for nodes (ProvisioningRequests and their retries); GPU "
+        "use is GPU-hours held over what the queue can really hold (nominal GPU quota, or the GPUs "
+        "of the node pools behind its flavors when fewer).",
         "",
         *queue_table(result["queues"]),
         "",
     ]
+    pools = pool_lines(result["pools"])
+    out += [*pools, ""] if pools else []
     starved = starved_lines(result["queues"])
     out += ["Never admitted:", "", *starved, ""] if starved else ["Every workload was admitted.", ""]
     out += [f"- note: {n}" for n in result["notes"]]

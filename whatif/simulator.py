@@ -6,31 +6,39 @@ nothing, so the state at time T is the settled state (issue 14).  An eviction by
 its quota after ``eviction_delay`` seconds (default 0: at once) and requeues the victim, which
 competes again once the cycles after its eviction have settled (see ``Simulation._evict``).
 
-Admission checks (Kueue v0.19.2 ``pkg/controller/admissionchecks/provisioning``): on a flavor
-with a ``queued-provisioning.gke.io`` ProvisioningRequest check, a workload holds its quota for
-``provisioning_delay`` seconds before it is admitted; when its GPUs on that flavor exceed the
-largest single node pool behind the flavor, the request fails as GKE fails it (one request scales
-one pool) and the workload is not admitted.  Other checks are taken as Ready at once.
+Admission checks (Kueue v0.19.2 ``pkg/controller/admissionchecks/provisioning``; see
+``whatif.capacity``): on a flavor with a ``queued-provisioning.gke.io`` ProvisioningRequest check a
+workload holds its quota while the request is provisioned (``provisioning_delay`` seconds, a number
+or a uniform ``(low, high)`` drawn per request, seeded by the workload and attempt); it is then
+admitted if a node pool behind the flavor can grow by the nodes of its whole gang, and its nodes
+are held until it ends -- at ``maxRunDurationSeconds`` at the latest.  Otherwise the request fails
+and Kueue's retry strategy applies: the quota is released and the workload requeued after the
+back-off, or rejected past ``backoffLimitCount``.  ``check-capacity.autoscaling.x-k8s.io`` checks
+the same fit at once, without provisioning.  Other checks are taken as Ready at once.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import random
 from dataclasses import dataclass, field
 
+from whatif.capacity import Capacity, Check
 from whatif.cluster import Cluster
-from whatif.errors import WhatIfError
+from whatif.errors import NotSettledError, WhatIfError
 from whatif.preemption import Preemptor
 from whatif.queues import QueueManager
 from whatif.scheduler import Entry, Scheduler
-from whatif.trace import Trace
+from whatif.trace import Delay, Trace
 from whatif.tree import remove_all
 from whatif.workload import ADMITTED, FINISHED, PENDING, REJECTED, RESERVED, Workload
 
 GPU = "nvidia.com/gpu"
-FINISH, EVICT, CHECK, SUBMIT, REQUEUE = range(5)
-MAX_CYCLES_PER_INSTANT = 100_000
+FINISH, EVICT, CHECK, SUBMIT, REQUEUE, EXPIRE = range(6)
+MAX_CYCLES_PER_INSTANT = 10_000  # one settle: cycles until nothing changes
+MAX_ROUNDS_PER_INSTANT = 1_000  # rounds of same-instant events (requeues) before giving up
+LIVELOCK_REPEATS = 20  # the same preemptor evicting the same victim this often at one instant
 
 
 @dataclass
@@ -64,6 +72,7 @@ class Outcome:
     events: list[Event] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     end: float = 0.0
+    pool_node_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def build_workloads(cluster: Cluster, trace: Trace) -> list[Workload]:
@@ -92,24 +101,27 @@ class Simulation:
         cluster: Cluster,
         trace: Trace,
         *,
-        provisioning_delay: float | None = None,
+        provisioning_delay: Delay | None = None,
         eviction_delay: float = 0.0,
     ) -> None:
         self.cluster = cluster
-        self.provisioning_delay = (
+        self.provisioning_delay: Delay = (
             provisioning_delay if provisioning_delay is not None else (trace.provisioning_delay or 0.0)
         )
+        self.capacity = Capacity(cluster.pools)
         self.eviction_delay = eviction_delay
         self.workloads = build_workloads(cluster, trace)
         self.running: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
         self.queues = QueueManager(cluster)
         self.preemptor = Preemptor(cluster, self.running)
+        self.preemptor.remember = True  # every committed quota change bumps the tree's generation
         self.evicting: set[str] = set()
         self.scheduler = Scheduler(cluster, self.queues, self.preemptor, self.evicting, self._inadmissible)
         self.events: list[Event] = []
         self.agenda: list[tuple[float, int, int, int, Workload]] = []
         self.now = 0.0
         self._tie = 0
+        self._evicted_at_instant: dict[tuple[str, str], int] = {}
 
     # --- agenda -----------------------------------------------------------------------------
     def _schedule(self, time: float, kind: int, wl: Workload) -> None:
@@ -129,21 +141,49 @@ class Simulation:
         assert wl.cluster_queue is not None
         remove_all(self.cluster.cluster_queues[wl.cluster_queue].node, wl.usage)
         self.running[wl.cluster_queue].pop(wl.key, None)
+        self.capacity.release(wl, self.now)
         wl.usage = {}
         wl.generation += 1
+        self._bump(wl)
         self.queues.queue_inadmissible(wl.cluster_queue)
+
+    def _bump(self, wl: Workload) -> None:
+        """``AllocatableResourceGeneration`` moves on every admission or release in the cohort."""
+        assert wl.cluster_queue is not None
+        self.cluster.cluster_queues[wl.cluster_queue].node.root().generation += 1
+
+    def _checks(self, wl: Workload) -> dict[str, Check]:
+        assert wl.cluster_queue is not None
+        cq = self.cluster.cluster_queues[wl.cluster_queue]
+        return {
+            flavor: cq.provisioning[flavor]
+            for flavor in sorted({f for f, _ in wl.usage})
+            if flavor in cq.provisioning
+        }
+
+    def _delay(self, wl: Workload) -> float:
+        """How long this ProvisioningRequest takes: the constant, or a seeded uniform draw."""
+        if isinstance(self.provisioning_delay, tuple):
+            low, high = self.provisioning_delay
+            return float(round(random.Random(f"{wl.seq}/{wl.failed_requests}").uniform(low, high)))
+        return self.provisioning_delay
 
     def _reserve(self, e: Entry) -> None:
         wl = e.workload
         wl.usage = dict(e.assignment.usage)  # already added to the tree by the cycle
         wl.flavors = e.assignment.flavors()
         wl.reserved_at = self.now
+        wl.last_scan = None
         assert wl.cluster_queue is not None
         self.running[wl.cluster_queue][wl.key] = wl
-        needs_check = any(flavor in e.cq.provisioning_flavors for flavor, _ in wl.usage)
-        if needs_check:
+        self.queues.forget(wl)  # out of the queue: no longer its sticky head
+        self._bump(wl)
+        checks = self._checks(wl)
+        if checks:
             wl.state = RESERVED
-            self._schedule(self.now + self.provisioning_delay, CHECK, wl)
+            wl.reserved_since = self.now
+            provisions = any(c.provisions for c in checks.values())
+            self._schedule(self.now + (self._delay(wl) if provisions else 0.0), CHECK, wl)
         else:
             self._admit(wl)
 
@@ -155,23 +195,59 @@ class Simulation:
         self._record(wl, "admitted", flavors=wl.flavors)
         self._schedule(self.now + wl.duration, FINISH, wl)
 
+    def _waited_for_capacity(self, wl: Workload, extra: float = 0.0) -> None:
+        if wl.first_admitted_at is None and wl.reserved_since is not None:
+            wl.capacity_wait += self.now - wl.reserved_since + extra
+        wl.reserved_since = None
+
     def _check(self, wl: Workload) -> None:
-        assert wl.cluster_queue is not None
-        cq = self.cluster.cluster_queues[wl.cluster_queue]
-        for flavor in sorted(cq.provisioning_flavors):
-            gpus = wl.usage.get((flavor, GPU), 0)
-            largest = self.cluster.largest_pool_gpus.get(flavor)
-            if largest is not None and gpus > largest:
-                reason = (
-                    f"ProvisioningRequest failed: {gpus // 1000} GPUs on flavor {flavor} exceed the largest "
-                    f"queued node pool behind it ({largest // 1000} GPUs); GKE scales one pool per request"
-                )
-                self._release(wl)
-                wl.state = REJECTED
-                wl.reported_inadmissible = False
-                self._inadmissible(wl, reason)
+        checks = self._checks(wl)
+        placements = []
+        for flavor, check in checks.items():
+            placement, reason = self.capacity.place(wl, flavor, check)
+            if placement is None:
+                self._request_failed(wl, check, f"flavor {flavor}: {reason}")
                 return
+            placements.append(placement)
+        self.capacity.hold(wl, placements, self.now)
+        self._waited_for_capacity(wl)
         self._admit(wl)
+        runs = [c.max_run_seconds for c in checks.values() if c.provisions and c.max_run_seconds is not None]
+        if runs and min(runs) < wl.duration:
+            self._schedule(self.now + min(runs), EXPIRE, wl)
+
+    def _request_failed(self, wl: Workload, check: Check, reason: str) -> None:
+        """``syncCheckStates`` on a Failed request: Retry with back-off, or Rejected past the limit."""
+        wl.failed_requests += 1
+        attempt = wl.failed_requests
+        retry = attempt <= check.retry.limit
+        backoff = check.retry.backoff(attempt) if retry else 0.0
+        self._waited_for_capacity(wl, backoff)
+        self._release(wl)
+        wl.reported_inadmissible = False
+        if retry:
+            wl.state = PENDING
+            self._record(
+                wl,
+                "requeued",
+                reason=f"ProvisioningRequest attempt {attempt} failed ({reason}); check {check.name} "
+                f"retries in {backoff:g} s (retryStrategy: {check.retry.limit} retries)",
+            )
+            self._schedule(self.now + backoff, REQUEUE, wl)
+            return
+        wl.state = REJECTED
+        self.queues.forget(wl)
+        self._inadmissible(
+            wl,
+            f"ProvisioningRequest attempt {attempt} failed ({reason}); check {check.name} is Rejected "
+            f"after {check.retry.limit} retries",
+        )
+
+    def _expire(self, wl: Workload) -> None:
+        """GKE removes queued-provisioning nodes at ``maxRunDurationSeconds``; the workload ends."""
+        self._release(wl)
+        wl.state = FINISHED
+        self._record(wl, "finished", reason="maxRunDurationSeconds reached: GKE removed its nodes")
 
     def _evict(self, victim: Workload) -> None:
         """Free the victim's quota now; requeue it once this instant has settled.
@@ -183,6 +259,7 @@ class Simulation:
         victim takes its quota back, and the preemptor evicts it again.
         """
         self.evicting.discard(victim.key)
+        self._waited_for_capacity(victim)
         self._release(victim)
         victim.state = PENDING
         victim.reported_inadmissible = False
@@ -198,12 +275,37 @@ class Simulation:
         self.queues.push(wl)
 
     # --- loop --------------------------------------------------------------------------------
+    def _livelock(self, victim: Workload, by: Workload) -> None:
+        """The same preemptor evicting the same victim again and again at one instant: Kueue's
+        scheduler would repeat this cycle for ever too, so it is reported, not waited out."""
+        pair = (by.key, victim.key)
+        seen = self._evicted_at_instant.get(pair, 0) + 1
+        self._evicted_at_instant[pair] = seen
+        if seen >= LIVELOCK_REPEATS:
+            raise NotSettledError(
+                f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: livelock: {by.key} has preempted "
+                f"{victim.key} {seen} times at this instant and the cycles keep repeating (Kueue's scheduler "
+                "would repeat them for ever)"
+            )
+
     def _settle(self) -> None:
+        """Cycles until one changes nothing.  A cycle that only sends heads back to resume their
+        flavor scans, in a state an earlier such cycle at this instant already had, is a head
+        alternating between flavors: Kueue keeps it in the heap (blocking its BestEffortFIFO
+        queue) and keeps cycling; here it waits for the next event instead."""
+        changed: list[str] = []
+        rescans: set[frozenset[object]] = set()
         for _ in range(MAX_CYCLES_PER_INSTANT):
             outcome = self.scheduler.cycle()
+            if outcome.only_rescans:
+                state = frozenset(outcome.rescans)
+                if state in rescans:
+                    return
+                rescans.add(state)
             for e in outcome.admitted:
                 self._reserve(e)
             for victim, by, reason in outcome.evictions:
+                self._livelock(victim, by)
                 self._record(victim, "preempted", by=by.key, reason=reason)
                 if self.eviction_delay > 0:
                     self.evicting.add(victim.key)
@@ -212,14 +314,27 @@ class Simulation:
                     self._evict(victim)
             if not outcome.changed:
                 return
-        raise WhatIfError(
-            f"time {self.now:g}: scheduling did not settle after {MAX_CYCLES_PER_INSTANT} cycles"
+            changed = [e.workload.key for e in outcome.admitted] + [v.key for v, _, _ in outcome.evictions]
+        raise NotSettledError(
+            f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: scheduling did not settle after "
+            f"{MAX_CYCLES_PER_INSTANT} cycles; the last changed {', '.join(changed[:5]) or 'only queues'}"
         )
 
     def run(self) -> Outcome:
         for wl in self.workloads:
             self._schedule(wl.submit, SUBMIT, wl)
+        rounds = 0
         while self.agenda:
+            if self.agenda[0][0] != self.now:
+                rounds = 0
+                self._evicted_at_instant.clear()
+            rounds += 1
+            if rounds > MAX_ROUNDS_PER_INSTANT:
+                keys = sorted({entry[4].key for entry in self.agenda if entry[0] == self.now})
+                raise NotSettledError(
+                    f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: events at this instant keep "
+                    f"scheduling more ({MAX_ROUNDS_PER_INSTANT} rounds): {', '.join(keys[:5])}"
+                )
             self.now = self.agenda[0][0]
             due = []  # what is due now; events this round schedules for now wait for the next round
             while self.agenda and self.agenda[0][0] == self.now:
@@ -239,6 +354,8 @@ class Simulation:
                     self._evict(wl)
                 elif kind == REQUEUE:
                     self.queues.push(wl)
+                elif kind == EXPIRE:
+                    self._expire(wl)
             self._settle()
         end = max([self.now] + [w.submit for w in self.workloads if math.isfinite(w.submit)])
-        return Outcome(self.events, self.workloads, end)
+        return Outcome(self.events, self.workloads, end, self.capacity.close(end))

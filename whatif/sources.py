@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from whatif.amounts import to_amount
+from whatif.capacity import Pool
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel, pools
 
@@ -99,16 +98,22 @@ def _run_program(stack: str, project_dir: Path) -> list[Plain]:
     return [(r.type, r.inputs, r.urn, r.name) for r in result.resources]
 
 
-def largest_pool_gpus(model: StackModel) -> dict[str, int]:
-    """Per flavor: GPUs of the biggest single node pool its node labels select (when known)."""
-    out: dict[str, int] = {}
+def flavor_pools(model: StackModel) -> dict[str, tuple[Pool, ...]]:
+    """Per flavor: the node pools its node labels select, with GPUs per node and maximum nodes
+    (the pack's ``pools.select`` / ``pool_capacity``); flavors with any pool unknown are left out."""
+    out: dict[str, tuple[Pool, ...]] = {}
     node_pools = model.node_pools()
     if not node_pools:
         return out
     for flavor in model.resource_flavors():
         selection = pools.select(node_pools, flavor.node_labels)
-        capacities = [pools.pool_capacity(model, p).max_gpus for p in selection.possible]
-        known = [c for c in capacities if c is not None]
-        if known and len(known) == len(capacities):
-            out[flavor.name] = to_amount(Decimal(max(known)))
+        found = []
+        for p in selection.possible:
+            cap = pools.pool_capacity(model, p)
+            if cap.gpus_per_node is None or cap.max_nodes is None:
+                break
+            found.append(Pool(str(p.name), cap.gpus_per_node, cap.max_nodes))
+        else:
+            if found:
+                out[flavor.name] = tuple(found)
     return out

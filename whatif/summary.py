@@ -12,6 +12,8 @@ HEADER = [
     "wait p50",
     "wait p95",
     "wait max",
+    "waiting for quota (mean)",
+    "waiting for capacity (mean)",
     "GPU use",
     "never admitted",
 ]
@@ -38,6 +40,8 @@ def cells(figures: dict[str, Any]) -> list[str]:
         fmt_seconds(wait["p50"]),
         fmt_seconds(wait["p95"]),
         fmt_seconds(wait["max"]),
+        fmt_seconds(figures["waitForQuotaSeconds"]),
+        fmt_seconds(figures["waitForCapacitySeconds"]),
         fmt_use(figures["gpuUtilisation"]),
         str(len(figures["neverAdmitted"])),
     ]
@@ -51,6 +55,16 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str] = HEADER) -> list
 
 def queue_table(queues: dict[str, dict[str, Any]]) -> list[str]:
     return table([[f"`{name}`", *cells(fig)] for name, fig in queues.items()])
+
+
+def pool_lines(pools: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per node pool behind a ProvisioningRequest flavor: how much of it was held."""
+    return [
+        f"- node pool `{name}`: {fig['maxNodes']} nodes of {fig['gpusPerNode']} "
+        f"GPU{'' if fig['gpusPerNode'] == 1 else 's'}, "
+        f"{fmt_use(fig['nodeUtilisation'])} of its node-time held by admitted gangs"
+        for name, fig in pools.items()
+    ]
 
 
 def starved_lines(queues: dict[str, dict[str, Any]], limit: int = 5) -> list[str]:

@@ -1,7 +1,9 @@
 """The portable trace format (issue 14) and its validation.
 
 ```yaml
-provisioningDelaySeconds: 300   # optional: ProvisioningRequest delay; CLI --provisioning-delay wins
+provisioningDelaySeconds: [120, 900]  # optional: seconds a ProvisioningRequest takes to be
+                                     # provisioned, a number or [low, high] (uniform per
+                                     # request, seeded); CLI --provisioning-delay wins
 workloads:
   - name: a                 # unique per namespace
     namespace: team-a
@@ -30,6 +32,7 @@ from whatif.errors import NotModelledError, WhatIfError
 from whatif.pack import quantity
 from whatif.workload import PodSet
 
+Delay = float | tuple[float, float]  # seconds, or a uniform range [low, high]
 WORKLOAD_KEYS = {"name", "namespace", "queue", "priority", "priorityClass", "submit", "duration", "podSets"}
 POD_SET_KEYS = {"name", "count", "requests"}
 
@@ -49,7 +52,7 @@ class TraceEntry:
 @dataclass(frozen=True)
 class Trace:
     entries: tuple[TraceEntry, ...]
-    provisioning_delay: float | None = None
+    provisioning_delay: Delay | None = None
 
 
 def _fail(path: str, value: Any, expected: str) -> WhatIfError:
@@ -145,7 +148,19 @@ def parse_trace(doc: Any) -> Trace:
             raise _fail(f"workloads[{i}].name", e.name, f"a name unique in namespace {e.namespace}")
         seen.add((e.namespace, e.name))
     delay = doc.get("provisioningDelaySeconds")
-    return Trace(entries, None if delay is None else _number(delay, "provisioningDelaySeconds", minimum=0))
+    return Trace(entries, None if delay is None else parse_delay(delay, "provisioningDelaySeconds"))
+
+
+def parse_delay(raw: Any, path: str) -> Delay:
+    """A number of seconds, or ``[low, high]`` with 0 <= low <= high (uniform)."""
+    if isinstance(raw, list):
+        if len(raw) != 2:
+            raise _fail(path, raw, "a number of seconds or [low, high]")
+        low, high = (_number(v, f"{path}[{i}]", minimum=0) for i, v in enumerate(raw))
+        if high < low:
+            raise _fail(path, raw, "[low, high] with low <= high")
+        return (low, high)
+    return _number(raw, path, minimum=0)
 
 
 def load_trace(path: Path) -> Trace:

@@ -40,6 +40,11 @@ class Node:
     children: list[Node] = field(default_factory=list)
     subtree_quota: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
+    fair_weight: float = 1.0  # spec.fairSharing.weight (``parseFairWeight``: default 1)
+    # on a root: ``AllocatableResourceGeneration`` of its ClusterQueues, bumped on every
+    # admission and release of quota in the tree
+    generation: int = 0
+    lendable: dict[str, int] | None = None  # fair sharing's ``calculateLendable`` (quota only)
 
     def local_quota(self, fr: FlavorResource) -> int:
         """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit)."""
@@ -185,6 +190,7 @@ def height_of_lowest_subtree_that_fits(cq: Node, fr: FlavorResource, val: int) -
 def accumulate(root: Node) -> None:
     """Recompute subtree quotas bottom-up (``updateCohortResourceNode``/``accumulateFromChild``)."""
     root.subtree_quota = {fr: q.nominal for fr, q in root.quotas.items()}
+    root.lendable = None
     for child in root.children:
         accumulate(child)
         for fr, child_quota in child.subtree_quota.items():

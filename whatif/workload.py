@@ -41,6 +41,13 @@ class Workload:
     first_admitted_at: float | None = None
     generation: int = 0  # bumped on eviction: stale finish/check events are ignored
     reported_inadmissible: bool = False
+    # ``LastAssignment``: the flavor scan's progress, the cycle and cohort generation it was made in
+    last_scan: dict[tuple[int, str], int] | None = None
+    last_scan_cycle: int = 0
+    last_scan_generation: int = 0
+    failed_requests: int = 0  # ProvisioningRequest attempts that failed (Kueue's attempt count)
+    reserved_since: float | None = None  # quota reserved, waiting for its admission checks
+    capacity_wait: float = 0.0  # before first admission: waiting for nodes (checks and back-off)
 
     @property
     def key(self) -> str:

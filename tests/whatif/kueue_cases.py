@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from whatif.amounts import to_amount
+from whatif.capacity import Pool
 from whatif.cluster import Cluster, build_cluster
 from whatif.pack import StackModel, quantity
 from whatif.preemption import Preemptor
@@ -55,8 +58,11 @@ def cluster_queue(
     preemption: dict[str, Any] | None = None,
     fungibility: dict[str, Any] | None = None,
     strategy: str | None = None,
+    weight: str | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {"resourceGroups": list(groups), "namespaceSelector": {}}
+    if weight is not None:
+        spec["fairSharing"] = {"weight": weight}
     if cohort:
         spec["cohortName"] = cohort
     if preemption:
@@ -68,10 +74,14 @@ def cluster_queue(
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
-def cohort(name: str, parent: str | None = None, *groups: dict[str, Any]) -> dict[str, Any]:
+def cohort(
+    name: str, parent: str | None = None, *groups: dict[str, Any], weight: str | None = None
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"resourceGroups": list(groups)}
     if parent:
         spec["parentName"] = parent
+    if weight is not None:
+        spec["fairSharing"] = {"weight": weight}
     return {"apiVersion": API, "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
 
 
@@ -85,6 +95,19 @@ def local_queue(namespace: str, name: str, cq: str) -> dict[str, Any]:
         "kind": "LocalQueue",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"clusterQueue": cq},
+    }
+
+
+def fair_sharing(*strategies: str) -> dict[str, Any]:
+    """Kueue's Configuration with ``fairSharing`` (the chart's ``kueue-manager-config`` ConfigMap),
+    as the Go tests' ``&config.FairSharing{PreemptionStrategies: ...}``."""
+    config: dict[str, Any] = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    config["fairSharing"] = {"preemptionStrategies": list(strategies)} if strategies else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+        "data": {"controller_manager_config.yaml": yaml.safe_dump(config)},
     }
 
 
@@ -157,3 +180,50 @@ def pod_set_of(requests: dict[str, str], name: str = "main", count: int = 1) -> 
 
 def _res(key: str) -> str:
     return {"gpu": "nvidia.com/gpu"}.get(key, key)
+
+
+def provisioning_cluster(
+    pool: Pool | None,
+    *,
+    provisioning_class: str = "queued-provisioning.gke.io",
+    retry: dict[str, int] | None = None,
+    parameters: dict[str, str] | None = None,
+    quota: str = "100",
+) -> Cluster:
+    spec: dict[str, Any] = {
+        "provisioningClassName": provisioning_class,
+        "managedResources": ["nvidia.com/gpu"],
+    }
+    if retry is not None:
+        spec["retryStrategy"] = retry
+    if parameters is not None:
+        spec["parameters"] = parameters
+    docs = [
+        flavor("l4"),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ProvisioningRequestConfig",
+            "metadata": {"name": "dws"},
+            "spec": spec,
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "dws"},
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "dws",
+                },
+            },
+        },
+        cluster_queue("cq", group(flavor_quotas("l4", ("nvidia.com/gpu", quota)))),
+        local_queue("team-a", "user-queue", "cq"),
+    ]
+    docs[3]["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "dws"}]}
+    c = build(docs)
+    if pool is not None:
+        c.pools = {"l4": (pool,)}
+    return c

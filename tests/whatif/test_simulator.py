@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.whatif.kueue_cases import build, cluster_queue, flavor, flavor_quotas, group, local_queue
+from tests.whatif.kueue_cases import (
+    build,
+    cluster_queue,
+    flavor,
+    flavor_quotas,
+    group,
+    local_queue,
+    provisioning_cluster,
+)
+from whatif.capacity import Pool
 from whatif.cluster import Cluster
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.results import document
@@ -126,58 +135,13 @@ def test_a_workload_that_can_never_fit_is_reported_never_admitted() -> None:
     assert doc["events"][0]["event"] == "inadmissible" and "maximum capacity" in doc["events"][0]["reason"]
 
 
-def test_gpu_utilisation_is_gpu_seconds_over_nominal_quota() -> None:
+def test_gpu_utilisation_is_gpu_seconds_over_nominal_quota_without_known_pools() -> None:
     doc = run(cluster("2"), [wl("a", 0, 100), wl("b", 0, 100)])
     assert doc["queues"]["cq"]["gpuUtilisation"] == 1.0
 
 
-def _provisioning_cluster(largest_pool_gpus: int) -> Cluster:
-    docs = [
-        flavor("l4"),
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ProvisioningRequestConfig",
-            "metadata": {"name": "dws"},
-            "spec": {
-                "provisioningClassName": "queued-provisioning.gke.io",
-                "managedResources": ["nvidia.com/gpu"],
-            },
-        },
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "AdmissionCheck",
-            "metadata": {"name": "dws"},
-            "spec": {
-                "controllerName": "kueue.x-k8s.io/provisioning-request",
-                "parameters": {
-                    "apiGroup": "kueue.x-k8s.io",
-                    "kind": "ProvisioningRequestConfig",
-                    "name": "dws",
-                },
-            },
-        },
-        cluster_queue("cq", group(flavor_quotas("l4", ("nvidia.com/gpu", "100")))),
-        local_queue("team-a", "user-queue", "cq"),
-    ]
-    docs[3]["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "dws"}]}
-    c = build(docs)
-    c.largest_pool_gpus = {"l4": largest_pool_gpus * 1000}
-    return c
-
-
-def test_provisioning_request_delays_admission_and_fails_a_gang_bigger_than_one_pool() -> None:
-    c = _provisioning_cluster(8)
-    doc = run(c, [wl("fits", 0, 60, gpus="8"), wl("too-big", 0, 60, gpus="9")], provisioning_delay=300)
-    events = brief(doc)
-    assert (300, "fits", "admitted", "") in events
-    failed = [e for e in doc["events"] if e["workload"] == "team-a/too-big"]
-    assert [e["event"] for e in failed] == ["inadmissible"] and failed[0]["time"] == 300
-    assert "largest queued node pool" in failed[0]["reason"]
-    assert doc["queues"]["cq"]["neverAdmitted"] == ["team-a/too-big"]
-
-
 def test_the_trace_default_provisioning_delay_applies_without_a_parameter() -> None:
-    c = _provisioning_cluster(8)
+    c = provisioning_cluster(Pool("l4-pool", 8, 1))
     trace = parse_trace({"workloads": [wl("a", 0, 60)], "provisioningDelaySeconds": 120})
     doc = document(c, Simulation(c, trace).run())
     assert brief(doc)[0] == (120, "a", "admitted", "")
@@ -244,15 +208,27 @@ def _kueue_release(config: str) -> tuple[str, Any, str, str]:
     return ("kubernetes:helm.sh/v3:Release", props, "urn:test:kueue", "kueue")
 
 
-def test_fair_sharing_in_the_configuration_is_refused_unless_explicitly_ignored() -> None:
-    from whatif.cluster import build_cluster
+def test_fair_sharing_in_the_configuration_is_simulated_unless_explicitly_ignored() -> None:
+    from whatif.cluster import FairSharing, build_cluster
     from whatif.pack import StackModel
 
     config = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare]\n"
     model = StackModel.from_plain([_kueue_release(config)])
-    with pytest.raises(NotModelledError, match="fair sharing is enabled"):
-        build_cluster(model)
-    assert "NOT simulated" in build_cluster(model, ignore_fair_sharing=True).notes[0]
+    assert build_cluster(model).fair_sharing == FairSharing(("LessThanOrEqualToFinalShare",))
+    ignored = build_cluster(model, ignore_fair_sharing=True)
+    assert ignored.fair_sharing is None and "NOT simulated" in ignored.notes[0]
+    default = StackModel.from_plain(
+        [_kueue_release("apiVersion: config.kueue.x-k8s.io/v1beta2\nfairSharing: {}\n")]
+    )
+    assert build_cluster(default).fair_sharing == FairSharing(
+        ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    )
+    afs = StackModel.from_plain([_kueue_release("admissionFairSharing: {usageHalfLifeTime: 168h}\n")])
+    with pytest.raises(NotModelledError, match="admission fair sharing is enabled"):
+        build_cluster(afs)
+    bad = StackModel.from_plain([_kueue_release("fairSharing: {preemptionStrategies: [Fastest]}\n")])
+    with pytest.raises(WhatIfError, match=r"fairSharing.preemptionStrategies: got \['Fastest'\]"):
+        build_cluster(bad)
     plain = StackModel.from_plain(
         [_kueue_release("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n")]
     )
@@ -375,6 +351,8 @@ def test_the_kueue_configmap_in_manifests_says_whether_fair_sharing_is_on() -> N
         "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
         "data": {"controller_manager_config.yaml": yaml.safe_dump(config)},
     }
-    text = yaml.safe_dump_all([config_map, cluster_queue("cq", group(flavor_quotas("l4", ("cpu", "1"))))])
-    with pytest.raises(NotModelledError, match="fair sharing is enabled"):
-        build_cluster(StackModel.from_plain(manifests_items(text, "test")))
+    cq = cluster_queue("cq", group(flavor_quotas("l4", ("cpu", "1"))))
+    cq["spec"]["fairSharing"] = {"weight": "0.5"}
+    text = yaml.safe_dump_all([config_map, cq])
+    built = build_cluster(StackModel.from_plain(manifests_items(text, "test")))
+    assert built.fair_sharing is not None and built.cluster_queues["cq"].node.fair_weight == 0.5

@@ -46,9 +46,12 @@ def test_report_section_has_a_row_per_queue_for_dev(runs: dict[str, RunResult]) 
     assert any(line.startswith("| `cluster-queue` |") for line in lines)
 
 
-def test_report_section_says_why_prod_is_not_simulated(runs: dict[str, RunResult]) -> None:
-    text = "\n".join(section_lines("prod", _items(runs["prod"])))
-    assert "**Not simulated:** fair sharing is enabled in Kueue's Configuration" in text
+def test_report_section_simulates_prod_under_fair_sharing(runs: dict[str, RunResult]) -> None:
+    lines = section_lines("prod", _items(runs["prod"]))
+    text = "\n".join(lines)
+    assert "Not simulated" not in text and "fair sharing" in text
+    assert any(line.startswith("| `research` |") for line in lines)
+    assert any(line.startswith("| `applied` |") for line in lines)
 
 
 def test_report_section_for_a_stack_without_kueue(runs: dict[str, RunResult]) -> None:

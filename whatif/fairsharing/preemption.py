@@ -1,0 +1,192 @@
+"""Fair-sharing preemption, ported from Kueue v0.19.2.
+
+Upstream: kubernetes-sigs/kueue@v0.19.2 ``pkg/scheduler/preemption/preemption.go``:
+``fairPreemptions`` (candidates from ``findCandidates`` -- the preemptor's own ClusterQueue under
+withinClusterQueue, and every ClusterQueue of the root cohort's tree that borrows a
+FlavorResource needing preemption under reclaimWithinCohort -- in ``CandidatesOrdering``; the
+preemptor's usage is added for the share computations), ``runFirstFsStrategy`` (own-queue
+candidates are taken as they come; while the preemptor's ClusterQueue stays within nominal quota
+on the contested resources -- gate ``FairSharingPreemptWithinNominal``, on by default -- other
+queues' candidates are taken as reclamation; otherwise a candidate is taken when the first
+strategy holds, and the ordering is consulted again after each one; ``fsStrategyUnsatisfiable``
+skips a queue no candidate of which can pass), ``runSecondFsStrategy`` (rule S2-b: one candidate
+per queue when the preemptor's new share is below the target's old one), ``fillBackWorkloads``
+with borrowing allowed; ``fairsharing/strategy.go`` (``LessThanOrEqualToFinalShare``,
+``LessThanInitialShare``).  Preemption reasons: InClusterQueue, InCohortReclamation,
+InCohortFairSharing.  ``borrowWithinCohort`` does not apply under fair sharing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from whatif.fairsharing.ordering import Ordering
+from whatif.fairsharing.share import DRS, compare
+from whatif.tree import FlavorResource, Node, add_all, remove_all
+from whatif.workload import Workload
+
+if TYPE_CHECKING:
+    from whatif.cluster import ClusterQueue
+    from whatif.preemption import Preemptor
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+RECLAMATION = "InCohortReclamation"
+FAIR_SHARING = "InCohortFairSharing"
+
+Strategy = Callable[[DRS, DRS, DRS], bool]
+
+
+def less_than_or_equal_to_final_share(preemptor_new: DRS, _target_old: DRS, target_new: DRS) -> bool:
+    return compare(preemptor_new, target_new) <= 0
+
+
+def less_than_initial_share(preemptor_new: DRS, target_old: DRS, _target_new: DRS) -> bool:
+    return compare(preemptor_new, target_old) < 0
+
+
+STRATEGIES: dict[str, Strategy] = {
+    "LessThanOrEqualToFinalShare": less_than_or_equal_to_final_share,
+    "LessThanInitialShare": less_than_initial_share,
+}
+
+Picked = list[tuple[Workload, str]]
+
+
+class FairPreemption:
+    """One ``fairPreemptions`` call; every removal from the quota tree is restored."""
+
+    def __init__(
+        self,
+        preemptor: Preemptor,
+        wl: Workload,
+        cq: ClusterQueue,
+        frs: set[FlavorResource],
+        requests: Mapping[FlavorResource, int],
+    ) -> None:
+        self.p = preemptor
+        self.wl = wl
+        self.cq = cq
+        self.frs = frs
+        self.requests = requests
+
+    def _candidates(self) -> list[Workload]:
+        out: list[Workload] = []
+        policy = self.cq.preemption
+        uses = self._uses
+        if policy.within_cluster_queue != "Never":
+            out += [
+                w
+                for w in self.p.running.get(self.cq.name, {}).values()
+                if uses(w) and self.p.satisfies(self.wl, w, policy.within_cluster_queue)
+            ]
+        node = self.cq.node
+        if node.parent is not None and policy.reclaim_within_cohort != "Never":
+            for other in _subtree_cluster_queues(node.root()):
+                if other is node or not any(_borrowing(other, fr) for fr in self.frs):
+                    continue
+                out += [
+                    w
+                    for w in self.p.running.get(other.name, {}).values()
+                    if uses(w) and self.p.satisfies(self.wl, w, policy.reclaim_within_cohort)
+                ]
+        return out
+
+    def _uses(self, w: Workload) -> bool:
+        return any(fr in self.frs for fr in w.usage)
+
+    def _fits(self) -> bool:
+        """``workloadFitsForFairSharing``: the preemptor's simulated usage taken out first."""
+        remove_all(self.cq.node, self.requests)
+        try:
+            return self.p.fits_after_removal(self.cq, self.requests, True)
+        finally:
+            add_all(self.cq.node, self.requests)
+
+    def _within_nominal(self) -> bool:
+        return not any(_borrowing(self.cq.node, fr) for fr in self.frs)
+
+    def _take(self, w: Workload, reason: str, picked: Picked) -> bool:
+        self.p.remove_workload(w)
+        picked.append((w, reason))
+        return self._fits()
+
+    def _first(self, candidates: list[Workload], strategy: Strategy) -> tuple[bool, Picked, list[Workload]]:
+        ordering = Ordering(self.cq.node, candidates, self.p.node_of, self.p.candidate_key(self.cq))
+        picked: Picked = []
+        retry: list[Workload] = []
+        within_nominal = self._within_nominal()
+        for target in ordering:
+            if target.in_cluster_queue:
+                if self._take(target.pop(), IN_CLUSTER_QUEUE, picked):
+                    return True, picked, []
+                continue
+            if within_nominal:
+                if self._take(target.pop(), RECLAMATION, picked):
+                    return True, picked, []
+                continue
+            preemptor_new, target_old = target.shares()
+            if math.isinf(preemptor_new.precise()) and not math.isinf(target_old.precise()):
+                while target.has_workload():  # fsStrategyUnsatisfiable
+                    retry.append(target.pop())
+                continue
+            while target.has_workload():
+                w = target.pop()
+                if strategy(preemptor_new, target_old, target.share_after_removal(w)):
+                    if self._take(w, FAIR_SHARING, picked):
+                        return True, picked, []
+                    break  # the shares changed: ask the ordering again
+                retry.append(w)
+        return False, picked, retry
+
+    def _second(self, retry: list[Workload], picked: Picked) -> bool:
+        ordering = Ordering(self.cq.node, retry, self.p.node_of, self.p.candidate_key(self.cq))
+        for target in ordering:
+            preemptor_new, target_old = target.shares()
+            w = target.pop()
+            if less_than_initial_share(preemptor_new, target_old, target_old) and self._take(
+                w, FAIR_SHARING, picked
+            ):
+                return True
+            ordering.drop(target)
+        return False
+
+    def targets(self, strategies: tuple[str, ...]) -> Picked:
+        candidates = self._candidates()
+        if not candidates or not self.p.could_fit(self.cq, self.requests, candidates):
+            return []
+        candidates.sort(key=self.p.candidate_key(self.cq))
+        add_all(self.cq.node, self.requests)  # shares include the incoming workload
+        try:
+            fits, picked, retry = self._first(candidates, STRATEGIES[strategies[0]])
+            if not fits and len(strategies) > 1:
+                fits = self._second(retry, picked)
+        finally:
+            remove_all(self.cq.node, self.requests)
+        if not fits:
+            for w, _ in picked:
+                self.p.add_workload(w)
+            return []
+        kept = self.p.fill_back(self.cq, self.requests, True, picked, lambda item: item[0])
+        for w, _ in kept:
+            self.p.add_workload(w)
+        return kept
+
+
+def _borrowing(node: Node, fr: FlavorResource) -> bool:
+    """``ClusterQueueSnapshot.Borrowing``: usage above nominal quota."""
+    quota = node.quotas.get(fr)
+    return (quota.nominal if quota else 0) < node.usage.get(fr, 0)
+
+
+def _subtree_cluster_queues(root: Node) -> list[Node]:
+    """``SubtreeClusterQueues`` of the root cohort."""
+    out: list[Node] = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_cluster_queue:
+            out.append(n)
+        stack.extend(reversed(n.children))
+    return out

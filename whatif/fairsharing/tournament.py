@@ -1,0 +1,94 @@
+"""The order of a cycle's entries under fair sharing, ported from Kueue v0.19.2.
+
+Upstream: kubernetes-sigs/kueue@v0.19.2 ``pkg/scheduler/fair_sharing_iterator.go``:
+``fairSharingIterator.pop`` (an entry of a ClusterQueue without a cohort is taken as is; otherwise
+a tournament over its root cohort), ``computeDRS`` (for each entry, the share of its ClusterQueue
+and of every cohort on its path *with the entry's usage added*, recomputed at every pop so that
+entries admitted earlier in the cycle count), ``runTournament`` (child cohorts' winners, then the
+child ClusterQueues' entries; the best per cohort bubbles up) and ``entryComparer.less``:
+not borrowing on the requested FlavorResources first (gate ``FairSharingPrioritizeNonBorrowing``,
+on by default), lower share, higher priority (``PrioritySortingWithinCohort``, on), older.
+``PrioritizePreemptorWorkloads`` is off by default and not modelled.  Which root cohort goes
+first is arbitrary in Kueue (a map); trees share no quota, so here it is ClusterQueue name order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Protocol
+
+from whatif.fairsharing.share import DRS, compare, share
+from whatif.tree import FlavorResource, Node, add_all, remove_all
+from whatif.workload import Workload
+
+
+class Entry(Protocol):
+    @property
+    def workload(self) -> Workload: ...
+    @property
+    def node(self) -> Node: ...
+    @property
+    def usage(self) -> Mapping[FlavorResource, int]: ...
+
+
+def fair_order(entries: list[Entry]) -> Iterator[Entry]:
+    """Yield ``entries`` in fair-sharing order; the caller processes each before the next."""
+    left: dict[Node, Entry] = {e.node: e for e in sorted(entries, key=lambda e: e.node.name)}
+    while left:
+        node = next(iter(left))
+        if node.parent is None:
+            yield left.pop(node)
+            continue
+        root = node.root()
+        shares = _shares(root, left)
+        winner = _tournament(root, left, shares)
+        assert winner is not None
+        del left[winner.node]
+        yield winner
+
+
+Shares = dict[tuple[str, str], DRS]  # (parent cohort, workload key) -> share below it
+
+
+def _shares(root: Node, left: Mapping[Node, Entry]) -> Shares:
+    """``computeDRS``: each node's share on the entry's path, with the entry admitted."""
+    out: Shares = {}
+    for node, e in left.items():
+        if node.root() is not root:
+            continue
+        add_all(node, e.usage)
+        drs = share(node)
+        for ancestor in node.ancestors():
+            out[(ancestor.name, e.workload.key)] = drs
+            drs = share(ancestor)
+        remove_all(node, e.usage)
+    return out
+
+
+def _less(a: Entry, b: Entry, parent: str, shares: Shares) -> bool:
+    a_drs, b_drs = shares[(parent, a.workload.key)], shares[(parent, b.workload.key)]
+    a_borrows, b_borrows = a_drs.borrowing_on(a.usage), b_drs.borrowing_on(b.usage)
+    if a_borrows != b_borrows:
+        return not a_borrows
+    order = compare(a_drs, b_drs)
+    if order != 0:
+        return order == -1
+    if a.workload.priority != b.workload.priority:
+        return a.workload.priority > b.workload.priority
+    return a.workload.seq < b.workload.seq
+
+
+def _tournament(cohort: Node, left: Mapping[Node, Entry], shares: Shares) -> Entry | None:
+    candidates: list[Entry] = []
+    for child in cohort.child_cohorts():
+        winner = _tournament(child, left, shares)
+        if winner is not None:
+            candidates.append(winner)
+    candidates += [left[cq] for cq in cohort.child_cluster_queues() if cq in left]
+    if not candidates:
+        return None
+    best = candidates[0]
+    for current in candidates[1:]:
+        if _less(current, best, cohort.name, shares):
+            best = current
+    return best
