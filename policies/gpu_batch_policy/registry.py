@@ -15,6 +15,7 @@ from .fit.rules.system_pool import POLICIES as FIT_SYSTEM_POOL
 from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
+from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.helm import POLICIES as RULES_HELM
@@ -53,6 +54,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KAI_RUNTIME_CLASS,
     *RULES_KUEUE_POD_BYPASS,
     *RULES_CONTAINER_QUANTITIES,
+    *RULES_CUSTOM_RESOURCES,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,
