@@ -87,6 +87,7 @@ _OBJECT_META_FIELDS: Final = frozenset(
         "selfLink",
     }
 )
+_IMPLICIT_ROOT_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})
 _OWNER_REFERENCE_REQUIRED: Final = ("apiVersion", "kind", "name", "uid")
 _OWNER_REFERENCE_FIELDS: Final = frozenset(
     {"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"}
@@ -531,7 +532,7 @@ class _Node:
                 items.check(item, (*path, i), out)
 
     def _check_object(
-        self, value: Mapping[str, Any], path: _Path, out: _Collector, skip: str | None = None
+        self, value: Mapping[str, Any], path: _Path, out: _Collector, skip: frozenset[str] = frozenset()
     ) -> None:
         raw = self.raw
         if self.has_value_checks:
@@ -545,7 +546,7 @@ class _Node:
             if "maxProperties" in raw and len(value) > raw["maxProperties"]:
                 out.error(path, f"must have at most {raw['maxProperties']} entries (has {len(value)})")
         for key, item in value.items():
-            if key == skip:
+            if key in skip:
                 continue
             node = self.child(key)
             if node is not None:
@@ -802,8 +803,10 @@ class _ObjectValidator:
 
     def check(self, obj: Mapping[str, Any], out: _Collector) -> None:
         root = self.root
-        # The root walk minus ``metadata``, which gets the ObjectMeta treatment instead.
-        root._check_object(obj, (), out, skip="metadata")
+        # The root walk minus what every object has whether or not the schema spells it out
+        # (apiextensions-apiserver structural schema: apiVersion, kind and metadata are implicit
+        # at the root); ``metadata`` gets the ObjectMeta treatment instead.
+        root._check_object(obj, (), out, skip=_IMPLICIT_ROOT_FIELDS)
         if root.cel is not None:
             root.check_cel(obj, (), out)
         _check_object_meta(obj.get("metadata"), ("metadata",), out, namespaced=self.crd.namespaced)
