@@ -161,3 +161,39 @@ def test_built_in_kinds_are_left_to_the_kubernetes_schema() -> None:
     namespace = Res("kubernetes:core/v1:Namespace", "team", {"metadata": {"name": "team"}, "bogus": 1})
     result = judged(namespace)
     assert result.clean and result.cannot_check is None
+
+
+def test_a_stack_crd_with_values_unknown_until_apply_is_ignored_not_a_crash() -> None:
+    crd = Res(
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "widgets",
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "names": UNKNOWN, "versions": UNKNOWN},
+        },
+    )
+    result = judged(crd, obj("Widget", "w", {"size": 4}, "v1", "example.com", namespace="a"))
+    assert result.clean and result.cannot_check and "no CRD for API group example.com" in result.cannot_check
+
+
+def test_a_stack_crd_with_a_malformed_schema_is_cannot_check() -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": ["object"], "minProperties": "two"}}}
+    crd = Res(
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "widgets",
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": True, "schema": {"openAPIV3Schema": schema}}],
+            },
+        },
+    )
+    result = judged(crd, obj("Widget", "w", {"a": 1}, "v1", "example.com", namespace="a"))
+    assert result.clean and result.cannot_check and "cannot read (TypeError)" in result.cannot_check

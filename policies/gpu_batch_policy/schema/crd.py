@@ -349,7 +349,8 @@ class _Node:
     def __init__(self, raw: Mapping[str, Any], ctx: _Context, strict_fields: bool = True) -> None:
         self.ctx = ctx
         self.raw = raw
-        self.type: str | None = raw.get("type")
+        kind = raw.get("type")
+        self.type: str | None = kind if isinstance(kind, str) else None
         self.nullable = bool(raw.get("nullable", False))
         self.int_or_string = bool(raw.get("x-kubernetes-int-or-string", False))
         self.preserve_unknown = bool(raw.get("x-kubernetes-preserve-unknown-fields", False))
@@ -363,7 +364,8 @@ class _Node:
         pattern = raw.get("pattern")
         self.pattern = _compile_pattern(pattern) if isinstance(pattern, str) else None
         self.pattern_skipped = isinstance(pattern, str) and self.pattern is None
-        self.props_raw: Mapping[str, Any] = raw.get("properties") or {}
+        props = raw.get("properties")
+        self.props_raw: Mapping[str, Any] = props if isinstance(props, Mapping) else {}
         self.props: dict[str, _Node] = {}
         additional = raw.get("additionalProperties")
         self.additional: _Node | bool | None
@@ -812,6 +814,13 @@ class _ObjectValidator:
         _check_object_meta(obj.get("metadata"), ("metadata",), out, namespaced=self.crd.namespaced)
 
 
+def _open_api_schema(version: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A version's ``schema.openAPIV3Schema`` ({} when absent or not an object)."""
+    schema = version.get("schema")
+    found = schema.get("openAPIV3Schema") if isinstance(schema, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
+
+
 def _plural_guesses(kind: str) -> list[str]:
     lower = kind.lower()
     guesses = [lower + "s", lower + "es"]
@@ -870,21 +879,29 @@ class CrdCatalog:
         for doc in documents:
             if not isinstance(doc, Mapping) or doc.get("kind") != "CustomResourceDefinition":
                 continue
-            spec = doc.get("spec") or {}
-            names = spec.get("names") or {}
+            spec = doc.get("spec")
+            if not isinstance(spec, Mapping):
+                continue
+            names, raw_versions = spec.get("names"), spec.get("versions")
+            if not isinstance(names, Mapping) or not isinstance(raw_versions, list):
+                continue  # not readable (a stack's CRD with values unknown until apply): ignored
+            group, kind, plural = (spec.get("group"), names.get("kind"), names.get("plural"))
+            if not (isinstance(group, str) and isinstance(kind, str) and isinstance(plural, str)):
+                continue
             versions = {
                 v["name"]: CrdVersion(
                     name=v["name"],
-                    served=bool(v.get("served", False)),
-                    storage=bool(v.get("storage", False)),
-                    schema=((v.get("schema") or {}).get("openAPIV3Schema") or {}),
+                    served=v.get("served") is True,
+                    storage=v.get("storage") is True,
+                    schema=_open_api_schema(v),
                 )
-                for v in spec.get("versions") or ()
+                for v in raw_versions
+                if isinstance(v, Mapping) and isinstance(v.get("name"), str)
             }
             crd = Crd(
-                group=spec.get("group", ""),
-                kind=names.get("kind", ""),
-                plural=names.get("plural", ""),
+                group=group,
+                kind=kind,
+                plural=plural,
                 namespaced=spec.get("scope") == "Namespaced",
                 versions=versions,
                 source=source,
