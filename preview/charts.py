@@ -123,11 +123,23 @@ def locked_crd_catalog() -> CrdCatalog:
     return pinned_catalog(locked_references())
 
 
-def crd_catalog_for(releases: Sequence[ReleaseManifests]) -> CrdCatalog:
-    """The CRDs this stack's releases install, then the pinned charts' for every other group: a
-    stack pinning another chart version is validated against that version's schemas (the pack's
-    :func:`gpu_batch_policy.schema.pinned.catalog_with`)."""
-    own: list[tuple[Path, dict[str, Any]]] = []
+def _name(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("name", "?")) if isinstance(meta, dict) else "?"
+
+
+def crd_catalog_for(
+    releases: Sequence[ReleaseManifests], declared: Sequence[dict[str, Any]] = ()
+) -> CrdCatalog:
+    """The CRDs the program declares and its releases install, then the pinned charts' for every
+    other group: a stack pinning another chart version is validated against that version's
+    schemas (the pack's :func:`gpu_batch_policy.schema.pinned.catalog_with`, as the pack's
+    custom-resource-schema rule builds it)."""
+    own: list[tuple[Path, dict[str, Any]]] = [
+        (Path(f"resource {_name(obj)}"), obj)
+        for obj in declared
+        if obj.get("kind") == "CustomResourceDefinition"
+    ]
     for release in releases:
         for rendered, obj in zip(release.render.objects, release.objects, strict=True):
             if obj.get("kind") == "CustomResourceDefinition":
