@@ -150,6 +150,16 @@ def _unreadable(urn: str, resource: str, error: BaseException, depth: int) -> an
             "the request). No rule checked this resource. Fix: flatten the property, or pass deep "
             "data as a string"
         )
+    elif isinstance(error, AssertionError):
+        # pulumi_policy deserialize.py refuses a property map that carries the wire signature key
+        # with an unrecognized or invalid value ("Unrecognized signature", "Invalid secret"):
+        # malformed input, not a fault of the pack.
+        message = (
+            f"cannot check resource {resource}: a property is not in the Pulumi wire form (an object "
+            "with the signature key whose value the SDK refuses: AssertionError while decoding the "
+            "request). No rule checked this resource. Fix: send the property as the engine "
+            "serializes it (secrets, assets and archives in their signature objects)"
+        )
     else:
         message = (
             f"internal error in the policy pack on resource {resource}: {type(error).__name__} while "
