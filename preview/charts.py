@@ -16,7 +16,6 @@ preview and the pack resolve and render identically:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,17 +25,18 @@ from gpu_batch_policy.charts import (
     ChartReference,
     ChartUnavailableError,
     default_resolver,
-    render_chart,
 )
 from gpu_batch_policy.charts.objects import crd_cluster_scoped, with_release_namespace
 from gpu_batch_policy.charts.release import ReleaseRender, render_release
 from gpu_batch_policy.charts.render import store_text
+from gpu_batch_policy.schema.crd import CrdCatalog
+from gpu_batch_policy.schema.markers import UNKNOWN_DISPLAY
+from gpu_batch_policy.schema.pinned import catalog_with, pinned_catalog
 from gpu_batch_policy.values import Unknown
 
 from components.chart_lock import locked_charts
-from preview.crd_validation import CrdCatalog
 from preview.manifest_resources import HELM_RELEASE_TYPE
-from preview.records import UNKNOWN_DISPLAY, RecordedResource, for_display
+from preview.records import RecordedResource, for_display
 
 __all__ = [
     "ChartUnavailableError",
@@ -116,37 +116,34 @@ def render_recorded_releases(resources: Iterable[RecordedResource]) -> list[Rele
     ]
 
 
-@functools.cache
-def _locked_crd_documents() -> tuple[tuple[Path, tuple[dict[str, Any], ...]], ...]:
-    """The CRDs every pinned chart installs at its default values, with the chart file of each."""
-    found: list[tuple[Path, tuple[dict[str, Any], ...]]] = []
-    for reference, chart_dir in resolve_locked().items():
-        rendered = render_chart(chart_dir, {}, release_name=reference.name, namespace=reference.name)
-        for obj in rendered.objects:
-            if obj.manifest.get("kind") == "CustomResourceDefinition":
-                found.append((Path(reference.folder) / obj.source, (obj.manifest,)))
-    return tuple(found)
-
-
-@functools.cache
 def locked_crd_catalog() -> CrdCatalog:
-    """A catalog of the CRDs the pinned charts ship (resolving them on first use)."""
-    catalog = CrdCatalog(None, label="the pinned charts' CRDs (charts.lock.yaml)")
-    for source, documents in _locked_crd_documents():
-        catalog.add_documents(documents, source)
-    return catalog
+    """A catalog of the CRDs the pinned charts ship (resolving them on first use); the pack's
+    own (:func:`gpu_batch_policy.schema.pinned.pinned_catalog`) for the references of
+    ``charts.lock.yaml`` as the program reads them."""
+    return pinned_catalog(locked_references())
 
 
-def crd_catalog_for(releases: Sequence[ReleaseManifests]) -> CrdCatalog:
-    """The CRDs this stack's releases install, then the pinned charts' for every other group: a
-    stack pinning another chart version is validated against that version's schemas."""
-    catalog = CrdCatalog(None, label="the CRDs of the stack's releases and the pinned charts")
+def _name(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("name", "?")) if isinstance(meta, dict) else "?"
+
+
+def crd_catalog_for(
+    releases: Sequence[ReleaseManifests], declared: Sequence[dict[str, Any]] = ()
+) -> CrdCatalog:
+    """The CRDs the program declares and its releases install, then the pinned charts' for every
+    other group: a stack pinning another chart version is validated against that version's
+    schemas (the pack's :func:`gpu_batch_policy.schema.pinned.catalog_with`, as the pack's
+    custom-resource-schema rule builds it)."""
+    own: list[tuple[Path, dict[str, Any]]] = [
+        (Path(f"resource {_name(obj)}"), obj)
+        for obj in declared
+        if obj.get("kind") == "CustomResourceDefinition"
+    ]
     for release in releases:
         for rendered, obj in zip(release.render.objects, release.objects, strict=True):
             if obj.get("kind") == "CustomResourceDefinition":
                 reference = release.render.reference
                 folder = reference.folder if reference else "chart"
-                catalog.add_documents((obj,), Path(folder) / rendered.source)
-    for source, documents in _locked_crd_documents():
-        catalog.add_documents(documents, source)
-    return catalog
+                own.append((Path(folder) / rendered.source, obj))
+    return catalog_with(own, locked_references())

@@ -216,7 +216,8 @@ def _charts_and_manifests(result: RunResult, manifests_path: Path, clock: StageC
         objects = [*declared, *rendered_objects(releases)]
         write_manifests(manifests_path, declared, releases)
         kubernetes = stack_kubernetes_minor(result.resources)
-        invalid = validate_manifests(objects, catalog=crd_catalog_for(releases), kubernetes=kubernetes)
+        catalog = crd_catalog_for(releases, declared)
+        invalid = validate_manifests(objects, catalog=catalog, kubernetes=kubernetes)
     for line in invalid:
         print(f"[invalid] {line}")
     print(

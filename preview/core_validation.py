@@ -33,10 +33,7 @@ from typing import Any, Final
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs pinned
 import referencing
-from jsonschema.exceptions import ValidationError as SchemaError  # type: ignore[import-untyped]
-
-from preview.crd_validation import (
-    MARKERS,
+from gpu_batch_policy.schema.crd import (
     Outcome,
     ValidationResult,
     Violation,
@@ -45,6 +42,8 @@ from preview.crd_validation import (
     _show,
     format_path,
 )
+from gpu_batch_policy.schema.markers import MARKERS
+from jsonschema.exceptions import ValidationError as SchemaError  # type: ignore[import-untyped]
 
 GKE_NEWEST_MINOR: Final = "1.37"
 """Newest Kubernetes minor GKE serves, as of the GKE release notes' "Current versions" table

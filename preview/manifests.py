@@ -124,7 +124,7 @@ def validate_manifests(
     for result in validation_results(objects, schema_dir, catalog, kubernetes):
         if result.outcome is Outcome.INVALID:
             errors.extend(result.messages())
-        elif result.outcome is Outcome.NO_SCHEMA:
+        elif result.outcome in (Outcome.NO_SCHEMA, Outcome.TOO_DEEP):
             errors.append(f"{result.ref}: not validated: {result.note}")
     return errors
 

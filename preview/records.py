@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_batch_policy.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
 from pulumi.runtime import rpc
 
 # The engine's sentinel for "a value not known until the resource is created".  The SDK uses
@@ -24,9 +25,6 @@ UNKNOWN_SENTINEL: str = rpc.UNKNOWN
 # The key and value that mark a secret in a wire property map: {SIG_KEY: SECRET_SIG, "value": v}.
 SIG_KEY: str = rpc._special_sig_key
 SECRET_SIG: str = rpc._special_secret_sig
-
-UNKNOWN_DISPLAY = "(unknown)"
-SECRET_DISPLAY = "[secret]"
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpu_batch_policy.schema.markers import UNKNOWN_DISPLAY
 
 from preview.cel_rules import NodeRules, Verdict, compiled_rule, parse_field_path
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, validate_object
-from preview.records import UNKNOWN_DISPLAY
 
 KUEUE = "kueue.x-k8s.io"
 VENDOR = Path(__file__).resolve().parents[1].parent / "shared" / "vendor"

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_batch_policy.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 from preview.core_validation import GKE_NEWEST_MINOR, CoreValidator, kubernetes_minor, shipped_minors
 from preview.crd_validation import Outcome, ValidationResult
 from preview.manifests import validate_manifests
-from preview.records import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 VENDOR = Path(__file__).resolve().parents[1].parent / "shared" / "vendor"
 VALIDATOR = CoreValidator("1.33")

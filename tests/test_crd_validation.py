@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_batch_policy.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 from preview import crd_validation
 from preview.crd_validation import (
@@ -29,7 +30,6 @@ from preview.crd_validation import (
     validate_object,
     validate_objects,
 )
-from preview.records import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
 SEED_FILES = (

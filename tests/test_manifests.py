@@ -174,3 +174,33 @@ def test_written_file_is_multi_document_and_stable(plans: dict[str, RunResult], 
     write_manifests(second, render_manifests(run_stack("skypilot").resources))
     assert first.read_text() == second.read_text()
     assert [d for d in yaml.safe_load_all(first.read_text())] == objects
+
+
+def test_a_crd_the_program_declares_validates_its_objects() -> None:
+    """The preview's catalog is the pack's (``gpu_batch_policy.schema.pinned.catalog_with``): a
+    CustomResourceDefinition the program declares judges that group's objects."""
+    from preview.charts import crd_catalog_for
+
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "scope": "Namespaced",
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+            ],
+        },
+    }
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "a"}}
+    catalog = crd_catalog_for([], [crd])
+    assert catalog.validate({**widget, "spec": {"size": 2}}).outcome is Outcome.VALID
+    broken = catalog.validate({**widget, "spec": {"size": "two"}})
+    assert broken.outcome is Outcome.INVALID and "spec.size: expected integer" in broken.messages()[0]
+    assert crd_catalog_for([]).validate(widget).outcome is Outcome.NOT_CUSTOM_RESOURCE

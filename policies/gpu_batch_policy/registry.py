@@ -16,6 +16,7 @@ from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
+from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.helm import POLICIES as RULES_HELM
@@ -59,6 +60,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_CLUSTER_ACCESS,
     *RULES_SERVICE_ACCOUNT_RBAC,
     *RULES_INGRESS_EXPOSURE,
+    *RULES_CUSTOM_RESOURCES,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,

@@ -137,15 +137,38 @@ def _decodes(struct: struct_pb2.Struct) -> bool:
 
 
 def _unreadable(urn: str, resource: str, error: BaseException, depth: int) -> analyzer_pb2.AnalyzeDiagnostic:
-    why = f"its properties are nested {depth} levels deep" if depth > MAX_DECODABLE_DEPTH else "a property"
+    """The advisory finding for a resource the SDK could not decode.
+
+    Nesting past :data:`MAX_DECODABLE_DEPTH` is the input's shape, not a bug of the pack: it reads
+    "cannot check" with the resource, its depth and the limit (issue 18 item 8).  Anything else
+    that breaks decoding stays an internal error, named by the exception type only.
+    """
+    if depth > MAX_DECODABLE_DEPTH:
+        message = (
+            f"cannot check resource {resource}: its properties are nested {depth} levels deep and the "
+            f"pack reads at most {MAX_DECODABLE_DEPTH} levels ({type(error).__name__} while decoding "
+            "the request). No rule checked this resource. Fix: flatten the property, or pass deep "
+            "data as a string"
+        )
+    elif isinstance(error, AssertionError):
+        # pulumi_policy deserialize.py refuses a property map that carries the wire signature key
+        # with an unrecognized or invalid value ("Unrecognized signature", "Invalid secret"):
+        # malformed input, not a fault of the pack.
+        message = (
+            f"cannot check resource {resource}: a property is not in the Pulumi wire form (an object "
+            "with the signature key whose value the SDK refuses: AssertionError while decoding the "
+            "request). No rule checked this resource. Fix: send the property as the engine "
+            "serializes it (secrets, assets and archives in their signature objects)"
+        )
+    else:
+        message = (
+            f"internal error in the policy pack on resource {resource}: {type(error).__name__} while "
+            "decoding a property of the request. No rule checked this resource"
+        )
     return analyzer_pb2.AnalyzeDiagnostic(
         policyName=PACK_ERROR_POLICY,
         policyPackName="gpu-batch",
-        message=(
-            f"internal error in the policy pack on resource {resource}: {type(error).__name__} while "
-            f"decoding the request ({why}; the pack reads at most {MAX_DECODABLE_DEPTH} levels). "
-            "No rule checked this resource. Fix: flatten the property, or pass deep data as a string"
-        ),
+        message=message,
         urn=urn,
         description="The policy pack could not read a resource",
         enforcementLevel=analyzer_pb2.ADVISORY,

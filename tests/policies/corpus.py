@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from gpu_batch_policy.model.base import is_namespaced
 
 from preview.records import RecordedResource
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "upstream"
+# The second corpus (issue 18): sources corpus 1 never used; ``SOURCE.tsv`` beside it says where
+# each file comes from.  Each folder is one example set, as its upstream presents it.
+CORPUS2 = Path(__file__).resolve().parents[3] / "shared" / "corpus2" / "upstream"
 STACK_URN = "urn:pulumi:corpus::gpu-batch::pulumi:pulumi:Stack::gpu-batch-corpus"
 
 # Folders whose files the upstream presents as one example (setup + the jobs that use it).
@@ -43,6 +47,8 @@ class CorpusStack:
 
     id: str
     files: tuple[Path, ...]
+    # The namespace its upstream applies it in (``kubectl apply -n``), for objects that name none.
+    namespace: str | None = None
 
     @property
     def family(self) -> str:
@@ -58,7 +64,7 @@ class CorpusStack:
         stack = RecordedResource(STACK_URN, "pulumi:pulumi:Stack", "gpu-batch-corpus", "", "", False, {}, {})
         found = [stack]
         seen: set[str] = set()
-        for doc in self.documents():
+        for doc in map(self._placed, self.documents()):
             type_token = token(doc)
             name = str(
                 (doc.get("metadata") or {}).get("name") or (doc.get("metadata") or {}).get("generateName")
@@ -72,6 +78,15 @@ class CorpusStack:
             seen.add(urn)
             found.append(RecordedResource(urn, type_token, resource_name, STACK_URN, "", True, doc, doc))
         return found
+
+    def _placed(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """``doc`` in :attr:`namespace` when it is namespaced and names none (as ``-n`` does)."""
+        found = doc.get("metadata")
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}
+        group = str(doc.get("apiVersion", "v1")).rpartition("/")[0]
+        if self.namespace is None or meta.get("namespace") or not is_namespaced(group, str(doc.get("kind"))):
+            return doc
+        return {**doc, "metadata": {**meta, "namespace": self.namespace}}
 
 
 def token(doc: dict[str, Any]) -> str:
@@ -90,3 +105,26 @@ def stacks() -> Iterator[CorpusStack]:
         grouped.setdefault(folder or relative, []).append(path)
     for key in sorted(grouped):
         yield CorpusStack(key, tuple(grouped[key]))
+
+
+# Folders of corpus 2 whose files are alternatives, one example each (OCI's NCCL tests: one
+# MPIJob + queue per bare-metal shape, all named nccl-test), not one set.
+ONE_EXAMPLE_PER_FILE = ("oci-hpc-oke/61d210acc37f/manifests/nccl-tests/kueue",)
+# Sets their upstream applies in a namespace the files do not name (kubectl apply -n).
+APPLIED_IN_NAMESPACE = {
+    # cloud.google.com/kubernetes-engine/docs/tutorials/mixed-workloads: "kubectl apply
+    # --filename=- --namespace=llm" for fine-tune-l4.yaml; the serving Deployment likewise.
+    "k8s-engine-samples/2b5036514162/ai-ml/mix-train-and-inference/workloads": "llm",
+}
+
+
+def folder_stacks(root: Path = CORPUS2) -> Iterator[CorpusStack]:
+    """One stack per folder of ``root`` (its YAML files, sorted), sorted by id; a file of an
+    :data:`ONE_EXAMPLE_PER_FILE` folder is a stack of its own."""
+    grouped: dict[str, list[Path]] = {}
+    for path in sorted(root.rglob("*.yaml")):
+        folder = path.parent.relative_to(root).as_posix()
+        key = path.relative_to(root).as_posix() if folder in ONE_EXAMPLE_PER_FILE else folder
+        grouped.setdefault(key, []).append(path)
+    for key in sorted(grouped):
+        yield CorpusStack(key, tuple(grouped[key]), APPLIED_IN_NAMESPACE.get(key))

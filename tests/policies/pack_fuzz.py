@@ -15,7 +15,12 @@ changes one resource in one of these ways:
 * ``resource-groups``: a ClusterQueue gets 3,000 resource groups;
 * ``secret``: a string leaf becomes a Pulumi secret holding a marker that must never appear in
   any finding message;
-* ``leaf``: any leaf becomes a value of another type (``None``, a huge int, a long string, a list).
+* ``leaf``: any leaf becomes a value of another type (``None``, a huge int, a long string, a list);
+* ``chart-version``: a Helm release's ``version`` becomes one of :data:`HOSTILE_CHART_VERSIONS`
+  (a 400-digit version, a path, NUL): each must get a finding, never an ``OSError`` from the chart
+  cache (issue 18 item 8).
+
+Any finding that reads "internal error" (a rule's, or the pack's own) counts as an internal error.
 
 For each mutation the driver makes the engine's calls for the changed resource (``Remediate``,
 ``Analyze``) and one ``AnalyzeStack`` over the whole plan, each with a 10 s deadline, and records:
@@ -84,6 +89,7 @@ INVALID_VALUES_YAML = [
     "integrations: [unclosed",
     "{{{{",
 ]
+HOSTILE_CHART_VERSIONS = ["1." + "9" * 400, "9" * 300, "../../../etc", "1.0.0\x00", "1.0.0/evil", ".."]
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
 VALUES_YAML_PATHS = (
     ("values", "managerConfig", "controllerManagerConfigYaml"),
@@ -217,7 +223,16 @@ def _targets(seeds: list[Seed], pick: Callable[[Path_, Any], bool]) -> list[tupl
 class Mutator:
     """Seeded mutations over ``seeds`` (the same seed and count give the same mutations)."""
 
-    KINDS = ("quantity", "fraction", "values-yaml", "deep", "resource-groups", "secret", "leaf")
+    KINDS = (
+        "quantity",
+        "fraction",
+        "values-yaml",
+        "deep",
+        "resource-groups",
+        "secret",
+        "leaf",
+        "chart-version",
+    )
 
     def __init__(self, seeds: list[Seed], rng: random.Random) -> None:
         self.rng = rng
@@ -231,6 +246,13 @@ class Mutator:
             for index, record in enumerate(seed.records)
             for path in VALUES_YAML_PATHS
             if record.type == "kubernetes:helm.sh/v3:Release" and isinstance(_get(record.inputs, path), str)
+        ]
+        self.releases = [
+            (seed, index, ("version",))
+            for seed in seeds
+            for index, record in enumerate(seed.records)
+            if record.type == "kubernetes:helm.sh/v3:Release"
+            and isinstance(record.inputs.get("version"), str)
         ]
         self.queues = [
             (seed, index, ("spec", "resourceGroups"))
@@ -270,6 +292,9 @@ class Mutator:
             seed, index, path = rng.choice(self.queues)
             group = copy.deepcopy(_get(seed.records[index].inputs, path)[0])
             return self._make(kind, seed, index, path, [copy.deepcopy(group) for _ in range(3_000)])
+        if kind == "chart-version" and self.releases:
+            seed, index, path = rng.choice(self.releases)
+            return self._make(kind, seed, index, path, rng.choice(HOSTILE_CHART_VERSIONS), must_find=True)
         if kind == "secret":
             seed, index, path = rng.choice(self.strings)
             marker = f"S3CRET{count:06d}x"
@@ -405,10 +430,17 @@ def run(count: int, rng_seed: int, seeds: list[Seed], report: Callable[[str], No
             if found is None:
                 continue
             record = mutation.seed.records[mutation.index]
-            figures.internal_errors.extend(m for _, m in found if "internal error in rule" in m)
+            figures.internal_errors.extend(m for _, m in found if "internal error" in m)
             if mutation.must_find:
                 figures.invalid += 1
-                new = [m for urn, m in found if urn == record.urn and (urn, m) not in mutation.seed.baseline]
+                # A release that cannot be resolved is "cannot check" of the stack rules, which the
+                # SDK reports without a URN: its finding names the chart instead.
+                new = [
+                    m
+                    for urn, m in found
+                    if (urn, m) not in mutation.seed.baseline
+                    and (urn == record.urn or (mutation.kind == "chart-version" and "chart" in m))
+                ]
                 if new:
                     figures.invalid_found += 1
                 else:

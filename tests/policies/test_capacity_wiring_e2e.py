@@ -58,7 +58,7 @@ def test_rules_are_registered_with_their_levels(pack: PolicyPackProcess) -> None
     result = pack.run(kai_stack(-1))
     levels = {p.name: p.level for p in result.policies}
     assert levels["kai-gang-within-limits"] == "mandatory"
-    assert levels["kueue-quota-within-capacity"] == "mandatory"
+    assert levels["kueue-quota-within-capacity"] == "advisory"  # a risk; config.prod.json raises it
     assert levels["kueue-flavor-selects-pool"] == "advisory"
     assert {"skypilot-shared-ingress", "kai-gpu-sharing", "gpu-pod-fits-a-node"} <= set(levels)
 

@@ -58,8 +58,31 @@ def test_pack_answers_an_undecodable_analyze_with_one_advisory(pack: PolicyPackP
     assert not remediated.remediations
     [diag] = pack.stub.Analyze(request, timeout=30).diagnostics
     assert diag.enforcementLevel == analyzer_pb2.ADVISORY and diag.urn == res.urn
-    assert "internal error in the policy pack on resource kubernetes:core/v1:ConfigMap 'deep'" in diag.message
+    assert "cannot check resource kubernetes:core/v1:ConfigMap 'deep'" in diag.message
+    assert "internal error" not in diag.message and "at most 120 levels" in diag.message
     assert "RecursionError" in diag.message and "nested 401 levels deep" in diag.message
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        {"4dabf18193072939515e22adb298388d": "not-a-known-signature"},
+        {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"},  # a secret with no value
+    ],
+)
+def test_a_malformed_signature_object_is_cannot_check_not_internal_error(
+    pack: PolicyPackProcess, wrapped: dict[str, str]
+) -> None:
+    """pulumi_policy's deserialize.py raises AssertionError on such objects (the fuzz's leaf
+    mutation reaches them); the answer names the input, not a fault of the pack (issue 18 item 8)."""
+    res = Res("kubernetes:core/v1:ConfigMap", "odd", {"metadata": {"name": "odd"}, "data": {"k": wrapped}})
+    request = analyzer_pb2.AnalyzeRequest(
+        type=res.type, urn=res.urn, name=res.name, properties=_struct(res.props)
+    )
+    [diag] = pack.stub.Analyze(request, timeout=30).diagnostics
+    assert diag.enforcementLevel == analyzer_pb2.ADVISORY
+    assert diag.message.startswith("cannot check resource kubernetes:core/v1:ConfigMap 'odd'")
+    assert "internal error" not in diag.message and "not in the Pulumi wire form" in diag.message
 
 
 def test_one_undecodable_resource_does_not_switch_off_the_stack_rules(pack: PolicyPackProcess) -> None:

@@ -15,6 +15,14 @@ rather than guessed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
+
+# The cache and mirror folder ``<name>-<version>`` is one path component: at most 255 bytes on
+# every file system the pack runs on (Linux NAME_MAX, macOS, Windows).  Longer names are refused
+# here, as a finding, rather than by the file system as an OSError.  (An OCI tag, which is how an
+# oci:// chart version is published, is at most 128 characters: opencontainers/distribution-spec
+# spec.md, "<reference> as a tag MUST be at most 128 characters".)
+MAX_FOLDER_BYTES: Final = 255
 
 
 class UnsupportedChartError(ValueError):
@@ -60,6 +68,7 @@ def reference_from_release(chart: object, version: object, repo: object) -> Char
     if not isinstance(version, str) or not version.strip():
         raise UnsupportedChartError(f"chart {chart} has no pinned version")
     chart, version = chart.strip(), version.strip()
+    _check_version(chart, version)
     if chart.startswith("oci://"):
         name = chart.rstrip("/").rsplit("/", 1)[-1]
         return ChartReference(name=name, version=version, source=chart.rstrip("/"))
@@ -70,3 +79,20 @@ def reference_from_release(chart: object, version: object, repo: object) -> Char
     raise UnsupportedChartError(
         f"chart {chart!r} is neither an oci:// reference nor a name with repositoryOpts.repo"
     )
+
+
+def _check_version(chart: str, version: str) -> None:
+    """A version that cannot name a chart folder: a path separator, NUL, ``.``/``..``, or a
+    ``<name>-<version>`` longer than :data:`MAX_FOLDER_BYTES`.  Helm versions are SemVer 2
+    (helm.sh/docs/topics/charts "The Chart.yaml File"), which never contain these."""
+    name = chart.rstrip("/").rsplit("/", 1)[-1]
+    shown = version if len(version) <= 40 else f"{version[:37]}..."
+    if "/" in version or "\\" in version or "\x00" in version or version in (".", ".."):
+        raise UnsupportedChartError(f"chart {name} version {shown!r} is not a chart version (SemVer 2)")
+    size = len(f"{name}-{version}".encode())
+    if size > MAX_FOLDER_BYTES:
+        raise UnsupportedChartError(
+            f"chart {name} version {shown!r} is {len(version)} characters long: no chart is published "
+            f"under it (an OCI tag is at most 128 characters) and '<name>-<version>' ({size} bytes) "
+            f"exceeds the {MAX_FOLDER_BYTES}-byte folder name the chart cache uses"
+        )

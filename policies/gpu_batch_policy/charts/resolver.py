@@ -101,6 +101,8 @@ class ChartResolver:
                     found = self._resolve(reference)
                 except ChartUnavailableError as error:
                     found = error
+                except OSError as error:  # the cache or mirror path itself (length, permissions)
+                    found = ChartUnavailableError(reference, [f"chart cache: {_one_line(str(error))}"])
                 self._resolved[reference] = found
             if isinstance(found, ChartUnavailableError):
                 raise found

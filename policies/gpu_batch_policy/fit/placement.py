@@ -21,6 +21,16 @@ Kueue injects its ResourceFlavor's ``tolerations`` into the pods it admits (kueu
 template labelled ``kueue.x-k8s.io/queue-name`` is judged with every flavor's tolerations added
 (lenient: any flavor might be chosen).
 
+Unsettled premise (issue 18 item 7): whether a pod Kueue admits through a ProvisioningRequest
+must tolerate ``cloud.google.com/gke-queued`` itself is not established upstream.  Kueue v0.19.2
+adds only annotations (``autoscaling.x-k8s.io/consume-provisioning-request``, the class name) and
+the ProvisioningRequestConfig's nodeSelector to such pods, never a toleration
+(``pkg/controller/admissionchecks/provisioning/controller.go`` ``podSetUpdates``); GKE's own DWS
+sample (ai-on-gke ``tutorials-and-examples/workflow-orchestration/dws-examples/job.yaml``) has no
+toleration, while cluster-toolkit's DWS README says workloads need one.  Only GKE's behaviour
+for that annotation settles it, so for a Kueue-queued pod an untolerated queued taint leaves
+the pool *undecided* and is listed in :attr:`Placement.unsettled`, never rejected.
+
 ``pool_allocatable(pool)`` is one node's allocatable (``allocatable.py``), or None for a machine
 type the pack does not know.
 """
@@ -66,6 +76,9 @@ class NodeTaint:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
+QUEUED_NODE_TAINT = NodeTaint(*QUEUED_TAINT)
+
+
 @dataclass(frozen=True)
 class Placement:
     """Pools the pod surely may use, pools it may use (undecided), and why the rest are out."""
@@ -73,6 +86,8 @@ class Placement:
     matched: tuple[NodePool, ...]
     undecided: tuple[NodePool, ...]
     rejected: tuple[tuple[NodePool, str], ...]
+    # Undecided pools whose only doubt is the queued-provisioning taint (see the module docstring).
+    unsettled: tuple[NodePool, ...] = ()
 
     @property
     def possible(self) -> tuple[NodePool, ...]:
@@ -212,8 +227,36 @@ def admission_tolerations(model: StackModel, labels: Mapping[str, object]) -> li
     return model.memo("fit.flavor_tolerations", build)
 
 
-def placement(model: StackModel, template: PodTemplate, extra_tolerations: Iterable[Any] = ()) -> Placement:
-    """Pools a pod of ``template`` may schedule on (see the module docstring)."""
+def _taints_verdict(
+    model: StackModel, pool: NodePool, tolerations: Sequence[Any], kueue_queued: bool
+) -> tuple[bool | None, str, bool]:
+    """(whether the pod tolerates every blocking taint of the pool, why not, whether the only
+    doubt is the queued-provisioning taint on a Kueue-queued pod: see the module docstring)."""
+    taints = pool_taints(model, pool)
+    if isinstance(taints, Unknown):
+        return None, "", False
+    verdict: bool | None = True
+    doubt = False
+    for taint in taints:
+        got = tolerates(tolerations, taint)
+        if got is False and kueue_queued and pool.is_queued and taint == QUEUED_NODE_TAINT:
+            got, doubt = None, True  # an unsettled premise, not a rejection
+        if got is False:
+            return False, f"taint {taint.describe()} is not tolerated", False
+        if got is None:
+            verdict = None
+    return verdict, "", doubt
+
+
+def placement(
+    model: StackModel,
+    template: PodTemplate,
+    extra_tolerations: Iterable[Any] = (),
+    *,
+    kueue_queued: bool = False,
+) -> Placement:
+    """Pools a pod of ``template`` may schedule on (see the module docstring); ``kueue_queued``:
+    the pod is admitted by Kueue, so it may consume a ProvisioningRequest."""
     spec = dig(template.raw, "spec")
     selector_raw = dig(spec, "nodeSelector")
     terms = dig(spec, *REQUIRED_NODE_TERMS)
@@ -229,22 +272,15 @@ def placement(model: StackModel, template: PodTemplate, extra_tolerations: Itera
     matched: list[NodePool] = []
     undecided: list[NodePool] = []
     rejected: list[tuple[NodePool, str]] = []
+    unsettled: list[NodePool] = []
     for pool in model.node_pools():
         if unknown_spec:
             undecided.append(pool)
             continue
-        verdicts: list[bool | None] = []
-        reason = ""
-        taints = pool_taints(model, pool)
-        if isinstance(taints, Unknown):
-            verdicts.append(None)
-        else:
-            for taint in taints:
-                got = tolerates(tolerations, taint)
-                verdicts.append(got)
-                if got is False:
-                    reason = f"taint {taint.describe()} is not tolerated"
-                    break
+        verdict, reason, doubt = _taints_verdict(model, pool, tolerations, kueue_queued)
+        verdicts: list[bool | None] = [verdict]
+        if doubt and not reason:
+            unsettled.append(pool)
         if not reason:
             by_selector = pool_matches(pool, selector)
             verdicts.append(by_selector)
@@ -257,11 +293,13 @@ def placement(model: StackModel, template: PodTemplate, extra_tolerations: Itera
                 reason = "required node affinity does not match its node labels"
         if reason:
             rejected.append((pool, reason))
+            if unsettled and unsettled[-1] is pool:
+                unsettled.pop()  # rejected for another reason after all
         elif all(v is True for v in verdicts):
             matched.append(pool)
         else:
             undecided.append(pool)
-    return Placement(tuple(matched), tuple(undecided), tuple(rejected))
+    return Placement(tuple(matched), tuple(undecided), tuple(rejected), tuple(unsettled))
 
 
 def pool_allocatable(pool: NodePool) -> Resources | Unknown | None:

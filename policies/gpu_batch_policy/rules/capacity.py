@@ -389,8 +389,8 @@ def check_quota_within_capacity(model: StackModel, reporter: Reporter, config: M
     """Σ nominal GPU quota per flavor ≤ the GPUs its pools can ever have, where no provisioning
     admission check stands between admission and capacity.
 
-    Mandatory by default: quota the nodes cannot back makes Kueue admit gangs whose pods then
-    sit Pending, and since Kueue sees free quota it never preempts lower priorities for them
+    Advisory by default, mandatory where a stack's config raises it (``config.prod.json``): quota
+    the nodes cannot back makes Kueue admit gangs whose pods then sit Pending, and since Kueue sees free quota it never preempts lower priorities for them
     (kueue#4782, #1651, #1530) -- priorities and gang admission both stop meaning anything.
     ``maxOvercommit`` (default 1.0) allows deliberate overcommit; a ProvisioningRequest check
     (queued provisioning, check-capacity) exempts a flavor because it gates admission on capacity.
@@ -547,6 +547,9 @@ POLICIES: list[Policy] = [
                 }
             }
         ),
+        # A hazard (admitted gangs sit Pending and priorities stop preempting), not a stack that
+        # cannot work: workloads within capacity run (issue 18 item 7); config.prod.json raises it.
+        enforcement_level=EnforcementLevel.ADVISORY,
     ),
     stack_policy(
         "kueue-flavor-nodepool-exists",

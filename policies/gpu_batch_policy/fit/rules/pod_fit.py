@@ -23,7 +23,15 @@ from ...pod_templates import OwnedTemplate, owned_templates
 from ...pools import auto_provisioning, known_pool_names
 from ...report import Reporter
 from ...values import Unknown
-from ..placement import Placement, admission_tolerations, placement, pod_requests, pool_allocatable
+from ..placement import (
+    KUEUE_QUEUE_LABEL,
+    QUEUED_NODE_TAINT,
+    Placement,
+    admission_tolerations,
+    placement,
+    pod_requests,
+    pool_allocatable,
+)
 from ..resources import Resources
 
 
@@ -31,7 +39,9 @@ def template_placement(model: StackModel, owned: OwnedTemplate) -> Placement:
     """Placement of one owned template, with the tolerations admission adds to it."""
     owner = owned.owner.obj if isinstance(owned.owner, RayWorkload) else owned.owner
     labels = {**owner.labels, **owned.template.labels}
-    return placement(model, owned.template, admission_tolerations(model, labels))
+    return placement(
+        model, owned.template, admission_tolerations(model, labels), kueue_queued=KUEUE_QUEUE_LABEL in labels
+    )
 
 
 def is_daemonset(owned: OwnedTemplate) -> bool:
@@ -69,12 +79,28 @@ def _no_pool(model: StackModel, owned: OwnedTemplate, where: Placement, reporter
     )
 
 
+def _unsettled_queued_taint(owned: OwnedTemplate, where: Placement, reporter: Reporter) -> None:
+    """Advisory: the pod may need the queued-provisioning toleration, or GKE may supply it."""
+    pools = ", ".join(pool.describe() for pool in where.unsettled)
+    reporter.cannot_check(
+        owned.owner,
+        f"{_subject(owned)}its pods do not tolerate {QUEUED_NODE_TAINT.describe()}, the taint of "
+        f"queued-provisioning {pools}; whether GKE lets pods that consume a ProvisioningRequest "
+        "(Kueue annotates them autoscaling.x-k8s.io/consume-provisioning-request) past it is not "
+        "established upstream: Kueue v0.19.2 adds no toleration, GKE's DWS sample (ai-on-gke "
+        "dws-examples/job.yaml) has none, cluster-toolkit's DWS README requires one. A GKE document "
+        "or a run on GKE settles it; adding the toleration is safe either way",
+    )
+
+
 def _check_template(model: StackModel, owned: OwnedTemplate, reporter: Reporter) -> None:
     requests = pod_requests(owned.template)
     if isinstance(requests, Unknown):
         reporter.cannot_check(owned.owner, f"{_subject(owned)}resource requests ({requests.path})")
         return
     where = template_placement(model, owned)
+    if where.unsettled and not where.matched:
+        _unsettled_queued_taint(owned, where, reporter)
     if not where.possible:
         _no_pool(model, owned, where, reporter)
         return
