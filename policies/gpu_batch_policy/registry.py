@@ -17,6 +17,7 @@ from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
+from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
@@ -58,4 +59,5 @@ ALL_POLICIES: list[Policy] = [
     *FIT_EGRESS,
     *FIT_WEBHOOK_PORTS,
     *FIT_RUNTIME_CLASSES,
+    *RULES_GPU_STACK,
 ]

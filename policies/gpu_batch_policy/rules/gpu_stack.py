@@ -1,0 +1,200 @@
+"""GPU pools whose driver and device plugin cannot give pods their GPUs (``gpu_stack`` has the facts).
+
+- ``gpu-pool-driver-stack``: on a pool the NVIDIA GPU Operator manages, GKE must install no driver
+  and run no device plugin, and GKE's own sharing cannot apply; a pool that turns GKE's driver or
+  device plugin off with no operator to replace it gives no pod a GPU; ``gpuSharingConfig`` has
+  GKE's allowed values.  The stack config runs the same checks (``stacks/checks/gpu_stack.py``).
+- ``kai-fractions-need-gpu-operator``: a KAI fraction pod (``gpu-fraction`` / ``gpu-memory``)
+  requests no ``nvidia.com/gpu``; KAI gives it its GPU only through ``NVIDIA_VISIBLE_DEVICES``
+  (kai-scheduler/KAI-Scheduler ``pkg/admission/webhook/v1alpha2/gpusharing/gpu_sharing.go`` and
+  ``pkg/binder/common/gpu_access.go`` @ v0.17.0), which only NVIDIA's container runtime reads.
+  GKE's device plugin hands devices only to containers that request ``nvidia.com/gpu``
+  (container-engine-accelerators ``pkg/gpu/nvidia/beta_plugin.go`` ``Allocate``), so on a
+  GKE-managed pool the pod starts without a GPU (or is refused: no RuntimeClass ``nvidia``).
+- ``gpu-operator-critical-quota``: the operator and its operands run at ``system-node-critical``;
+  GKE admits pods of ``system-node-critical`` / ``system-cluster-critical`` outside
+  ``kube-system`` only under a ResourceQuota whose ``scopeSelector`` names those classes, else
+  "insufficient quota to match these scopes" (NVIDIA/cloud-native-docs ``gpu-operator/google-gke.rst``
+  and ``manifests/input/google-gke-gpu-operator-quota.yaml``; the API server's ResourceQuota
+  admission matches ``scopeName: PriorityClass`` against ``spec.priorityClassName``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import Policy
+
+from ..builders import stack_policy
+from ..fit.placement import placement
+from ..gpu_stack import (
+    DEVICE_PLUGIN_LABEL,
+    SetupProblem,
+    gpu_source,
+    operator_installed,
+    operator_manages,
+    operator_problems,
+    setup_of,
+    sharing_problems,
+)
+from ..model import NodePool, StackModel
+from ..model.helm import GPU_OPERATOR, HelmRelease
+from ..open_world import World, world_schema
+from ..pod_templates import owned_templates
+from ..report import Reporter
+from ..values import Unknown, as_str, dig
+
+KAI_FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+CRITICAL_CLASSES = frozenset({"system-node-critical", "system-cluster-critical"})
+_WIRE = {
+    "driver": "nodeConfig.guestAccelerators[].gpuDriverInstallationConfig.gpuDriverVersion",
+    "device-plugin-label": f"nodeConfig.labels.{DEVICE_PLUGIN_LABEL}",
+    "sharing-strategy": "nodeConfig.guestAccelerators[].gpuSharingConfig.gpuSharingStrategy",
+    "shared-clients": "nodeConfig.guestAccelerators[].gpuSharingConfig.maxSharedClientsPerGpu",
+}
+
+
+def wire_key(problem: SetupProblem) -> str:
+    return _WIRE[problem.setting]
+
+
+def _gpu_pools(model: StackModel) -> list[NodePool]:
+    return [p for p in model.node_pools() if p.gpus_per_node() != 0]
+
+
+def check_pool_driver_stack(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    if not model.gke_clusters():
+        return
+    installed = operator_installed(model, World.from_config(config))
+    for pool in _gpu_pools(model):
+        setup = setup_of(pool)
+        manages = operator_manages(setup, installed)
+        if manages is None:
+            reporter.cannot_check(
+                pool, "whether the GPU Operator manages it (label nvidia.com/gpu.deploy.operands)"
+            )
+            continue
+        for problem in [*operator_problems(setup, manages), *sharing_problems(setup)]:
+            reporter.violation(
+                pool,
+                f"{wire_key(problem)} is {problem.value!r}"
+                + (" while the NVIDIA GPU Operator manages the pool" if manages else ""),
+                f"expected {problem.expected}",
+            )
+
+
+def is_fraction_template(annotations: Mapping[str, str | Unknown]) -> bool:
+    return any(key in annotations for key in KAI_FRACTION_ANNOTATIONS)
+
+
+def check_fractions(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    if not model.gke_clusters():
+        return
+    installed = operator_installed(model, World.from_config(config))
+    gpu_pools = _gpu_pools(model)
+    if not gpu_pools:
+        return  # no pool to judge; capacity rules speak about GPU pods with nowhere to run
+    for owned in owned_templates(model):
+        if not is_fraction_template(owned.template.annotations):
+            continue
+        gpu_ids = {id(p) for p in gpu_pools}
+        possible = [p for p in placement(model, owned.template).possible if id(p) in gpu_ids] or gpu_pools
+        sources = {
+            p.name: gpu_source(setup_of(p), operator_manages(setup_of(p), installed)) for p in possible
+        }
+        if any(s in ("gpu-operator", "unknown") for s in sources.values()):
+            continue
+        names = ", ".join(f"'{n}' ({s})" for n, s in sorted(sources.items()))
+        reporter.violation(
+            owned.owner,
+            f"{owned.name} asks KAI for a GPU fraction ({', '.join(KAI_FRACTION_ANNOTATIONS)}), but the GPU "
+            f"pools it can use ({names}) get their GPUs from GKE's driver and device plugin, which give "
+            "devices only to containers requesting nvidia.com/gpu; KAI's NVIDIA_VISIBLE_DEVICES needs "
+            "NVIDIA's runtime, so the pod never sees a GPU",
+            "install the NVIDIA GPU Operator (chart gpu-operator) and give the pool "
+            f"gpuDriverVersion INSTALLATION_DISABLED and the node label {DEVICE_PLUGIN_LABEL}=true "
+            "(this project: gpuPools[].gpuStack: gpu-operator)",
+        )
+
+
+def _covers_critical(quota: Any) -> bool | None:
+    """Whether a ResourceQuota's scopeSelector admits both critical priority classes."""
+    expressions = dig(quota.props, "spec", "scopeSelector", "matchExpressions")
+    if isinstance(expressions, Unknown):
+        return None
+    for expression in expressions if isinstance(expressions, list) else []:
+        if as_str(dig(expression, "scopeName")) != "PriorityClass":
+            continue
+        operator = as_str(dig(expression, "operator"))
+        values = dig(expression, "values")
+        if isinstance(operator, Unknown) or isinstance(values, Unknown):
+            return None
+        if operator == "Exists":
+            return True
+        if operator == "In" and isinstance(values, list) and set(values) >= CRITICAL_CLASSES:
+            return True
+    return False
+
+
+def _release_namespace(release: HelmRelease) -> str | Unknown:
+    namespace = release.namespace
+    if isinstance(namespace, Unknown):
+        return namespace
+    return namespace if isinstance(namespace, str) and namespace else "default"
+
+
+def check_critical_quota(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    if not model.gke_clusters():
+        return
+    for release in model.helm_releases(GPU_OPERATOR):
+        namespace = _release_namespace(release)
+        if isinstance(namespace, Unknown):
+            reporter.cannot_check(release, "the release namespace is unknown until apply")
+            continue
+        if namespace == "kube-system":
+            continue  # GKE lets critical pods run there without a quota
+        quotas = [q for q in model.kube_objects("", "ResourceQuota") if q.namespace == namespace]
+        verdicts = [_covers_critical(q) for q in quotas]
+        if any(v is True for v in verdicts):
+            continue
+        if any(v is None for v in verdicts) or any(not q.identity_known for q in quotas):
+            reporter.cannot_check(
+                release, f"the ResourceQuotas of namespace '{namespace}' (unknown until apply)"
+            )
+            continue
+        reporter.violation(
+            release,
+            f"namespace '{namespace}' has no ResourceQuota scoped to PriorityClass In "
+            "[system-node-critical, system-cluster-critical]; the GPU Operator and its operands run at "
+            "system-node-critical, and GKE refuses such pods outside kube-system without that quota "
+            "(insufficient quota to match these scopes)",
+            f"declare a v1 ResourceQuota in '{namespace}' with spec.hard.pods (e.g. 100) and "
+            "scopeSelector.matchExpressions [{scopeName: PriorityClass, operator: In, values: "
+            "[system-node-critical, system-cluster-critical]}] before the release",
+        )
+
+
+POLICIES: list[Policy] = [
+    stack_policy(
+        "gpu-pool-driver-stack",
+        "A GPU pool's driver and device plugin come from exactly one of GKE or the NVIDIA GPU Operator "
+        "(INSTALLATION_DISABLED + gke-no-default-nvidia-gpu-device-plugin=true under the operator; no "
+        "GKE GPU sharing there), and gpuSharingConfig has GKE's allowed values.",
+        check_pool_driver_stack,
+        config_schema=world_schema(),
+    ),
+    stack_policy(
+        "kai-fractions-need-gpu-operator",
+        "KAI gpu-fraction / gpu-memory pods can only run on GPU pools the NVIDIA GPU Operator manages "
+        "(GKE's device plugin never gives them a GPU).",
+        check_fractions,
+        config_schema=world_schema(),
+    ),
+    stack_policy(
+        "gpu-operator-critical-quota",
+        "On GKE the GPU Operator's namespace has a ResourceQuota scoped to the system-node-critical / "
+        "system-cluster-critical priority classes (GKE refuses its pods otherwise).",
+        check_critical_quota,
+    ),
+]
