@@ -40,12 +40,13 @@ from ..gpu_stack import (
 )
 from ..model import NodePool, StackModel
 from ..model.helm import GPU_OPERATOR, HelmRelease
+from ..model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION
 from ..open_world import World, world_schema
 from ..pod_templates import owned_templates
 from ..report import Reporter
 from ..values import Unknown, as_str, dig
 
-KAI_FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+KAI_FRACTION_ANNOTATIONS = (GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION)
 CRITICAL_CLASSES = frozenset({"system-node-critical", "system-cluster-critical"})
 _WIRE = {
     "driver": "nodeConfig.guestAccelerators[].gpuDriverInstallationConfig.gpuDriverVersion",
