@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts.operator_runtime import runtime_class_names
+from gpu_batch_policy.charts.operator_runtime import operand_manifests, runtime_class_names
+from gpu_batch_policy.charts.render import RenderedObject
 from gpu_batch_policy.fit.placement import NodeTaint, tolerates
 
 from components.gke import SYSTEM_POOL_SELECTOR
@@ -72,3 +73,20 @@ def test_the_nvidia_runtime_class_comes_from_the_cluster_policy_not_helm() -> No
     assert runtime_class_names(cluster_policy()) == ["nvidia", "nvidia-legacy", "nvidia-cdi"]
     nri = {"spec": {**cluster_policy()["spec"], "cdi": {"enabled": True, "nriPluginEnabled": True}}}
     assert runtime_class_names(nri) == []
+
+
+def test_the_modelled_operands_follow_the_cluster_policy() -> None:
+    rendered = [RenderedObject("t", o) for o in operator_objects()]
+    operands = {m["metadata"]["name"]: m["spec"]["template"]["spec"] for m in operand_manifests(rendered)}
+    assert set(operands) == {
+        "nvidia-driver-daemonset",
+        "nvidia-container-toolkit-daemonset",
+        "nvidia-operator-validator",
+        "nvidia-device-plugin-daemonset",
+        "nvidia-dcgm-exporter",
+        "gpu-feature-discovery",
+    }
+    for name, pod in operands.items():
+        assert tolerates(pod["tolerations"], GPU_TAINT) is True, name
+        assert pod["runtimeClassName"] == "nvidia" and pod["priorityClassName"] == "system-node-critical"
+        assert pod["containers"][0]["image"].startswith("nvcr.io/nvidia/"), name

@@ -163,3 +163,14 @@ def config_error(pools: list[dict[str, Any]]) -> str:
 )
 def test_config_mistakes_are_one_line(changes: dict[str, Any], line: str) -> None:
     assert line in config_error(kai_pools(**changes))
+
+
+def test_the_operator_operands_count_toward_gpu_node_fit() -> None:
+    """The operand DaemonSets exist only at run time; the pack models them from the ClusterPolicy."""
+    resources = program()
+    assert judge("pod-template-fits-a-node", resources).clean
+    (operator,) = [r for r in resources if r.type == RELEASE and r.props["chart"] == "gpu-operator"]
+    operator.props["values"]["driver"]["resources"] = {"requests": {"memory": "64Gi"}}
+    (message,) = judge("pod-template-fits-a-node", resources).messages
+    assert "DaemonSet 'gpu-operator/nvidia-driver-daemonset'" in message
+    assert "GKE NodePool 'l4-pool'" in message

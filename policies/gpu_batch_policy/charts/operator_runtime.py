@@ -20,6 +20,19 @@ Upstream facts (NVIDIA/gpu-operator @ v26.7.0, commit 10ee5b36):
 - ``api/nvidia/v1/clusterpolicy_types.go`` ``CDIConfigSpec.IsEnabled`` (unset = true) and
   ``IsNRIPluginEnabled`` (unset = false).
 
+The operand DaemonSets the controller creates on GPU nodes (``operand_manifests``) are added too,
+so the cluster-fit rules count them (their requests on every GPU node, their images for egress):
+``controllers/state_manager.go`` ``addState`` lists the states, each from
+``assets/<state>/*daemonset.yaml`` (names below); ``controllers/object_controls.go``
+``applyCommonDaemonsetConfig`` gives each the ClusterPolicy's ``daemonsets.tolerations`` and
+``priorityClassName``, the component's ``resources`` and ``repository/image:version``, and
+``setRuntimeClassName`` the ``nvidia`` class.  Each real operand selects nodes labelled
+``nvidia.com/gpu.deploy.<operand>=true``, which the operator sets on nodes whose NFD labels show an
+NVIDIA PCI device (``gpuNodeLabels``) unless ``nvidia.com/gpu.deploy.operands=false``; on GKE those
+are the nodes with ``cloud.google.com/gke-accelerator``, so that is the affinity modelled here.
+Left out: the MIG manager (only MIG-capable GPUs get its label), MPS control daemon, sandbox/vGPU
+states, and states the ClusterPolicy disables (``dcgm``, ``nodeStatusExporter`` by default).
+
 Only a ClusterPolicy the chart really renders leads to these (``clusterPolicy.deployCR: false``
 renders none, so nothing is added).
 """
@@ -81,6 +94,85 @@ def runtime_manifests(objects: Iterable[RenderedObject]) -> list[dict[str, Any]]
                         "annotations": {CREATED_BY_ANNOTATION: "ClusterPolicy controller"},
                     },
                     "handler": name,
+                }
+            )
+    return manifests
+
+
+# (ClusterPolicy spec key, DaemonSet name from assets/<state>/, enabled when the key says nothing)
+OPERANDS: tuple[tuple[str, str, bool], ...] = (
+    ("driver", "nvidia-driver-daemonset", True),
+    ("toolkit", "nvidia-container-toolkit-daemonset", True),
+    ("validator", "nvidia-operator-validator", True),
+    ("devicePlugin", "nvidia-device-plugin-daemonset", True),
+    ("dcgm", "nvidia-dcgm", False),
+    ("dcgmExporter", "nvidia-dcgm-exporter", True),
+    ("gfd", "gpu-feature-discovery", True),
+    ("nodeStatusExporter", "nvidia-node-status-exporter", False),
+)
+GPU_NODE_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+                        {"key": "nvidia.com/gpu.deploy.operands", "operator": "NotIn", "values": ["false"]},
+                    ]
+                }
+            ]
+        }
+    }
+}
+
+
+def _image(component: Any) -> str | None:
+    parts = [dig(component, k) for k in ("repository", "image", "version")]
+    if not all(isinstance(p, str) and p for p in parts):
+        return None
+    repository, image, version = parts
+    separator = "@" if str(version).startswith("sha256:") else ":"
+    return f"{repository}/{image}{separator}{version}"
+
+
+def operand_manifests(objects: Iterable[RenderedObject]) -> list[dict[str, Any]]:
+    """The operand DaemonSets the controller will create for the rendered ClusterPolicies."""
+    manifests: list[dict[str, Any]] = []
+    for policy in cluster_policies(objects):
+        spec = dig(policy, "spec")
+        runtime = runtime_class_names(policy)
+        tolerations = dig(spec, "daemonsets", "tolerations")
+        priority = dig(spec, "daemonsets", "priorityClassName")
+        for key, name, default in OPERANDS:
+            component = dig(spec, key)
+            if not _flag(dig(component, "enabled"), default):
+                continue
+            container: dict[str, Any] = {"name": name, "resources": dig(component, "resources") or {}}
+            image = _image(component)
+            if image is not None:
+                container["image"] = image
+            pod: dict[str, Any] = {
+                "tolerations": tolerations if isinstance(tolerations, list) else [],
+                "affinity": GPU_NODE_AFFINITY,
+                "containers": [container],
+            }
+            if isinstance(priority, str) and priority:
+                pod["priorityClassName"] = priority
+            if runtime:
+                pod["runtimeClassName"] = runtime[0]
+            manifests.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "metadata": {
+                        "name": name,
+                        "labels": {"app.kubernetes.io/component": "gpu-operator"},
+                        "annotations": {CREATED_BY_ANNOTATION: "ClusterPolicy controller"},
+                    },
+                    "spec": {
+                        "selector": {"matchLabels": {"app": name}},
+                        "template": {"metadata": {"labels": {"app": name}}, "spec": pod},
+                    },
                 }
             )
     return manifests

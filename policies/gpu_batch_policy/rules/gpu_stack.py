@@ -11,6 +11,13 @@
   GKE's device plugin hands devices only to containers that request ``nvidia.com/gpu``
   (container-engine-accelerators ``pkg/gpu/nvidia/beta_plugin.go`` ``Allocate``), so on a
   GKE-managed pool the pod starts without a GPU (or is refused: no RuntimeClass ``nvidia``).
+- ``gke-shared-gpu-one-per-container``: on a pool with GKE time-sharing or MPS, GKE's device plugin
+  refuses a container that asks for more than one shared ``nvidia.com/gpu`` on a node with several
+  physical GPUs ("invalid request for sharing GPU ... at most 1 nvidia.com/gpu can be requested on
+  multi-GPU nodes": GoogleCloudPlatform/container-engine-accelerators
+  ``pkg/gpu/nvidia/gpusharing/gpusharing.go`` ``ValidateRequest``; GKE how-to/timesharing-gpus
+  "Limitations").  Single-GPU nodes are left alone: GKE's documentation and the plugin's history
+  disagree on whether time-sharing refuses there too.
 - ``gpu-operator-critical-quota``: the operator and its operands run at ``system-node-critical``;
   GKE admits pods of ``system-node-critical`` / ``system-cluster-critical`` outside
   ``kube-system`` only under a ResourceQuota whose ``scopeSelector`` names those classes, else
@@ -22,6 +29,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from pulumi_policy import Policy
@@ -40,7 +48,7 @@ from ..gpu_stack import (
 )
 from ..model import NodePool, StackModel
 from ..model.helm import GPU_OPERATOR, HelmRelease
-from ..model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION
+from ..model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, PodTemplate
 from ..open_world import World, world_schema
 from ..pod_templates import owned_templates
 from ..report import Reporter
@@ -119,6 +127,57 @@ def check_fractions(model: StackModel, reporter: Reporter, config: Mapping[str, 
         )
 
 
+def _physical_gpus(pool: NodePool) -> int | None:
+    counts = [a.count for a in pool.accelerators]
+    if any(not isinstance(c, int) for c in counts):
+        return None
+    return sum(c for c in counts if isinstance(c, int))
+
+
+def _container_gpus(template: PodTemplate) -> list[tuple[str, Decimal]]:
+    """(container name, nvidia.com/gpu) of each container (init containers too)."""
+    spec = dig(template.raw, "spec")
+    out: list[tuple[str, Decimal]] = []
+    for key in ("initContainers", "containers"):
+        containers = dig(spec, key)
+        for container in containers if isinstance(containers, list) else []:
+            gpus = PodTemplate({"spec": {"containers": [container]}}, template.path).gpus()
+            if not isinstance(gpus, Unknown):
+                out.append((str(dig(container, "name")), gpus))
+    return out
+
+
+def check_shared_gpu_requests(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    if not model.gke_clusters():
+        return
+    gpu_pools = _gpu_pools(model)
+    for owned in owned_templates(model):
+        greedy = [(name, gpus) for name, gpus in _container_gpus(owned.template) if gpus > 1]
+        if not greedy:
+            continue
+        ids = {id(p) for p in gpu_pools}
+        possible = [p for p in placement(model, owned.template).possible if id(p) in ids]
+        refusing = [
+            p
+            for p in possible
+            if setup_of(p).shared
+            and not isinstance(setup_of(p).sharing_strategy, Unknown)
+            and (_physical_gpus(p) or 0) > 1
+        ]
+        if not possible or len(refusing) < len(possible):
+            continue
+        name, gpus = greedy[0]
+        pools = ", ".join(f"'{p.name}'" for p in refusing)
+        reporter.violation(
+            owned.owner,
+            f"{owned.name} container '{name}' requests {gpus:f} nvidia.com/gpu, but every GPU pool it can use "
+            f"({pools}) shares its GPUs with GKE time-sharing/MPS on nodes with several GPUs, where GKE's device "
+            "plugin refuses more than 1 nvidia.com/gpu per container (invalid request for sharing GPU)",
+            "request at most 1 nvidia.com/gpu per container (run more pods instead), or use a pool without "
+            "gpuSharingConfig",
+        )
+
+
 def _covers_critical(quota: Any) -> bool | None:
     """Whether a ResourceQuota's scopeSelector admits both critical priority classes."""
     expressions = dig(quota.props, "spec", "scopeSelector", "matchExpressions")
@@ -191,6 +250,12 @@ POLICIES: list[Policy] = [
         "(GKE's device plugin never gives them a GPU).",
         check_fractions,
         config_schema=world_schema(),
+    ),
+    stack_policy(
+        "gke-shared-gpu-one-per-container",
+        "A container on a GKE time-sharing / MPS pool with several GPUs per node requests at most 1 "
+        "nvidia.com/gpu (GKE's device plugin refuses more).",
+        check_shared_gpu_requests,
     ),
     stack_policy(
         "gpu-operator-critical-quota",

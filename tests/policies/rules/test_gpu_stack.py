@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_batch_policy.model import StackModel
+
 from tests.policies.pack_harness import UNKNOWN, Res, run
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import gke_cluster, helm_release, k8s, patch
@@ -165,3 +167,45 @@ def test_the_operator_namespace_needs_the_critical_quota() -> None:
 
 def test_only_gke_stacks_need_the_quota() -> None:
     assert run(QUOTA_RULE, [gpu_operator()]).clean
+
+
+# --- GKE sharing: units and the one-GPU-per-container limit -----------------------------------
+SHARE_RULE = get_policy("gke-shared-gpu-one-per-container")
+TIME_SHARING_4 = {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4.0}
+
+
+def gpu_pod(gpus: int) -> Res:
+    container = {
+        "name": "train",
+        "image": "trainer:1",
+        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+    }
+    template = {"spec": {"containers": [container]}}
+    return k8s(
+        "apps/v1", "Deployment", "trainer", namespace="team-a", spec={"replicas": 1, "template": template}
+    )
+
+
+def two_gpu_shared_pool() -> Res:
+    pool = gpu_pool(gpuSharingConfig=TIME_SHARING_4)
+    pool.props["nodeConfig"]["machineType"] = "g2-standard-24"
+    pool.props["nodeConfig"]["guestAccelerators"][0]["count"] = 2
+    return pool
+
+
+def test_a_shared_pool_counts_each_gpu_as_its_clients() -> None:
+    model = StackModel.from_plain([(NODE_POOL, two_gpu_shared_pool().props, "urn:p", "p")], render=False)
+    (pool,) = model.node_pools()
+    assert pool.gpus_per_node() == 8, "2 L4s x 4 time-sharing clients = 8 nvidia.com/gpu"
+
+
+def test_more_than_one_shared_gpu_per_container_is_refused_on_multi_gpu_nodes() -> None:
+    (message,) = run(SHARE_RULE, [gke_cluster(), two_gpu_shared_pool(), gpu_pod(2)]).messages
+    assert "container 'train' requests 2 nvidia.com/gpu" in message and "'l4-pool'" in message
+    assert run(SHARE_RULE, [gke_cluster(), two_gpu_shared_pool(), gpu_pod(1)]).clean
+    # One physical GPU per node, or no sharing: not judged / fine.
+    single = gpu_pool(gpuSharingConfig=TIME_SHARING_4)
+    assert run(SHARE_RULE, [gke_cluster(), single, gpu_pod(2)]).clean
+    unshared = two_gpu_shared_pool()
+    del unshared.props["nodeConfig"]["guestAccelerators"][0]["gpuSharingConfig"]
+    assert run(SHARE_RULE, [gke_cluster(), unshared, gpu_pod(2)]).clean
