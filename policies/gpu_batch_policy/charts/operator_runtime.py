@@ -64,6 +64,15 @@ def _flag(value: Any, default: bool) -> bool:
     return value if isinstance(value, bool) else default
 
 
+def _metadata(name: str) -> dict[str, Any]:
+    """Name, the operator's component label, and a note that the controller (not Helm) makes it."""
+    return {
+        "name": name,
+        "labels": {"app.kubernetes.io/component": "gpu-operator"},
+        "annotations": {CREATED_BY_ANNOTATION: "ClusterPolicy controller"},
+    }
+
+
 def runtime_class_names(policy: dict[str, Any]) -> list[str]:
     """The RuntimeClasses the controller creates for this ClusterPolicy (see module doc)."""
     if _flag(dig(policy, "spec", "cdi", "nriPluginEnabled"), False):
@@ -88,11 +97,7 @@ def runtime_manifests(objects: Iterable[RenderedObject]) -> list[dict[str, Any]]
                 {
                     "apiVersion": "node.k8s.io/v1",
                     "kind": "RuntimeClass",
-                    "metadata": {
-                        "name": name,
-                        "labels": {"app.kubernetes.io/component": "gpu-operator"},
-                        "annotations": {CREATED_BY_ANNOTATION: "ClusterPolicy controller"},
-                    },
+                    "metadata": _metadata(name),
                     "handler": name,
                 }
             )
@@ -164,11 +169,7 @@ def operand_manifests(objects: Iterable[RenderedObject]) -> list[dict[str, Any]]
                 {
                     "apiVersion": "apps/v1",
                     "kind": "DaemonSet",
-                    "metadata": {
-                        "name": name,
-                        "labels": {"app.kubernetes.io/component": "gpu-operator"},
-                        "annotations": {CREATED_BY_ANNOTATION: "ClusterPolicy controller"},
-                    },
+                    "metadata": _metadata(name),
                     "spec": {
                         "selector": {"matchLabels": {"app": name}},
                         "template": {"metadata": {"labels": {"app": name}}, "spec": pod},
