@@ -46,10 +46,17 @@ KUBERAY: dict[str, Any] = {
     "namespace": "kuberay-system",
     "repositoryOpts": {"repo": "https://ray-project.github.io/kuberay-helm/"},
 }
+GPU_OPERATOR: dict[str, Any] = {
+    "name": "gpu-operator",
+    "chart": "gpu-operator",
+    "version": "v26.7.0",
+    "namespace": "gpu-operator",
+    "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
+}
 EXPECTED_RELEASES: dict[str, list[dict[str, Any]]] = {
     "dev": [KUEUE, KUBERAY],
     "prod": [KUEUE, KUBERAY],
-    "kai": [KAI, KUBERAY],
+    "kai": [KAI, KUBERAY, GPU_OPERATOR],
     "skypilot": [KUEUE],
 }
 
@@ -111,8 +118,16 @@ class TestReleases:
                 "kueue": lambda v: v["controllerManager"]["nodeSelector"],
                 "kai-scheduler": lambda v: v["global"]["nodeSelector"],
                 "kuberay-operator": lambda v: v["nodeSelector"],
+                # The operator Deployment (also pinned to Linux, the chart default); its NFD
+                # master/gc likewise; its operands run on the GPU nodes by design.
+                "gpu-operator": lambda v: {
+                    k: x for k, x in v["operator"]["nodeSelector"].items() if k != "kubernetes.io/os"
+                },
             }[name](values)
             assert selector == SYSTEM_POOL, name
+            if name == "gpu-operator":
+                nfd = values["node-feature-discovery"]
+                assert nfd["master"]["nodeSelector"] == nfd["gc"]["nodeSelector"] == SYSTEM_POOL
 
     @pytest.mark.parametrize("stack", sorted(EXPECTED_RELEASES))
     def test_releases_use_the_cluster_provider(self, plans: dict[str, RunResult], stack: str) -> None:

@@ -118,7 +118,7 @@ def test_the_default_mirror_is_the_workspace_vendor_folder(monkeypatch: pytest.M
 
 def test_the_lock_pins_every_chart_the_mirror_holds_at_that_version() -> None:
     charts = locked_charts()
-    assert set(charts) == {"kueue", "kai-scheduler", "kuberay-operator", "skypilot"}
+    assert set(charts) == {"kueue", "kai-scheduler", "kuberay-operator", "skypilot", "gpu-operator"}
     for chart in charts.values():
         assert (MIRROR / f"{chart.name}-{chart.version}" / "Chart.yaml").is_file(), chart
 

@@ -22,8 +22,11 @@
   GKE admits pods of ``system-node-critical`` / ``system-cluster-critical`` outside
   ``kube-system`` only under a ResourceQuota whose ``scopeSelector`` names those classes, else
   "insufficient quota to match these scopes" (NVIDIA/cloud-native-docs ``gpu-operator/google-gke.rst``
-  and ``manifests/input/google-gke-gpu-operator-quota.yaml``; the API server's ResourceQuota
-  admission matches ``scopeName: PriorityClass`` against ``spec.priorityClassName``).
+  and ``manifests/input/google-gke-gpu-operator-quota.yaml``).  The mechanism is the API server's
+  ResourceQuota admission configured with ``limitedResources`` ``matchScopes`` PriorityClass In
+  [...]: a pod of a limited class is admitted only in a namespace with a quota whose
+  ``scopeSelector`` covers it (kubernetes.io docs, concepts/policy/resource-quotas "Limit Priority
+  Class consumption by default"); GKE configures it for the two critical classes.
 """
 
 from __future__ import annotations
