@@ -27,7 +27,10 @@ def test_the_pool_gets_gke_sharing_and_counts_units() -> None:
     result = run_stack("dev", {POOLS: shared_dev_pools()})
     pool = named(result, "gpu-node-pool-pool")
     (accelerator,) = pool.inputs["nodeConfig"]["guestAccelerators"]
-    assert accelerator["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4}
+    assert accelerator["gpuSharingConfig"] == {
+        "gpuSharingStrategy": "TIME_SHARING",
+        "maxSharedClientsPerGpu": 4,
+    }
     assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "LATEST"}
     assert "gke-no-default-nvidia-gpu-device-plugin" not in pool.inputs["nodeConfig"]["labels"]
 

@@ -3,6 +3,7 @@ ordering -- and the one-line config errors for scheduler keys (wire form, under 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -114,7 +115,7 @@ class TestReleases:
     def test_operators_run_on_the_system_pool(self, plans: dict[str, RunResult], stack: str) -> None:
         for name, release in releases(plans[stack]).items():
             values = release.inputs["values"]
-            selector = {
+            selectors: dict[str, Callable[[Any], Any]] = {
                 "kueue": lambda v: v["controllerManager"]["nodeSelector"],
                 "kai-scheduler": lambda v: v["global"]["nodeSelector"],
                 "kuberay-operator": lambda v: v["nodeSelector"],
@@ -123,7 +124,8 @@ class TestReleases:
                 "gpu-operator": lambda v: {
                     k: x for k, x in v["operator"]["nodeSelector"].items() if k != "kubernetes.io/os"
                 },
-            }[name](values)
+            }
+            selector = selectors[name](values)
             assert selector == SYSTEM_POOL, name
             if name == "gpu-operator":
                 nfd = values["node-feature-discovery"]

@@ -174,3 +174,14 @@ def test_the_operator_operands_count_toward_gpu_node_fit() -> None:
     (message,) = judge("pod-template-fits-a-node", resources).messages
     assert "DaemonSet 'gpu-operator/nvidia-driver-daemonset'" in message
     assert "GKE NodePool 'l4-pool'" in message
+
+
+def test_gke_sharing_needs_its_minimum_gke_version() -> None:
+    cluster = {**config_value("kai", "gpu-batch:cluster"), "minMasterVersion": "1.26"}
+    pools = kai_pools(gpuStack="gke", gpuSharing={"strategy": "MPS", "maxSharedClientsPerGpu": 4})
+    with pytest.raises(ConfigError) as caught:
+        run_stack("kai", {POOLS: pools, "gpu-batch:cluster": cluster})
+    assert (
+        "gpu-batch:cluster.minMasterVersion: got '1.26', expected 1.27.7-gke.1088000 or newer: "
+        "pool l4-pool uses GKE MPS"
+    ) in str(caught.value)
