@@ -91,7 +91,7 @@ def test_a_missing_device_plugin_label_is_caught() -> None:
     assert labels.pop("gke-no-default-nvidia-gpu-device-plugin") == "true"
     (message,) = judge("gpu-pool-driver-stack", resources).messages
     assert "GKE NodePool 'l4-pool'" in message
-    assert "nodeConfig.labels.gke-no-default-nvidia-gpu-device-plugin is None" in message
+    assert "nodeConfig.labels.gke-no-default-nvidia-gpu-device-plugin is unset" in message
 
 
 def test_a_gke_driver_on_the_operator_pool_is_caught() -> None:

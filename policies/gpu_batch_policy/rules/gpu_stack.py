@@ -90,7 +90,7 @@ def check_pool_driver_stack(model: StackModel, reporter: Reporter, config: Mappi
         for problem in [*operator_problems(setup, manages), *sharing_problems(setup)]:
             reporter.violation(
                 pool,
-                f"{wire_key(problem)} is {problem.value!r}"
+                f"{wire_key(problem)} is {'unset' if problem.value is None else repr(problem.value)}"
                 + (" while the NVIDIA GPU Operator manages the pool" if manages else ""),
                 f"expected {problem.expected}",
             )

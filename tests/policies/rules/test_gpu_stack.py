@@ -95,7 +95,7 @@ def test_a_gpu_operator_pool_needs_both_gke_settings() -> None:
     )
     no_label = gpu_pool(driver="INSTALLATION_DISABLED")
     (message,) = run(POOL_RULE, [gke_cluster(), gpu_operator(), no_label]).messages
-    assert f"nodeConfig.labels.{LABEL} is None" in message and "device plugin" in message
+    assert f"nodeConfig.labels.{LABEL} is unset" in message and "device plugin" in message
 
 
 def test_pools_opted_out_of_the_operator_keep_gke_drivers() -> None:
