@@ -74,6 +74,7 @@ def test_gke_managed_drivers_with_fractions_are_caught() -> None:
     result = judge("kai-fractions-need-gpu-operator", resources)
     (message,) = result.messages
     assert "raycluster-half-gpu" in result.text() and "'l4-pool' (gke)" in message
+    assert "pods of shared-gpu ask KAI for part of a GPU (gpu-fraction: 0.5)" in message
     assert "gpuStack: gpu-operator" in message
     # ...and the class KAI injects into them exists nowhere, with the operator as the fix.
     (message,) = judge("kai-runtime-class-on-gke", resources).messages

@@ -96,6 +96,12 @@ def check_pool_driver_stack(model: StackModel, reporter: Reporter, config: Mappi
             )
 
 
+def _fraction_note(annotations: Mapping[str, str | Unknown]) -> str:
+    key = next(k for k in KAI_FRACTION_ANNOTATIONS if k in annotations)
+    value = annotations[key]
+    return f"{key}: {'(unknown)' if isinstance(value, Unknown) else value}"
+
+
 def is_fraction_template(annotations: Mapping[str, str | Unknown]) -> bool:
     return any(key in annotations for key in KAI_FRACTION_ANNOTATIONS)
 
@@ -120,7 +126,7 @@ def check_fractions(model: StackModel, reporter: Reporter, config: Mapping[str, 
         names = ", ".join(f"'{n}' ({s})" for n, s in sorted(sources.items()))
         reporter.violation(
             owned.owner,
-            f"{owned.name} asks KAI for a GPU fraction ({', '.join(KAI_FRACTION_ANNOTATIONS)}), but the GPU "
+            f"pods of {owned.name} ask KAI for part of a GPU ({_fraction_note(owned.template.annotations)}), but the GPU "
             f"pools it can use ({names}) get their GPUs from GKE's driver and device plugin, which give "
             "devices only to containers requesting nvidia.com/gpu; KAI's NVIDIA_VISIBLE_DEVICES needs "
             "NVIDIA's runtime, so the pod never sees a GPU",
