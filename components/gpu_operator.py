@@ -36,7 +36,9 @@ What it declares, in the order ``pulumi up`` needs:
    - ``toolkit.installDir: /usr/local/nvidia`` (the chart default that route uses, explicit).
    - ``toolkit.env RUNTIME_CONFIG_SOURCE=file``: on GKE 1.33+ the toolkit otherwise misconfigures
      containerd's ``config.toml`` (``google-gke.rst`` note; release-notes v25.10.0 known issues).
-   - ``cdi.enabled: true`` (explicit; the v26.7.0 default) and ``cdi.nriPluginEnabled: false``:
+   - ``cdi.enabled: true`` (explicit; the v26.7.0 default; the ``cdi.default`` of NVIDIA's GKE example
+     is read by no template since gpu-operator commit e63a9903, so it is not set) and
+     ``cdi.nriPluginEnabled: false``:
      with NRI the operator deletes the ``nvidia`` RuntimeClass (gpu-operator
      ``controllers/state_manager.go`` ``isStateEnabled("pre-requisites")`` @ v26.7.0), which KAI's
      fraction pods need.
