@@ -31,7 +31,7 @@ from typing import Literal
 
 from .model import NodePool, StackModel
 from .open_world import World
-from .values import Unknown
+from .values import Unknown, as_str, dig
 
 DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
@@ -43,7 +43,7 @@ SHARING_STRATEGIES = ("TIME_SHARING", "MPS")
 MIN_SHARED_CLIENTS = 2
 MAX_SHARED_CLIENTS = 48
 
-Setting = Literal["driver", "device-plugin-label", "sharing-strategy", "shared-clients"]
+Setting = Literal["driver", "device-plugin-label", "sharing-strategy", "shared-clients", "image-type"]
 Source = Literal["gke", "gpu-operator", "conflict", "none", "unknown"]
 
 
@@ -56,6 +56,8 @@ class GpuSetup:
     operands_label: str | Unknown | None
     sharing_strategy: str | Unknown | None
     max_shared_clients: int | Unknown | None
+    # nodeConfig.imageType; None = GKE's default, COS_CONTAINERD.
+    image_type: str | Unknown | None = None
 
     @property
     def shared(self) -> bool:
@@ -86,7 +88,21 @@ def setup_of(pool: NodePool) -> GpuSetup:
         operands_label=pool.labels.get(OPERANDS_LABEL),
         sharing_strategy=strategy,
         max_shared_clients=clients,
+        image_type=as_str(pool.res.get("nodeConfig", "imageType")),
     )
+
+
+def operator_driver_container(model: StackModel) -> bool | None:
+    """Whether the stack's GPU Operator installs the driver itself (ClusterPolicy ``spec.driver.
+    enabled``; unset = on, gpu-operator ``api/nvidia/v1/clusterpolicy_types.go`` ``DriverSpec.
+    IsEnabled``); None when no ClusterPolicy is in the stack (an operator installed elsewhere)."""
+    policies = model.kube_objects("nvidia.com", "ClusterPolicy")
+    if not policies:
+        return None
+    enabled = [dig(p.props, "spec", "driver", "enabled") for p in policies]
+    if any(isinstance(e, Unknown) for e in enabled):
+        return None
+    return any(e is not False for e in enabled)
 
 
 def operator_installed(model: StackModel, world: World) -> bool:
@@ -124,11 +140,32 @@ def sharing_problems(setup: GpuSetup) -> list[SetupProblem]:
     return problems
 
 
-def operator_problems(setup: GpuSetup, manages: bool) -> list[SetupProblem]:
+def operator_problems(
+    setup: GpuSetup, manages: bool, driver_container: bool | None = None
+) -> list[SetupProblem]:
     """What conflicts with the GPU Operator on a pool it manages, or leaves a pool without any
-    driver or device plugin when it does not.  Unknown values are never a problem here."""
+    driver or device plugin when it does not.  ``driver_container``: the operator installs the
+    driver itself (NVIDIA's Driver Manager), which NVIDIA documents on GKE for Ubuntu node images
+    only -- COS gets its driver from Google's installer (NVIDIA/cloud-native-docs
+    ``gpu-operator/google-gke.rst`` "Using NVIDIA Driver Manager" vs "Using the Google Driver
+    Installer").  Unknown values are never a problem here."""
     driver, label = setup.driver_version, setup.device_plugin_label
     problems: list[SetupProblem] = []
+    image = setup.image_type
+    if (
+        manages
+        and driver_container
+        and not isinstance(image, Unknown)
+        and not (image or "").startswith("UBUNTU")
+    ):
+        problems.append(
+            SetupProblem(
+                "image-type",
+                image,
+                "UBUNTU_CONTAINERD: the operator's driver container (driver.enabled) supports Ubuntu "
+                "nodes on GKE, not COS (COS needs driver.enabled: false and Google's driver installer)",
+            )
+        )
     if manages:
         if not isinstance(driver, Unknown) and driver != INSTALLATION_DISABLED:
             problems.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from components.gpu_pool import OPERATOR_IMAGE_TYPE
 from stacks.checks.cluster import POOLS_KEY, gke_version
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
 from stacks.errors import ConfigIssue
@@ -34,6 +35,7 @@ _KEYS = {
     "device-plugin-label": "gpuStack",
     "sharing-strategy": "gpuSharing.strategy",
     "shared-clients": "gpuSharing.maxSharedClientsPerGpu",
+    "image-type": "gpuStack",
 }
 
 
@@ -47,6 +49,7 @@ def pool_setup(pool: GpuPoolConfig) -> GpuSetup:
         operands_label=None,
         sharing_strategy=sharing.strategy if sharing else None,
         max_shared_clients=sharing.max_shared_clients_per_gpu if sharing else None,
+        image_type=OPERATOR_IMAGE_TYPE if operator else None,
     )
 
 
@@ -65,8 +68,10 @@ def check_gpu_stacks(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> Iter
     for index, pool in enumerate(pools):
         at = f"{POOLS_KEY}[{index}]"
         setup = pool_setup(pool)
+        operator = pool.gpu_stack == "gpu-operator"
+        # The program's GPU Operator runs NVIDIA's Driver Manager (components/gpu_operator.py).
         for problem in [
-            *operator_problems(setup, pool.gpu_stack == "gpu-operator"),
+            *operator_problems(setup, operator, driver_container=operator),
             *sharing_problems(setup),
         ]:
             yield _issue(at, pool, problem)

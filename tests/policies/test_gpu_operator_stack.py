@@ -186,3 +186,12 @@ def test_gke_sharing_needs_its_minimum_gke_version() -> None:
         "gpu-batch:cluster.minMasterVersion: got '1.26', expected 1.27.7-gke.1088000 or newer: "
         "pool l4-pool uses GKE MPS"
     ) in str(caught.value)
+
+
+def test_cos_nodes_under_the_driver_manager_are_caught() -> None:
+    resources = program()
+    config = _gpu_pool(resources).props["nodeConfig"]
+    assert config["imageType"] == "UBUNTU_CONTAINERD"
+    config["imageType"] = "COS_CONTAINERD"
+    (message,) = judge("gpu-pool-driver-stack", resources).messages
+    assert "nodeConfig.imageType is 'COS_CONTAINERD'" in message

@@ -43,6 +43,7 @@ from ..gpu_stack import (
     DEVICE_PLUGIN_LABEL,
     SetupProblem,
     gpu_source,
+    operator_driver_container,
     operator_installed,
     operator_manages,
     operator_problems,
@@ -64,6 +65,7 @@ _WIRE = {
     "device-plugin-label": f"nodeConfig.labels.{DEVICE_PLUGIN_LABEL}",
     "sharing-strategy": "nodeConfig.guestAccelerators[].gpuSharingConfig.gpuSharingStrategy",
     "shared-clients": "nodeConfig.guestAccelerators[].gpuSharingConfig.maxSharedClientsPerGpu",
+    "image-type": "nodeConfig.imageType",
 }
 
 
@@ -79,6 +81,7 @@ def check_pool_driver_stack(model: StackModel, reporter: Reporter, config: Mappi
     if not model.gke_clusters():
         return
     installed = operator_installed(model, World.from_config(config))
+    driver_container = operator_driver_container(model)
     for pool in _gpu_pools(model):
         setup = setup_of(pool)
         manages = operator_manages(setup, installed)
@@ -87,7 +90,7 @@ def check_pool_driver_stack(model: StackModel, reporter: Reporter, config: Mappi
                 pool, "whether the GPU Operator manages it (label nvidia.com/gpu.deploy.operands)"
             )
             continue
-        for problem in [*operator_problems(setup, manages), *sharing_problems(setup)]:
+        for problem in [*operator_problems(setup, manages, driver_container), *sharing_problems(setup)]:
             reporter.violation(
                 pool,
                 f"{wire_key(problem)} is {'unset' if problem.value is None else repr(problem.value)}"

@@ -19,7 +19,12 @@ LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 
 
 def gpu_pool(
-    name: str = "l4-pool", *, driver: str | None = "LATEST", labels: dict[str, str] | None = None, **acc: Any
+    name: str = "l4-pool",
+    *,
+    driver: str | None = "LATEST",
+    labels: dict[str, str] | None = None,
+    image: str | None = "UBUNTU_CONTAINERD",
+    **acc: Any,
 ) -> Res:
     accelerator: dict[str, Any] = {"type": "nvidia-l4", "count": 1, **acc}
     if driver is not None:
@@ -31,6 +36,7 @@ def gpu_pool(
         "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 2},
         "nodeConfig": {
             "machineType": "g2-standard-8",
+            **({"imageType": image} if image is not None else {}),
             "guestAccelerators": [accelerator],
             "labels": labels or {},
             "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
@@ -39,12 +45,12 @@ def gpu_pool(
     return Res(NODE_POOL, name, props)
 
 
-def operator_pool(name: str = "l4-pool") -> Res:
-    return gpu_pool(name, driver="INSTALLATION_DISABLED", labels={LABEL: "true"})
+def operator_pool(name: str = "l4-pool", image: str | None = "UBUNTU_CONTAINERD") -> Res:
+    return gpu_pool(name, driver="INSTALLATION_DISABLED", labels={LABEL: "true"}, image=image)
 
 
-def gpu_operator(namespace: str = "gpu-operator") -> Res:
-    release = helm_release("gpu-operator", "gpu-operator", {}, namespace)
+def gpu_operator(namespace: str = "gpu-operator", **values: Any) -> Res:
+    release = helm_release("gpu-operator", "gpu-operator", values, namespace)
     release = patch(release, "version", "v26.7.0")
     return patch(release, "repositoryOpts", {"repo": "https://helm.ngc.nvidia.com/nvidia"})
 
@@ -209,3 +215,13 @@ def test_more_than_one_shared_gpu_per_container_is_refused_on_multi_gpu_nodes() 
     unshared = two_gpu_shared_pool()
     del unshared.props["nodeConfig"]["guestAccelerators"][0]["gpuSharingConfig"]
     assert run(SHARE_RULE, [gke_cluster(), unshared, gpu_pod(2)]).clean
+
+
+def test_the_driver_manager_needs_ubuntu_nodes() -> None:
+    cos = operator_pool(image=None)  # GKE's default image, COS_CONTAINERD
+    (message,) = run(POOL_RULE, [gke_cluster(), gpu_operator(), cos]).messages
+    assert "nodeConfig.imageType is unset while the NVIDIA GPU Operator manages the pool" in message
+    assert "UBUNTU_CONTAINERD" in message
+    # Google's installer route (driver.enabled: false) is documented for COS.
+    google_route = gpu_operator(driver={"enabled": False})
+    assert run(POOL_RULE, [gke_cluster(), google_route, operator_pool(image="COS_CONTAINERD")]).clean
