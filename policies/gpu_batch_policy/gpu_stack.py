@@ -143,21 +143,16 @@ def sharing_problems(setup: GpuSetup) -> list[SetupProblem]:
 def operator_problems(
     setup: GpuSetup, manages: bool, driver_container: bool | None = None
 ) -> list[SetupProblem]:
-    """What conflicts with the GPU Operator on a pool it manages, or leaves a pool without any
-    driver or device plugin when it does not.  ``driver_container``: the operator installs the
-    driver itself (NVIDIA's Driver Manager), which NVIDIA documents on GKE for Ubuntu node images
-    only -- COS gets its driver from Google's installer (NVIDIA/cloud-native-docs
-    ``gpu-operator/google-gke.rst`` "Using NVIDIA Driver Manager" vs "Using the Google Driver
-    Installer").  Unknown values are never a problem here."""
-    driver, label = setup.driver_version, setup.device_plugin_label
+    """What conflicts with the GPU Operator on a pool it manages (nothing when it does not).
+    ``driver_container``: the operator installs the driver itself (NVIDIA's Driver Manager), which
+    NVIDIA documents on GKE for Ubuntu node images only -- COS gets its driver from Google's
+    installer (NVIDIA/cloud-native-docs ``gpu-operator/google-gke.rst`` "Using NVIDIA Driver
+    Manager" vs "Using the Google Driver Installer").  Unknown values are never a problem here."""
+    if not manages:
+        return []
+    driver, label, image = setup.driver_version, setup.device_plugin_label, setup.image_type
     problems: list[SetupProblem] = []
-    image = setup.image_type
-    if (
-        manages
-        and driver_container
-        and not isinstance(image, Unknown)
-        and not (image or "").startswith("UBUNTU")
-    ):
+    if driver_container and not isinstance(image, Unknown) and not (image or "").startswith("UBUNTU"):
         problems.append(
             SetupProblem(
                 "image-type",
@@ -166,50 +161,57 @@ def operator_problems(
                 "nodes on GKE, not COS (COS needs driver.enabled: false and Google's driver installer)",
             )
         )
-    if manages:
-        if not isinstance(driver, Unknown) and driver != INSTALLATION_DISABLED:
-            problems.append(
-                SetupProblem(
-                    "driver",
-                    driver,
-                    f"{INSTALLATION_DISABLED}: GKE would install its own driver beside the operator's "
-                    "(unset installs GKE's default driver since 1.30.1-gke.1156000)",
-                )
-            )
-        if not isinstance(label, Unknown) and label != "true":
-            problems.append(
-                SetupProblem(
-                    "device-plugin-label",
-                    label,
-                    "\"true\": GKE's device plugin would advertise nvidia.com/gpu beside the operator's",
-                )
-            )
-        if setup.shared and not isinstance(setup.sharing_strategy, Unknown):
-            problems.append(
-                SetupProblem(
-                    "sharing-strategy",
-                    setup.sharing_strategy,
-                    "no GKE GPU sharing: it lives in GKE's device plugin, which a GPU Operator pool turns off",
-                )
-            )
-        return problems
-    if driver == INSTALLATION_DISABLED:
+    if not isinstance(driver, Unknown) and driver != INSTALLATION_DISABLED:
         problems.append(
             SetupProblem(
                 "driver",
                 driver,
-                "a driver: GKE installs none and no GPU Operator manages this pool (install it, or use LATEST)",
+                f"{INSTALLATION_DISABLED}: GKE would install its own driver beside the operator's "
+                "(unset installs GKE's default driver since 1.30.1-gke.1156000)",
             )
         )
-    elif label == "true":
+    if not isinstance(label, Unknown) and label != "true":
         problems.append(
             SetupProblem(
                 "device-plugin-label",
                 label,
-                "no label: GKE's device plugin is off and no GPU Operator manages this pool, so no pod gets a GPU",
+                "\"true\": GKE's device plugin would advertise nvidia.com/gpu beside the operator's",
+            )
+        )
+    if setup.shared and not isinstance(setup.sharing_strategy, Unknown):
+        problems.append(
+            SetupProblem(
+                "sharing-strategy",
+                setup.sharing_strategy,
+                "no GKE GPU sharing: it lives in GKE's device plugin, which a GPU Operator pool turns off",
             )
         )
     return problems
+
+
+def unserved_problems(setup: GpuSetup) -> list[SetupProblem]:
+    """GKE's driver or device plugin turned off on a pool no GPU Operator manages.  Another
+    program may install a driver or device plugin its own way (GKE's "Manually install drivers"),
+    so the pack only reports such a pool as having no known source; the stack config, whose
+    program installs nothing else, refuses it."""
+    if setup.driver_version == INSTALLATION_DISABLED:
+        return [
+            SetupProblem(
+                "driver",
+                setup.driver_version,
+                "a driver: GKE installs none and no GPU Operator manages this pool (use gpuStack: "
+                "gpu-operator, or LATEST)",
+            )
+        ]
+    if setup.device_plugin_label == "true":
+        return [
+            SetupProblem(
+                "device-plugin-label",
+                setup.device_plugin_label,
+                "no label: GKE's device plugin is off and no GPU Operator manages this pool, so no pod gets a GPU",
+            )
+        ]
+    return []
 
 
 def gpu_source(setup: GpuSetup, manages: bool | None) -> Source:
@@ -218,9 +220,9 @@ def gpu_source(setup: GpuSetup, manages: bool | None) -> Source:
         isinstance(v, Unknown) for v in (setup.driver_version, setup.device_plugin_label)
     ):
         return "unknown"
-    if operator_problems(setup, manages):
-        return "conflict" if manages else "none"
-    return "gpu-operator" if manages else "gke"
+    if manages:
+        return "conflict" if operator_problems(setup, manages) else "gpu-operator"
+    return "none" if unserved_problems(setup) else "gke"
 
 
 def describe_source(setup: GpuSetup, source: Source) -> str:

@@ -1,7 +1,7 @@
 """Checks of each GPU pool's driver / device-plugin source and GKE GPU sharing, before any resource exists.
 
-The rules are the policy pack's (``policies/gpu_batch_policy/gpu_stack.py``: ``operator_problems``
-and ``sharing_problems``), asked here of the typed config so the program and the pack never
+The rules are the policy pack's (``policies/gpu_batch_policy/gpu_stack.py``: ``operator_problems``,
+``unserved_problems`` and ``sharing_problems``), asked here of the typed config so the program and the pack never
 disagree: a ``gpu-operator`` pool with a GKE driver, GKE sharing on a ``gpu-operator`` pool (GKE's
 sharing lives in the device plugin such a pool turns off), or a ``maxSharedClientsPerGpu`` outside
 GKE's range.  Plus GKE's minimum versions for its sharing strategies
@@ -27,6 +27,7 @@ from gpu_batch_policy.gpu_stack import (  # noqa: E402
     SetupProblem,
     operator_problems,
     sharing_problems,
+    unserved_problems,
 )
 
 SHARING_MIN_VERSION = {"TIME_SHARING": "1.23.7-gke.1400", "MPS": "1.27.7-gke.1088000"}
@@ -70,10 +71,12 @@ def check_gpu_stacks(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> Iter
         setup = pool_setup(pool)
         operator = pool.gpu_stack == "gpu-operator"
         # The program's GPU Operator runs NVIDIA's Driver Manager (components/gpu_operator.py).
-        for problem in [
-            *operator_problems(setup, operator, driver_container=operator),
-            *sharing_problems(setup),
-        ]:
+        served = (
+            operator_problems(setup, operator, driver_container=operator)
+            if operator
+            else unserved_problems(setup)
+        )
+        for problem in [*served, *sharing_problems(setup)]:
             yield _issue(at, pool, problem)
         version = cluster.min_master_version
         if pool.gpu_sharing is not None and version is not None:

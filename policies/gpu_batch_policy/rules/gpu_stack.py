@@ -1,9 +1,10 @@
 """GPU pools whose driver and device plugin cannot give pods their GPUs (``gpu_stack`` has the facts).
 
 - ``gpu-pool-driver-stack``: on a pool the NVIDIA GPU Operator manages, GKE must install no driver
-  and run no device plugin, and GKE's own sharing cannot apply; a pool that turns GKE's driver or
-  device plugin off with no operator to replace it gives no pod a GPU; ``gpuSharingConfig`` has
-  GKE's allowed values.  The stack config runs the same checks (``stacks/checks/gpu_stack.py``).
+  and run no device plugin, GKE's own sharing cannot apply, and NVIDIA's Driver Manager needs
+  Ubuntu nodes; ``gpuSharingConfig`` has GKE's allowed values.  (A pool with GKE's driver or device
+  plugin off and no operator is not judged here: another program may install its own; the stack
+  config refuses it for this program, and the report shows the pool with no known source.)  The stack config runs the same checks (``stacks/checks/gpu_stack.py``).
 - ``kai-fractions-need-gpu-operator``: a KAI fraction pod (``gpu-fraction`` / ``gpu-memory``)
   requests no ``nvidia.com/gpu``; KAI gives it its GPU only through ``NVIDIA_VISIBLE_DEVICES``
   (kai-scheduler/KAI-Scheduler ``pkg/admission/webhook/v1alpha2/gpusharing/gpu_sharing.go`` and
@@ -90,13 +91,15 @@ def check_pool_driver_stack(model: StackModel, reporter: Reporter, config: Mappi
                 pool, "whether the GPU Operator manages it (label nvidia.com/gpu.deploy.operands)"
             )
             continue
-        for problem in [*operator_problems(setup, manages, driver_container), *sharing_problems(setup)]:
-            reporter.violation(
-                pool,
-                f"{wire_key(problem)} is {'unset' if problem.value is None else repr(problem.value)}"
-                + (" while the NVIDIA GPU Operator manages the pool" if manages else ""),
-                f"expected {problem.expected}",
-            )
+        for problem in operator_problems(setup, manages, driver_container):
+            _report(reporter, pool, problem, " while the NVIDIA GPU Operator manages the pool")
+        for problem in sharing_problems(setup):
+            _report(reporter, pool, problem, "")
+
+
+def _report(reporter: Reporter, pool: NodePool, problem: SetupProblem, context: str) -> None:
+    shown = "unset" if problem.value is None else repr(problem.value)
+    reporter.violation(pool, f"{wire_key(problem)} is {shown}{context}", f"expected {problem.expected}")
 
 
 def _fraction_note(annotations: Mapping[str, str | Unknown]) -> str:

@@ -109,11 +109,17 @@ def test_pools_opted_out_of_the_operator_keep_gke_drivers() -> None:
     assert run(POOL_RULE, [gke_cluster(), gpu_operator(), operator_pool(), opted_out]).clean
 
 
-def test_a_pool_without_any_driver_stack_is_caught() -> None:
-    result = run(POOL_RULE, [gke_cluster(), operator_pool()])
-    assert len(result.violations) == 1 and "no GPU Operator manages this pool" in result.text()
+def test_an_operator_listed_as_external_manages_the_pools() -> None:
     external = {"externalObjects": [{"kind": "Release", "name": "gpu-operator"}]}
     assert run(POOL_RULE, [gke_cluster(), operator_pool()], external).clean
+    driver, label = run(POOL_RULE, [gke_cluster(), gpu_pool()], external).messages
+    assert "gpuDriverVersion is 'LATEST' while the NVIDIA GPU Operator manages the pool" in driver
+    assert f"{LABEL} is unset while the NVIDIA GPU Operator manages the pool" in label
+
+
+def test_a_pool_without_gke_driver_and_no_operator_is_left_to_the_program() -> None:
+    """Another program may install a driver itself (GKE's "Manually install drivers"): no proof."""
+    assert run(POOL_RULE, [gke_cluster(), operator_pool()]).clean
 
 
 def test_gke_sharing_and_its_limits() -> None:
