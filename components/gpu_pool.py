@@ -17,6 +17,20 @@ of flags:
 - ``on-demand``, ``spot``, ``reservation``: ordinary autoscaled pools; ``reservation``
   consumes one named specific reservation.
 
+Who gives pods the GPUs (``gpu_stack``, helpers :func:`gpu_stack_labels` / :func:`_accelerator`):
+
+- ``gke``: GKE installs ``driver_version`` and runs its device plugin; ``sharing`` optionally turns
+  on GKE's time-sharing or MPS (``gpuSharingConfig``), each GPU then advertised as
+  ``max_shared_clients_per_gpu`` ``nvidia.com/gpu``.
+- ``gpu-operator``: the NVIDIA GPU Operator (``components.gpu_operator``) installs driver, toolkit
+  and device plugin.  GKE must install no driver (``INSTALLATION_DISABLED``) and skip its device
+  plugin (label ``gke-no-default-nvidia-gpu-device-plugin=true``), as NVIDIA's GKE page requires
+  (NVIDIA/cloud-native-docs ``gpu-operator/google-gke.rst``); nodes run ``UBUNTU_CONTAINERD``,
+  the image NVIDIA's Driver Manager route needs (same page, "Using NVIDIA Driver Manager").
+  Secure Boot is off on these nodes: the driver container builds and loads NVIDIA's kernel
+  module on the node, and a module not signed by a key in the VM's UEFI db is refused under
+  Secure Boot (GKE-managed drivers are signed by Google, so ``gke`` pools keep it on).
+
 Every GPU pool carries the ``nvidia.com/gpu=present:NoSchedule`` taint explicitly (GKE only
 adds it itself when a non-GPU pool already exists, and never retroactively), so nothing that
 does not ask for a GPU lands on a GPU node.
@@ -33,12 +47,25 @@ import pulumi_gcp as gcp
 from components.gke import NODE_OAUTH_SCOPES
 
 ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
+GpuStack = Literal["gke", "gpu-operator"]
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 # Node labels GKE sets on every node; Kueue ResourceFlavors select pools with them.
 NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+# GKE skips its GPU device plugin DaemonSet on nodes with this label (google-gke.rst).
+NO_GKE_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+DRIVER_DISABLED = "INSTALLATION_DISABLED"
+OPERATOR_IMAGE_TYPE = "UBUNTU_CONTAINERD"
+
+
+@dataclass(frozen=True)
+class GpuSharing:
+    """GKE's own GPU sharing: ``TIME_SHARING`` or ``MPS``, and containers per physical GPU."""
+
+    strategy: Literal["TIME_SHARING", "MPS"]
+    max_shared_clients_per_gpu: int
 
 
 @dataclass(frozen=True)
@@ -68,6 +95,8 @@ class GpuNodePoolArgs:
     service_account: pulumi.Input[str] | None = None
     network_tags: tuple[str, ...] = ()
     protect: bool = False
+    gpu_stack: GpuStack = "gke"
+    sharing: GpuSharing | None = None
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -79,7 +108,12 @@ class GpuNodePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-batch:gke:GpuNodePool", name, None, opts)
         dws = args.provisioning in ("queued", "flex-start")
-        self.gpu_capacity = args.max_nodes * args.gpus_per_node
+        # In nvidia.com/gpu as the pool advertises them (GKE sharing: N per physical GPU).
+        self.gpu_capacity = (
+            args.max_nodes
+            * args.gpus_per_node
+            * (args.sharing.max_shared_clients_per_gpu if args.sharing else 1)
+        )
         self.node_pool = gcp.container.NodePool(
             f"{name}-pool",
             name=args.name,
@@ -119,15 +153,8 @@ class GpuNodePool(pulumi.ComponentResource):
             oauth_scopes=NODE_OAUTH_SCOPES,
             service_account=args.service_account,
             tags=list(args.network_tags) or None,
-            guest_accelerators=[
-                gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-                    type=args.accelerator_type,
-                    count=args.gpus_per_node,
-                    gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-                        gpu_driver_version=args.driver_version
-                    ),
-                )
-            ],
+            guest_accelerators=[_accelerator(args)],
+            image_type=OPERATOR_IMAGE_TYPE if args.gpu_stack == "gpu-operator" else None,
             reservation_affinity=_reservation_affinity(args),
             spot=True if args.provisioning == "spot" else None,
             # GKE's queued-provisioning how-to creates the pool with both --enable-queued-provisioning
@@ -140,15 +167,38 @@ class GpuNodePool(pulumi.ComponentResource):
                     key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect="NO_SCHEDULE"
                 )
             ],
-            labels={"gpu-batch/pool-role": "gpu"},
+            labels={"gpu-batch/pool-role": "gpu", **gpu_stack_labels(args.gpu_stack)},
             workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                 mode="GKE_METADATA"
             ),
             shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-                enable_secure_boot=True, enable_integrity_monitoring=True
+                enable_secure_boot=args.gpu_stack == "gke", enable_integrity_monitoring=True
             ),
             gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
         )
+
+
+def gpu_stack_labels(gpu_stack: GpuStack) -> dict[str, str]:
+    """Node labels the GPU stack needs: GKE's device plugin off under the GPU Operator."""
+    return {NO_GKE_DEVICE_PLUGIN_LABEL: "true"} if gpu_stack == "gpu-operator" else {}
+
+
+def _accelerator(args: GpuNodePoolArgs) -> gcp.container.NodePoolNodeConfigGuestAcceleratorArgs:
+    """The GPUs, GKE's driver (none under the GPU Operator) and GKE's optional sharing."""
+    driver = DRIVER_DISABLED if args.gpu_stack == "gpu-operator" else args.driver_version
+    return gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+        type=args.accelerator_type,
+        count=args.gpus_per_node,
+        gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+            gpu_driver_version=driver
+        ),
+        gpu_sharing_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgs(
+            gpu_sharing_strategy=args.sharing.strategy,
+            max_shared_clients_per_gpu=args.sharing.max_shared_clients_per_gpu,
+        )
+        if args.sharing is not None
+        else None,
+    )
 
 
 def _reservation_affinity(

@@ -23,13 +23,16 @@ Values this component sets, and why:
   ``nodeSelector`` only to the ``kai-operator`` Deployment; the scheduler, binder, podgrouper,
   admission and queue controllers are created by that operator from the ``kai-config`` Config,
   which carries ``global.affinity`` (templates ``services/operator.yaml``, ``kai-config.yaml``).
-- ``admission.gpuFractionRuntimeClassName: ""``: KAI's admission webhook sets
-  ``runtimeClassName: nvidia`` on every GPU-fraction pod by default (values.yaml @v0.17.0; the
-  Config CRD ``crds/kai.scheduler_configs.yaml`` documents "Set to empty string to disable").
-  GKE's managed GPU drivers expose GPUs through the device plugin and configure no ``nvidia``
-  containerd handler, so a pod with that RuntimeClass is refused (no such RuntimeClass) or never
-  starts.  Rendering the v0.17.0 chart with this value gives ``gpuFractionRuntimeClassName: ""``
-  in the Config (tests/test_kai_chart.py renders it from ``../shared/vendor``).
+- ``admission.gpuFractionRuntimeClassName: nvidia`` (the chart default, written explicitly):
+  KAI's admission webhook sets it on every GPU-fraction pod (``runtime_enforcement.go`` @v0.17.0)
+  and hands the pod its GPU through ``NVIDIA_VISIBLE_DEVICES``, which only NVIDIA's runtime reads.
+  The NVIDIA GPU Operator (``components.gpu_operator``) creates that RuntimeClass; fraction pods
+  wait for it (``components.runtime_class_gate``).  ``""`` would admit them without any GPU.
+- ``binder.cdiEnabled`` (when ``cdi_enabled`` is set, i.e. with the GPU Operator, whose CDI is
+  on): the binder then writes the qualified ``k8s.device-plugin.nvidia.com/gpu=<UUID>`` the CDI
+  runtime resolves.  Left unset, kai-operator guesses from the first ClusterPolicy when it
+  reconciles the binder (``pkg/operator/operands/binder/resources.go`` @v0.17.0), which may run
+  before the operator's ClusterPolicy exists (reference/gpu-sharing-on-gke.md §2).
 - ``defaultQueue.createDefaultQueue``: the chart's default queues (``default-parent-queue`` /
   ``default-queue``, ``limit: -1``) are created only on first install and annotated
   ``helm.sh/resource-policy: keep`` -- invisible to Pulumi, surviving uninstall, and a place where
@@ -61,6 +64,8 @@ KAI_QUEUE_LABEL: Final = "kai.scheduler/queue"
 # into the kai-config Config as admission.webhook.targetPort) and the queue controller's webhook
 # (controller-runtime's default 9443, behind the same 443 Service port).
 KAI_WEBHOOK_PORT: Final = 9443
+# values.yaml admission.gpuFractionRuntimeClassName @ v0.17.0 (the chart default).
+KAI_FRACTION_RUNTIME_CLASS: Final = "nvidia"
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class KaiSchedulerArgs:
     cluster_autoscaling: bool = False
     create_default_queue: bool = False
     version: str = KAI_VERSION
+    # True with the NVIDIA GPU Operator (CDI on); None leaves KAI's auto-detection.
+    cdi_enabled: bool | None = None
     node_selector: Mapping[str, str] = field(default_factory=lambda: MappingProxyType(SYSTEM_POOL_SELECTOR))
 
 
@@ -114,8 +121,9 @@ class KaiSchedulerInstall(pulumi.ComponentResource):
                     "affinity": node_affinity(args.node_selector),
                 },
                 "defaultQueue": {"createDefaultQueue": args.create_default_queue},
-                # GKE's managed drivers have no `nvidia` RuntimeClass (see the module docstring).
-                "admission": {"gpuFractionRuntimeClassName": ""},
+                # The GPU Operator's RuntimeClass (see the module docstring).
+                "admission": {"gpuFractionRuntimeClassName": KAI_FRACTION_RUNTIME_CLASS},
+                **({"binder": {"cdiEnabled": args.cdi_enabled}} if args.cdi_enabled is not None else {}),
             },
             parent=self,
             depends_on=depends_on_of(opts),

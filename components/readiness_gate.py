@@ -27,18 +27,18 @@ from components.webhook_probe import KubernetesCluster, Probe, wait_until_served
 DEFAULT_TIMEOUT_SECONDS = 600
 
 
+def kubeconfig_document(kubeconfig: Any) -> Any:
+    """The kubeconfig as a document: JSON when it looks like JSON, else YAML."""
+    if isinstance(kubeconfig, str) and kubeconfig.lstrip().startswith("{"):
+        return json.loads(kubeconfig)
+    import yaml
+
+    return yaml.safe_load(kubeconfig)
+
+
 class _WebhookReadinessProvider(dynamic.ResourceProvider):
     def create(self, props: dict[str, Any]) -> dynamic.CreateResult:
-        kubeconfig = props["kubeconfig"]
-        document = (
-            json.loads(kubeconfig)
-            if isinstance(kubeconfig, str) and kubeconfig.lstrip().startswith("{")
-            else None
-        )
-        if document is None:
-            import yaml
-
-            document = yaml.safe_load(kubeconfig)
+        document = kubeconfig_document(props["kubeconfig"])
         probes = [Probe(**p) for p in props["probes"]]
         wait_until_served(KubernetesCluster(document), probes, float(props["timeoutSeconds"]))
         return dynamic.CreateResult(id_="-".join(p.plural for p in probes), outs=props)

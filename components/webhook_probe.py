@@ -75,14 +75,33 @@ def wait_until_served(
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
     """Block until every probe is served; raise :class:`NotServedError` at the deadline."""
-    deadline = clock() + timeout_seconds
     pending = list(probes)
+    reasons = poll_until_done(
+        lambda: [r for r in (served(cluster, p) for p in pending) if r is not None],
+        timeout_seconds,
+        interval_seconds=interval_seconds,
+        clock=clock,
+        sleep=sleep,
+    )
+    if reasons:
+        raise NotServedError(f"after {timeout_seconds:.0f}s: " + "; ".join(reasons))
+
+
+def poll_until_done(
+    reasons_not_done: Callable[[], list[str]],
+    timeout_seconds: float,
+    *,
+    interval_seconds: float = 5.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[str]:
+    """Call ``reasons_not_done`` until it returns nothing (then ``[]``) or the deadline passes
+    (then its last reasons)."""
+    deadline = clock() + timeout_seconds
     while True:
-        reasons = [r for r in (served(cluster, p) for p in pending) if r is not None]
-        if not reasons:
-            return
-        if clock() >= deadline:
-            raise NotServedError(f"after {timeout_seconds:.0f}s: " + "; ".join(reasons))
+        reasons = reasons_not_done()
+        if not reasons or clock() >= deadline:
+            return reasons
         sleep(interval_seconds)
 
 

@@ -1,7 +1,8 @@
 """KAI v0.17.0, rendered with the real Helm engine from ../shared/vendor: what the component's values do.
 
-Proves the RuntimeClass decision of issue 10 #3: with the chart's defaults KAI injects `nvidia`
-into GPU-fraction pods; with the value the component sets, the Config it deploys injects none.
+With the chart's defaults KAI injects `nvidia` into GPU-fraction pods, and the component keeps it
+(issue 20: the NVIDIA GPU Operator creates that RuntimeClass; issue 10's `""` admitted fraction pods
+without any GPU).
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ def test_chart_default_injects_nvidia() -> None:
     assert admission["gpuFractionRuntimeClassName"] == "nvidia"
 
 
-def test_component_values_turn_the_injection_off() -> None:
+def test_component_values_keep_the_nvidia_runtime_class_and_cdi() -> None:
     values = component_values()
-    assert values["admission"] == {"gpuFractionRuntimeClassName": ""}
+    assert values["admission"] == {"gpuFractionRuntimeClassName": "nvidia"}
+    assert values["binder"] == {"cdiEnabled": True}, "the kai stack runs the GPU Operator (CDI on)"
     spec = kai_config("v0.17.0", values)["spec"]
-    assert spec["admission"]["gpuFractionRuntimeClassName"] == ""
+    assert spec["admission"]["gpuFractionRuntimeClassName"] == "nvidia"
+    assert spec["binder"]["cdiEnabled"] is True
     assert spec["admission"]["gpuSharing"] is True
     # The webhook port the firewall rule opens on private clusters.
     assert spec["admission"]["webhook"]["targetPort"] == 9443

@@ -26,7 +26,10 @@ def test_prod_queue_rows_show_nominal_borrowable_and_largest_gang() -> None:
     assert _row(report, "research", "ml", "l4").startswith(
         "| research | ml | l4 | 8 | 4 | 12 | l4-queued (16 GPUs) |"
     )
-    assert _row(report, "l4-queued") == "| l4-queued | g2-standard-24 | 2 | 8 | 16 | queued provisioning |"
+    assert _row(report, "l4-queued") == (
+        "| l4-queued | g2-standard-24 | 2 | 8 | 16 | queued provisioning | "
+        "GKE: driver LATEST + GKE device plugin (no KAI fractions) |"
+    )
     assert "co_ml --> cq_research" in report
     assert "cq_research --> lq_research_default" in report
 

@@ -24,6 +24,8 @@ def test_a_public_cluster_needs_no_nat_and_kai_has_its_gate() -> None:
     text = section("kai")
     assert "nodes with public IPs" in text and "no NAT needed" in text
     assert "| kai-webhooks-ready | queues.scheduling.run.ai |" in text
+    # The KAI workloads also wait for the RuntimeClass the GPU Operator creates (issue 20).
+    assert "| gpu-runtime-class-ready | RuntimeClass nvidia exists | gpu-operator-release," in text
 
 
 def test_authorized_networks_are_shown() -> None:

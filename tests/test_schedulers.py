@@ -3,6 +3,7 @@ ordering -- and the one-line config errors for scheduler keys (wire form, under 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -46,10 +47,17 @@ KUBERAY: dict[str, Any] = {
     "namespace": "kuberay-system",
     "repositoryOpts": {"repo": "https://ray-project.github.io/kuberay-helm/"},
 }
+GPU_OPERATOR: dict[str, Any] = {
+    "name": "gpu-operator",
+    "chart": "gpu-operator",
+    "version": "v26.7.0",
+    "namespace": "gpu-operator",
+    "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
+}
 EXPECTED_RELEASES: dict[str, list[dict[str, Any]]] = {
     "dev": [KUEUE, KUBERAY],
     "prod": [KUEUE, KUBERAY],
-    "kai": [KAI, KUBERAY],
+    "kai": [KAI, KUBERAY, GPU_OPERATOR],
     "skypilot": [KUEUE],
 }
 
@@ -107,12 +115,21 @@ class TestReleases:
     def test_operators_run_on_the_system_pool(self, plans: dict[str, RunResult], stack: str) -> None:
         for name, release in releases(plans[stack]).items():
             values = release.inputs["values"]
-            selector = {
+            selectors: dict[str, Callable[[Any], Any]] = {
                 "kueue": lambda v: v["controllerManager"]["nodeSelector"],
                 "kai-scheduler": lambda v: v["global"]["nodeSelector"],
                 "kuberay-operator": lambda v: v["nodeSelector"],
-            }[name](values)
+                # The operator Deployment (also pinned to Linux, the chart default); its NFD
+                # master/gc likewise; its operands run on the GPU nodes by design.
+                "gpu-operator": lambda v: {
+                    k: x for k, x in v["operator"]["nodeSelector"].items() if k != "kubernetes.io/os"
+                },
+            }
+            selector = selectors[name](values)
             assert selector == SYSTEM_POOL, name
+            if name == "gpu-operator":
+                nfd = values["node-feature-discovery"]
+                assert nfd["master"]["nodeSelector"] == nfd["gc"]["nodeSelector"] == SYSTEM_POOL
 
     @pytest.mark.parametrize("stack", sorted(EXPECTED_RELEASES))
     def test_releases_use_the_cluster_provider(self, plans: dict[str, RunResult], stack: str) -> None:

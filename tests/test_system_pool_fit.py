@@ -31,6 +31,7 @@ CHART_DIRS = {
     "kuberay-operator": "kuberay-operator",
     "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler": "kai-scheduler",
     "skypilot": "skypilot",
+    "gpu-operator": "gpu-operator",
 }
 
 helm_python = pytest.importorskip("helm_python")

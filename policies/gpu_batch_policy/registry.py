@@ -19,6 +19,7 @@ from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
+from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
@@ -68,4 +69,5 @@ ALL_POLICIES: list[Policy] = [
     *FIT_RUNTIME_CLASSES,
     *RULES_KUEUE_FLAVORS,
     *RULES_KAI_MIN_MEMBER,
+    *RULES_GPU_STACK,
 ]

@@ -25,6 +25,7 @@ from gpu_batch_policy.values import Unknown
 
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn
+from preview.report.gpu_sharing import fraction_section, gpu_stack_cell
 from preview.report.network import network_section
 from preview.report.tenancy import tenancy_section
 
@@ -129,6 +130,7 @@ def _pool_rows(model: StackModel) -> Iterator[list[object]]:
             _fmt(cap.max_nodes),
             _fmt(cap.max_gpus),
             mode,
+            gpu_stack_cell(model, pool),
         ]
 
 
@@ -289,9 +291,23 @@ def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list
     if pool_rows:
         out += ["### GPU node pools", ""]
         out += _table(
-            ["pool", "machine", "GPUs/node", "max nodes", "GPU capacity", "provisioning"], pool_rows
+            [
+                "pool",
+                "machine",
+                "GPUs/node",
+                "max nodes",
+                "GPU capacity",
+                "provisioning",
+                "driver + device plugin",
+            ],
+            pool_rows,
         )
-        out.append("")
+        out += [
+            "",
+            "*GPUs/node* and *GPU capacity* count `nvidia.com/gpu` as the node advertises them: with GKE "
+            "time-sharing or MPS each physical GPU is that many units (shared, not isolated).",
+            "",
+        ]
     out += system_pool_section(model)
     out += network_section(resources, _table)
     out += tenancy_section(resources, _table)
@@ -318,6 +334,7 @@ def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list
             "queued-provisioning check applies: GKE scales one pool per request).",
             "",
         ]
+    out += fraction_section(model, _table)
     kai_rows = list(_kai_rows(model))
     if kai_rows:
         out += ["### KAI queues (GPUs)", ""]

@@ -101,10 +101,13 @@ def _gate_rows(resources: Sequence[RecordedResource]) -> list[list[object]]:
     by_urn = {r.urn: r for r in resources}
     rows: list[list[object]] = []
     for gate in _of(resources, DYNAMIC):
-        probes = gate.inputs.get("probes")
-        if not isinstance(probes, list):
+        probes, names = gate.inputs.get("probes"), gate.inputs.get("names")
+        if isinstance(probes, list):
+            kinds = ", ".join(f"{p.get('plural')}.{p.get('group')}" for p in probes if isinstance(p, dict))
+        elif isinstance(names, list):  # components/runtime_class_gate.py
+            kinds = "RuntimeClass " + ", ".join(str(n) for n in names) + " exists"
+        else:
             continue
-        kinds = ", ".join(f"{p.get('plural')}.{p.get('group')}" for p in probes if isinstance(p, dict))
         after = ", ".join(
             sorted(by_urn[u].name for u in gate.dependencies if u in by_urn and by_urn[u].custom)
         )
@@ -135,7 +138,15 @@ def network_section(resources: Sequence[RecordedResource], table: Any) -> list[s
     if gates:
         out += [
             "",
-            *table(["readiness gate", "waits until these webhooks serve", "after", "objects waiting"], gates),
+            *table(
+                [
+                    "readiness gate",
+                    "waits until these webhooks serve (or object exists)",
+                    "after",
+                    "objects waiting",
+                ],
+                gates,
+            ),
         ]
     out.append("")
     return out

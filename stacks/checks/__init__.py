@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from stacks.checks.access import check_access
 from stacks.checks.cluster import check_cluster, check_pools
+from stacks.checks.gpu_stack import check_gpu_stacks
 from stacks.checks.network import check_network
 from stacks.checks.queue_layer import check_queue_layer
 from stacks.checks.scheduler import check_schedulers
@@ -17,6 +18,7 @@ def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     """Rules across keys, after every key has the right shape."""
     yield from check_cluster(config.cluster, config.gpu_pools)
     yield from check_pools(config.gpu_pools)
+    yield from check_gpu_stacks(config.cluster, config.gpu_pools)
     yield from check_network(config.cluster)
     yield from check_schedulers(config.kueue, config.kai, config.kuberay)
     yield from check_queue_layer(config)

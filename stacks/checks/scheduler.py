@@ -30,8 +30,9 @@ KUBERAY_KEY = "gpu-batch:kuberay"
 # Kueue 0.15 introduced the v1beta2 API (and the v1beta2 Configuration) the stack emits.
 KUEUE_MIN_VERSION = "0.15.0"
 # From v0.16.0 only GPU-fraction pods get a runtimeClassName, and the chart value
-# admission.gpuFractionRuntimeClassName ("" = none) controls it; v0.13.0 injects `nvidia` into
-# every GPU pod and its reservation pods, a RuntimeClass GKE's managed drivers do not provide
+# admission.gpuFractionRuntimeClassName controls it (the stack keeps `nvidia`, which the NVIDIA GPU
+# Operator creates: components/kai.py); v0.13.0 injects `nvidia` into every GPU pod and its
+# reservation pods, a RuntimeClass GKE's managed drivers do not provide
 # (reference/kai-kuberay-skypilot.md §1.2; values.yaml @v0.13.0 admission.gpuPodRuntimeClassName).
 # The chart values this stack sets were read at v0.17.0.
 KAI_MIN_VERSION = "v0.16.0"

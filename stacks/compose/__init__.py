@@ -15,9 +15,10 @@ import pulumi
 from components.cluster_access import grant_cluster_access, iam_member
 from components.gke import GkeCluster, GkeClusterArgs, SystemPoolArgs
 from components.gpu_catalog import gpu_machine
-from components.gpu_pool import GpuNodePool, GpuNodePoolArgs
+from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
+from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -36,6 +37,7 @@ class Platform:
     provider: pulumi.ProviderResource
     schedulers: Schedulers
     queues: QueueLayer
+    gpu_operator: GpuOperatorLayer | None = None
 
 
 def team_iam_members(config: StackConfig) -> list[str]:
@@ -101,7 +103,11 @@ def build(config: StackConfig, project: str) -> Platform:
                 max_nodes=pool.max_nodes,
                 min_nodes=pool.min_nodes,
                 provisioning=pool.provisioning,
-                driver_version=pool.driver_version,
+                driver_version=pool.driver_version or "LATEST",
+                gpu_stack=pool.gpu_stack,
+                sharing=GpuSharing(pool.gpu_sharing.strategy, pool.gpu_sharing.max_shared_clients_per_gpu)
+                if pool.gpu_sharing
+                else None,
                 reservation=pool.reservation,
                 auto_repair=pool.auto_repair,
                 node_locations=tuple(pool.node_locations),
@@ -121,14 +127,21 @@ def build(config: StackConfig, project: str) -> Platform:
     provider = cluster_provider(
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool, *network.resources]
     )
-    schedulers = install_schedulers(config, provider, workload_needs(config))
+    gpu_operator = install_gpu_operator(config, provider, kubeconfig)
+    schedulers = install_schedulers(config, provider, workload_needs(config), cdi=gpu_operator is not None)
     gates = readiness_gates(
         kubeconfig,
         schedulers,
         kueue_objects=has_kueue_objects(config),
         kai_objects=bool(config.kai_queues),
     )
-    queues = build_queues(config, provider, schedulers, gates)
+    queues = build_queues(
+        config,
+        provider,
+        schedulers,
+        gates,
+        gpu_runtime=gpu_operator.runtime_class_ready if gpu_operator else None,
+    )
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export(
         "gkeVersion",
@@ -142,7 +155,11 @@ def build(config: StackConfig, project: str) -> Platform:
     pulumi.export(
         "gpuPools",
         {
-            name: {"machineType": p.machine_type, "gpuCapacity": pools[name].gpu_capacity}
+            name: {
+                "machineType": p.machine_type,
+                "gpuCapacity": pools[name].gpu_capacity,
+                "gpuStack": p.gpu_stack,
+            }
             for name, p in ((p.name, p) for p in config.gpu_pools)
         },
     )
@@ -154,4 +171,5 @@ def build(config: StackConfig, project: str) -> Platform:
         provider=provider,
         schedulers=schedulers,
         queues=queues,
+        gpu_operator=gpu_operator,
     )

@@ -82,7 +82,10 @@ def build_queues(
     provider: pulumi.ProviderResource,
     schedulers: Schedulers,
     gates: ReadinessGates | None = None,
+    *,
+    gpu_runtime: pulumi.Resource | None = None,
 ) -> QueueLayer:
+    """``gpu_runtime``: a gate the KAI workloads wait for (the GPU Operator's RuntimeClass)."""
     pods = bool(skypilot_teams(config.teams))
     teams = {
         team.name: TeamTenancy(
@@ -122,6 +125,8 @@ def build_queues(
         team = by_team[workload.team]
         waits: list[pulumi.Resource] = [*([schedulers.kuberay.release] if schedulers.kuberay else [])]
         waits += _queue_dependencies(workload, team, kueue, kai)
+        if workload.scheduler == "kai" and gpu_runtime is not None:
+            waits.append(gpu_runtime)
         if team.namespace_name in namespaces:
             waits.append(namespaces[team.namespace_name])
         workloads[f"{team.namespace_name}/{workload.kind}/{workload.name}"] = RayWorkload(

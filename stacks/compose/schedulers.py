@@ -101,9 +101,14 @@ def kueue_configuration(config: StackConfig, needs: WorkloadNeeds) -> KueueConfi
 
 
 def install_schedulers(
-    config: StackConfig, provider: pulumi.ProviderResource, needs: WorkloadNeeds | None = None
+    config: StackConfig,
+    provider: pulumi.ProviderResource,
+    needs: WorkloadNeeds | None = None,
+    *,
+    cdi: bool = False,
 ) -> Schedulers:
-    """Declare the chosen operators on the cluster behind ``provider``."""
+    """Declare the chosen operators on the cluster behind ``provider``; ``cdi``: the NVIDIA GPU
+    Operator (CDI on) gives the GPUs, so KAI's binder is told so (components/kai.py)."""
     needs = needs or WorkloadNeeds()
     kueue = kai = kuberay = None
     if config.kueue.enabled:
@@ -125,6 +130,7 @@ def install_schedulers(
                 cluster_autoscaling=config.kai.cluster_autoscaling,
                 create_default_queue=config.kai.create_default_queue,
                 version=config.kai.version,
+                cdi_enabled=True if cdi else None,
             ),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=after_kueue),
         )

@@ -90,6 +90,18 @@ class ClusterConfig(ConfigModel):
 
 
 ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
+GpuStack = Literal["gke", "gpu-operator"]
+
+
+class GpuSharingConfig(ConfigModel):
+    """GKE GPU sharing on one pool (``guestAccelerators[].gpuSharingConfig``)."""
+
+    strategy: Literal["TIME_SHARING", "MPS"] = Field(
+        description="TIME_SHARING (GKE >= 1.23.7-gke.1400) or MPS (GKE >= 1.27.7-gke.1088000)."
+    )
+    max_shared_clients_per_gpu: PositiveInt = Field(
+        description="Containers that may share one physical GPU (2 to 48)."
+    )
 
 
 class GpuPoolConfig(ConfigModel):
@@ -103,8 +115,20 @@ class GpuPoolConfig(ConfigModel):
     accelerator_count: PositiveInt | None = Field(
         None, description="GPUs per node; default and only allowed value: the machine type's."
     )
-    driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] = Field(
-        "LATEST", description="GPU driver GKE installs."
+    driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"] | None = Field(
+        None,
+        description="GPU driver GKE installs; default LATEST, or INSTALLATION_DISABLED (the only "
+        "allowed value) with gpuStack: gpu-operator.",
+    )
+    gpu_stack: GpuStack = Field(
+        "gke",
+        description="Who gives pods the GPUs: gke (GKE's driver and device plugin) or gpu-operator "
+        "(NVIDIA GPU Operator on Ubuntu nodes; needed for KAI gpu-fraction / gpu-memory pods).",
+    )
+    gpu_sharing: GpuSharingConfig | None = Field(
+        None,
+        description="GKE's own GPU sharing (gke pools only): strategy TIME_SHARING or MPS and "
+        "maxSharedClientsPerGpu; each GPU then counts as that many nvidia.com/gpu.",
     )
     provisioning: ProvisioningMode = Field(
         "queued", description="queued (DWS queued provisioning), flex-start, on-demand, spot or reservation."

@@ -120,7 +120,7 @@ def test_kai_chart_creates_its_priority_classes_and_operator() -> None:
     config = yaml.safe_load(manifest["data"]["kai-config.yaml"])
     assert (config["kind"], config["metadata"]["name"]) == ("Config", "kai-config")
     admission = config["spec"]["admission"]
-    assert admission["gpuFractionRuntimeClassName"] == "", "no nvidia RuntimeClass on GKE"
+    assert admission["gpuFractionRuntimeClassName"] == "nvidia", "the GPU Operator's RuntimeClass"
     assert admission["webhook"]["targetPort"] == 9443
 
 

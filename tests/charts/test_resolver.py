@@ -118,7 +118,14 @@ def test_the_default_mirror_is_the_workspace_vendor_folder(monkeypatch: pytest.M
 
 def test_the_lock_pins_every_chart_the_mirror_holds_at_that_version() -> None:
     charts = locked_charts()
-    assert set(charts) == {"kueue", "kai-scheduler", "kuberay-operator", "skypilot", "ingress-nginx"}
+    assert set(charts) == {
+        "kueue",
+        "kai-scheduler",
+        "kuberay-operator",
+        "skypilot",
+        "ingress-nginx",
+        "gpu-operator",
+    }
     for chart in charts.values():
         folder = MIRROR / f"{chart.name}-{chart.version}"
         bundled = [

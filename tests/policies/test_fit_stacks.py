@@ -133,27 +133,30 @@ def kai_config_text(items: list[Item], old: str, new: str) -> None:
     manifest["data"]["kai-config.yaml"] = text.replace(old, new)
 
 
-CLEARED = 'gpuFractionRuntimeClassName: ""'  # issue 10's fix
-CHART_DEFAULT = "gpuFractionRuntimeClassName: nvidia"
+GPU_OPERATOR_URN = "gpu-operator-release"
 
 
-def test_kai_gpu_sharing_injects_a_runtime_class_gke_does_not_have() -> None:
+def without_gpu_operator(items: list[Item]) -> list[Item]:
+    """The kai stack as issue 10 left it: no GPU Operator, so no RuntimeClass `nvidia`."""
+    return [item for item in items if GPU_OPERATOR_URN not in item[2]]
+
+
+def test_kai_gpu_sharing_injects_a_runtime_class_only_the_gpu_operator_creates() -> None:
     items = stack_items("kai")
-    assert judge("runtime-and-priority-classes-exist", items).clean  # today: injection off
-    kai_config_text(items, CLEARED, CHART_DEFAULT)
-    result = judge("runtime-and-priority-classes-exist", items)
+    assert judge("runtime-and-priority-classes-exist", items).clean  # the operator's class exists
+    result = judge("runtime-and-priority-classes-exist", without_gpu_operator(items))
     assert len(result.violations) == 1, result.text()
     assert "Config 'kai-config'" in result.text()
     assert (
         "spec.admission.gpuFractionRuntimeClassName) sets GPU-fraction pods to RuntimeClass 'nvidia'"
         in result.text()
     )
-    assert 'admission.gpuFractionRuntimeClassName: ""' in result.text()
+    assert "install the NVIDIA GPU Operator" in result.text()
+    assert '""' not in result.text(), "never the fix for GPU fractions"
 
 
 def test_kai_fraction_injection_matters_only_with_sharing_on() -> None:
-    items = stack_items("kai")
-    kai_config_text(items, CLEARED, CHART_DEFAULT)
+    items = without_gpu_operator(stack_items("kai"))
     kai_config_text(items, "gpuSharing: true", "gpuSharing: false")
     assert judge("runtime-and-priority-classes-exist", items).clean
 
@@ -166,19 +169,19 @@ def test_kai_v0_13_injects_into_every_gpu_pod_even_without_sharing() -> None:
         "metadata": {"name": "kai-config"},
         "spec": {"admission": {"gpuSharing": False, "gpuPodRuntimeClassName": "nvidia"}},
     }
-    items = [
-        *stack_items("kai"),
-        ("kubernetes:kai.scheduler/v1:Config", config, "urn:test::kai-config", "kai-config"),
-    ]
+    items = without_gpu_operator(stack_items("kai"))
+    # Only the v0.13 Config below is judged: the stack's own injects nothing here.
+    kai_config_text(items, 'gpuFractionRuntimeClassName: "nvidia"', 'gpuFractionRuntimeClassName: ""')
+    items.append(("kubernetes:kai.scheduler/v1:Config", config, "urn:test::kai-config", "kai-config"))
     result = judge("runtime-and-priority-classes-exist", items)
     assert "sets every GPU pod to RuntimeClass 'nvidia'" in result.text()
+    assert 'for whole-GPU pods only, `admission.gpuPodRuntimeClassName: ""`' in result.text()
     config["spec"]["admission"]["gpuPodRuntimeClassName"] = ""
     assert judge("runtime-and-priority-classes-exist", items).clean
 
 
 def test_kai_runtime_class_declared_is_clean() -> None:
-    items = stack_items("kai")
-    kai_config_text(items, CLEARED, CHART_DEFAULT)
+    items = without_gpu_operator(stack_items("kai"))
     items.append(
         (
             "kubernetes:node.k8s.io/v1:RuntimeClass",

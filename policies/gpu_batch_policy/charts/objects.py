@@ -20,6 +20,7 @@ from typing import Any
 from ..model.base import KubeObject, Resource, build_resource, is_namespaced
 from ..model.helm import helm_release
 from ..tokens import HELM_RELEASE, type_token
+from .operator_runtime import operand_manifests, runtime_manifests
 from .release import ReleaseRender, render_release
 from .resolver import ChartResolver, default_resolver
 
@@ -87,8 +88,16 @@ def render_releases(
     scoped = crd_cluster_scoped(renders.values())
     objects: list[KubeObject] = []
     for urn, outcome in renders.items():
-        for rendered in outcome.objects:
-            manifest = with_release_namespace(rendered.manifest, outcome.namespace, scoped)
+        # Plus what an operator the release installs creates at run time (the GPU Operator's
+        # RuntimeClasses and operand DaemonSets, charts/operator_runtime.py): they exist on the
+        # cluster just the same.
+        manifests = [
+            *(r.manifest for r in outcome.objects),
+            *runtime_manifests(outcome.objects),
+            *operand_manifests(outcome.objects),
+        ]
+        for raw in manifests:
+            manifest = with_release_namespace(raw, outcome.namespace, scoped)
             token = type_token(str(manifest.get("apiVersion", "")), str(manifest.get("kind", "")))
             obj = build_resource(token, manifest, urn, outcome.release_name)
             if isinstance(obj, KubeObject):

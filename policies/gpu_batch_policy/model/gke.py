@@ -107,6 +107,23 @@ def gke_cluster(res: Resource) -> GkeCluster:
 class Accelerator:
     type: str | Unknown | None
     count: int | Unknown | None
+    # gpuDriverInstallationConfig.gpuDriverVersion: GPU_DRIVER_VERSION_UNSPECIFIED | INSTALLATION_DISABLED
+    # | DEFAULT | LATEST (pulumi_gcp 10.2.0); None = unset (GKE >= 1.30.1-gke.1156000 installs the default).
+    driver_version: str | Unknown | None = None
+    # gpuSharingConfig.{gpuSharingStrategy,maxSharedClientsPerGpu}: GKE's time-sharing / MPS.
+    sharing_strategy: str | Unknown | None = None
+    max_shared_clients: int | Unknown | None = None
+
+    def units_per_gpu(self) -> int | Unknown:
+        """``nvidia.com/gpu`` GKE's device plugin advertises per physical GPU: N when shared
+        (container-engine-accelerators ``pkg/gpu/nvidia/manager.go``: N virtual devices per GPU)."""
+        if self.sharing_strategy is None:
+            return 1
+        if isinstance(self.sharing_strategy, Unknown):
+            return self.sharing_strategy
+        if isinstance(self.max_shared_clients, Unknown):
+            return self.max_shared_clients
+        return self.max_shared_clients if self.max_shared_clients and self.max_shared_clients > 0 else 1
 
 
 @dataclass(frozen=True)
@@ -173,14 +190,18 @@ class NodePool:
         return None
 
     def gpus_per_node(self) -> int | Unknown:
-        """Σ guestAccelerators counts, else the machine type's built-in GPUs, else 0."""
+        """``nvidia.com/gpu`` a node advertises: Σ guestAccelerators counts (× maxSharedClientsPerGpu
+        under GKE time-sharing / MPS), else the machine type's built-in GPUs, else 0."""
         if not self.accelerators_known:
             return Unknown(f"{self.res.pulumi_name}.nodeConfig.guestAccelerators")
         total = 0
         for acc in self.accelerators:
             if isinstance(acc.count, Unknown):
                 return acc.count
-            total += acc.count or 0
+            units = acc.units_per_gpu()
+            if isinstance(units, Unknown):
+                return units
+            total += (acc.count or 0) * units
         if total:
             return total
         if isinstance(self.machine_type, Unknown):
@@ -251,7 +272,13 @@ def node_pool(res: Resource) -> NodePool:
     name = as_str(res.get("name"))
     accs_raw = res.get("nodeConfig", "guestAccelerators")
     accelerators = tuple(
-        Accelerator(as_str(dig(a, "type")), as_int(dig(a, "count")))
+        Accelerator(
+            as_str(dig(a, "type")),
+            as_int(dig(a, "count")),
+            driver_version=as_str(dig(a, "gpuDriverInstallationConfig", "gpuDriverVersion")),
+            sharing_strategy=as_str(dig(a, "gpuSharingConfig", "gpuSharingStrategy")),
+            max_shared_clients=as_int(dig(a, "gpuSharingConfig", "maxSharedClientsPerGpu")),
+        )
         for a in (accs_raw if isinstance(accs_raw, list) else [])
     )
     auto_raw = res.get("autoscaling")

@@ -28,7 +28,9 @@ KUEUE = "kueue"
 KUBERAY = "kuberay-operator"
 KAI = "kai-scheduler"
 SKYPILOT = "skypilot"
+GPU_OPERATOR = "gpu-operator"
 _CHART_IDS = {
+    "gpu-operator": GPU_OPERATOR,
     "kueue": KUEUE,
     "kuberay-operator": KUBERAY,
     "kai-scheduler": KAI,

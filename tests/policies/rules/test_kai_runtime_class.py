@@ -54,3 +54,35 @@ def test_only_gke_stacks_are_judged_and_unknowns_wait() -> None:
     assert run(RULE, [kai(NEW_CHART, "v0.17.0", **SHARING)]).clean
     unknown = run(RULE, [gke_cluster(), kai(NEW_CHART, UNKNOWN, **SHARING)])
     assert unknown.clean and unknown.cannot_check
+
+
+# --- issue 20: the NVIDIA GPU Operator provides `nvidia`; `""` is never the fix for fractions ----
+def gpu_operator(**values: Any) -> Res:
+    """The pinned GPU Operator release; the pack renders it and adds the classes its controller creates."""
+    release = helm_release("gpu-operator", "gpu-operator", values, "gpu-operator")
+    release = patch(release, "version", "v26.7.0")
+    return patch(release, "repositoryOpts", {"repo": "https://helm.ngc.nvidia.com/nvidia"})
+
+
+def test_the_gpu_operator_release_provides_the_nvidia_class() -> None:
+    assert run(RULE, [gke_cluster(), gpu_operator(), kai(NEW_CHART, "v0.17.0", **SHARING)]).clean
+
+
+def test_the_fix_for_fractions_is_the_operator_not_an_empty_class() -> None:
+    (message,) = run(RULE, [gke_cluster(), kai(NEW_CHART, "v0.17.0", **SHARING)]).messages
+    assert "install the NVIDIA GPU Operator" in message
+    assert '""' not in message
+
+
+def test_an_empty_class_under_a_cdi_gpu_operator_is_caught() -> None:
+    off = kai(NEW_CHART, "v0.17.0", admission={"gpuFractionRuntimeClassName": ""}, **SHARING)
+    (message,) = run(RULE, [gke_cluster(), gpu_operator(), off]).messages
+    assert "nothing reads the NVIDIA_VISIBLE_DEVICES" in message
+    # With the operator's CDI off, `nvidia` is containerd's default runtime: "" then works.
+    assert run(RULE, [gke_cluster(), gpu_operator(cdi={"enabled": False}), off]).clean
+
+
+def test_nri_removes_the_operator_class() -> None:
+    nri = gpu_operator(cdi={"enabled": True, "nriPluginEnabled": True})
+    result = run(RULE, [gke_cluster(), nri, kai(NEW_CHART, "v0.17.0", **SHARING)])
+    assert len(result.violations) == 1, result.messages

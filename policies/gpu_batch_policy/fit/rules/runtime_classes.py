@@ -11,9 +11,10 @@ pool runs GKE Sandbox (``nodeConfig.sandboxConfig.sandboxType: gvisor``; GKE doc
 
 KAI's admission webhook sets ``runtimeClassName`` on GPU pods itself (``kai_config.py`` has the
 verified details): at v0.13.0 on every GPU pod (``gpuPodRuntimeClassName``, default ``nvidia``),
-at v0.17.0 on GPU-fraction pods only (``gpuFractionRuntimeClassName``, default ``nvidia``).  GKE
-nodes run the NVIDIA stack without a separate ``nvidia`` runtime handler and GKE creates no such
-RuntimeClass, so unless the class is declared the chart value must be ``""``.  Fraction pods only
+at v0.17.0 on GPU-fraction pods only (``gpuFractionRuntimeClassName``, default ``nvidia``).  GKE's
+managed drivers create no such RuntimeClass; the NVIDIA GPU Operator creates it at run time, and the
+model holds it whenever a rendered GPU Operator ClusterPolicy leads to it
+(``charts/operator_runtime.py``), so this rule stays true to what will exist.  Fraction pods only
 exist with ``global.gpuSharing`` on (KAI's gpusharing admission plugin rejects them otherwise), so
 the fraction-only injection matters only then; the v0.13.0 one matters whenever GPU pods run.
 """
@@ -125,8 +126,13 @@ def _check_kai(model: StackModel, reporter: Reporter) -> None:
             config,
             reporter,
             f"KAI's admission webhook (Config spec.admission.{field}) sets {pods} to",
-            fix=f'set the KAI chart value `admission.{field}: ""` (GKE nodes need no separate runtime), '
-            f"or declare a node.k8s.io/v1 RuntimeClass '{name}' whose handler the nodes have",
+            fix=f"install the NVIDIA GPU Operator, whose ClusterPolicy controller creates RuntimeClass '{name}' "
+            "(GPU fractions need NVIDIA's runtime; GKE's managed drivers have none)"
+            + (
+                f' -- or, for whole-GPU pods only, `admission.{field}: ""`'
+                if pods != kai_config.FRACTION_ONLY
+                else ""
+            ),
         )
 
 
