@@ -22,6 +22,15 @@ import pulumi_gcp as gcp
 # The scope GKE recommends with a least-privilege node service account: IAM roles, not scopes,
 # limit what the nodes may do (components.node_identity); workloads use Workload Identity.
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+
+# Node-pool inputs the engine keeps from the old state on `pulumi up`.  `initialNodeCount` is
+# ForceNew ("Changing this will force recreation of the resource": terraform-provider-google
+# google/services/container/resource_container_node_pool.go, schemaNodePool, bridged by
+# pulumi-gcp 10.2.0), and the pools derive it from minNodes; without this an edit of
+# minNodes would replace the pool and every node with it (prod: a protected pool, so the update
+# fails).  The autoscaler owns the node count after creation; cluster-toolkit ignores the same
+# field (modules/compute/gke-node-pool/main.tf, lifecycle.ignore_changes).
+POOL_IGNORED_INPUTS = ("initialNodeCount",)
 # The node label on the system pool; operators select it so they never land on GPU nodes.
 SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
 
@@ -48,6 +57,9 @@ class GkeClusterArgs:
     node_locations: tuple[str, ...] = ()
     release_channel: str = "REGULAR"
     min_master_version: str | None = None
+    # True when min_master_version is the channel default the program looked up, not the user's
+    # own: then it is set once, at creation, and later runs keep it (see _cluster_ignored).
+    master_version_from_channel: bool = False
     deletion_protection: bool = False
     private_nodes: bool = False
     master_ipv4_cidr_block: str = "172.16.0.32/28"
@@ -118,7 +130,14 @@ class GkeCluster(pulumi.ComponentResource):
             master_authorized_networks_config=_authorized_networks(args.master_authorized_networks),
             authenticator_groups_config=_authenticator_groups(args.security_group),
             control_plane_endpoints_config=_endpoints(args.dns_endpoint),
-            opts=child,
+            # The throw-away default pool runs as the dedicated node account too, never as the
+            # Compute Engine default account (which projects grant Editor) for its short life.
+            node_config=gcp.container.ClusterNodeConfigArgs(
+                service_account=args.node_service_account, oauth_scopes=NODE_OAUTH_SCOPES
+            )
+            if args.node_service_account is not None
+            else None,
+            opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
         pool = args.system_pool
         self.system_pool = gcp.container.NodePool(
@@ -148,7 +167,7 @@ class GkeCluster(pulumi.ComponentResource):
                     enable_secure_boot=True, enable_integrity_monitoring=True
                 ),
             ),
-            opts=child,
+            opts=child.merge(pulumi.ResourceOptions(ignore_changes=list(POOL_IGNORED_INPUTS))),
         )
         self.register_outputs(
             {
@@ -202,3 +221,20 @@ def _endpoints(dns_only: bool) -> gcp.container.ClusterControlPlaneEndpointsConf
             enabled=False
         ),
     )
+
+
+def _cluster_ignored(args: GkeClusterArgs) -> list[str]:
+    """Cluster inputs the engine keeps from the old state on `pulumi up`.
+
+    * ``nodeConfig`` configures only the default pool, which the cluster removes at creation
+      (``remove_default_node_pool``); it is ForceNew (terraform-provider-google
+      resource_container_cluster.go, ``node_config``), so a change there must never replace a
+      running cluster.
+    * ``minMasterVersion`` when it is the channel default the program looked up
+      (stacks/gke_versions.py): re-derived on every run, a newer default would raise the
+      minimum and the provider upgrades the master at once when its version is lower
+      (resource_container_cluster.go, update of ``min_master_version``), outside any
+      maintenance window.  Set once at creation, the release channel upgrades the master in
+      its maintenance windows instead.  A version the user writes in the config is applied.
+    """
+    return ["nodeConfig", *(["minMasterVersion"] if args.master_version_from_channel else [])]

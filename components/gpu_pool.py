@@ -44,7 +44,7 @@ from typing import Literal
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gke import NODE_OAUTH_SCOPES
+from components.gke import NODE_OAUTH_SCOPES, POOL_IGNORED_INPUTS
 
 ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
 GpuStack = Literal["gke", "gpu-operator"]
@@ -141,7 +141,9 @@ class GpuNodePool(pulumi.ComponentResource):
             if args.compact_placement
             else None,
             node_config=self._node_config(args),
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.protect, ignore_changes=list(POOL_IGNORED_INPUTS)
+            ),
         )
         self.register_outputs({"name": self.node_pool.name, "gpu_capacity": self.gpu_capacity})
 

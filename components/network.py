@@ -43,10 +43,19 @@ class NodeEgressArgs:
     project: str
     region: str
     network: str = DEFAULT_NETWORK
+    # The cluster's subnetwork in ``region`` (the auto-mode default network names it "default").
+    subnetwork: str = DEFAULT_NETWORK
 
 
 class NodeEgress(pulumi.ComponentResource):
-    """A Cloud Router and a Cloud NAT for every subnet range of ``network`` in ``region``."""
+    """A Cloud Router and a Cloud NAT for the cluster's subnetwork and its secondary ranges.
+
+    Only that subnetwork (``LIST_OF_SUBNETWORKS`` with ``ALL_IP_RANGES``: its primary range and
+    the secondary ranges of pods and services), never ``ALL_SUBNETWORKS_ALL_IP_RANGES``: the
+    Compute API refuses a NAT covering all subnetworks when the network already has another NAT
+    in that region (GCP Cloud NAT docs, "NAT rules and subnet ranges": a subnet range can be
+    served by one NAT gateway only), which organisation-managed networks often do.
+    """
 
     router: gcp.compute.Router
     nat: gcp.compute.RouterNat
@@ -69,7 +78,13 @@ class NodeEgress(pulumi.ComponentResource):
             region=args.region,
             router=self.router.name,
             nat_ip_allocate_option="AUTO_ONLY",
-            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
+            subnetworks=[
+                gcp.compute.RouterNatSubnetworkArgs(
+                    name=f"projects/{args.project}/regions/{args.region}/subnetworks/{args.subnetwork}",
+                    source_ip_ranges_to_nats=["ALL_IP_RANGES"],
+                )
+            ],
             log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
             opts=child,
         )

@@ -46,8 +46,7 @@ class NodeServiceAccount(pulumi.ComponentResource):
             display_name="gpu-batch GKE nodes (least privilege)",
             opts=child,
         )
-        self.email = self.account.email
-        for role in NODE_ROLES:
+        bindings = [
             gcp.projects.IAMMember(
                 f"{name}-{role.split('/')[-1]}",
                 project=args.project,
@@ -55,6 +54,15 @@ class NodeServiceAccount(pulumi.ComponentResource):
                 member=self.account.email.apply(lambda email: f"serviceAccount:{email}"),
                 opts=child,
             )
+            for role in NODE_ROLES
+        ]
+        # The email as pools should read it: known only once every role is bound, so each pool
+        # (and the cluster's default pool) depends on the bindings, not just on the account.
+        # Nodes created before `roles/container.defaultNodeServiceAccount` is bound cannot write
+        # logs and metrics or report node status (GKE "Configure GKE node service accounts").
+        self.email = pulumi.Output.all(self.account.email, *(b.id for b in bindings)).apply(
+            lambda values: str(values[0])
+        )
         self.register_outputs({"email": self.email, "roles": list(NODE_ROLES)})
 
 

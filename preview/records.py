@@ -45,6 +45,9 @@ class RecordedResource:
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     # The `protect` resource option: the engine refuses to delete a protected resource.
     protect: bool = False
+    # The `ignoreChanges` resource option: input paths the engine keeps from the old state on an
+    # update, so a change there neither updates nor replaces the resource.
+    ignore_changes: list[str] = field(default_factory=list)
     # The serialised protobuf ``Struct``s the registration carried (inputs) and the mocks answered
     # (outputs), when recorded from a program: the analyzer sends them as they are instead of
     # converting ``inputs``/``outputs`` back (the same values; ``json_format.ParseDict`` was most of

@@ -78,7 +78,8 @@ class TestPrivateNodes:
         (nat,) = of_type(prod, "gcp:compute/routerNat:RouterNat")
         assert router.inputs["region"] == "us-central1" and router.inputs["network"] == "default"
         assert nat.inputs["region"] == "us-central1"
-        assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+        # Issue 21: only the cluster's subnetwork, never every subnetwork of the network.
+        assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
         assert router.urn in nat.property_dependencies["router"]
 
     def test_webhook_firewall_from_the_control_plane(self, prod: RunResult) -> None:

@@ -42,6 +42,10 @@ EXTERNAL_KINDS = (
     "WorkloadPriorityClass",
     "Queue",
     "Release",
+    # Network objects another team owns (Shared VPC, organisation-managed networks): a Cloud NAT
+    # (gcp.compute.RouterNat) and a firewall rule (gcp.compute.Firewall), by their GCP names.
+    "RouterNat",
+    "Firewall",
 )
 CONFIG_HINT = "policies/config.<stack>.json"
 
@@ -108,6 +112,11 @@ class World:
         """Listed in ``externalObjects`` (a namespaced kind matches its namespace, or an entry
         without one)."""
         return (kind, namespace or "", name) in self.external or (kind, "", name) in self.external
+
+    def has_kind(self, kind: str) -> bool:
+        """Any ``externalObjects`` entry of ``kind`` (for objects matched by what they do, not by
+        a name a resource refers to: a NAT or firewall rule owned by the network's team)."""
+        return any(entry[0] == kind for entry in self.external)
 
     def has_install(self, chart: str) -> bool:
         """A Helm install of ``chart`` that another stack owns (``{kind: Release, name: <chart>}``)."""

@@ -64,6 +64,7 @@ def build(config: StackConfig, project: str) -> Platform:
         # The user's minimum, else the channel default GKE reported and the program checked
         # (stacks/gke_versions.py); never a fixed version that may have left the channel.
         min_master_version=spec.min_master_version or channel_default,
+        master_version_from_channel=spec.min_master_version is None and channel_default is not None,
         deletion_protection=spec.deletion_protection,
         private_nodes=spec.private_nodes,
         master_ipv4_cidr_block=spec.master_ipv4_cidr_block,

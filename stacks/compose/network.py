@@ -62,9 +62,18 @@ def build_network(config: StackConfig, cluster: GkeClusterArgs) -> NetworkLayer:
     if not cluster.private_nodes:
         return NetworkLayer(egress=None, webhooks=None)
     network = cluster.network or DEFAULT_NETWORK
-    egress = NodeEgress(
-        f"{cluster.name}-egress",
-        NodeEgressArgs(project=cluster.project, region=region_of(cluster.location), network=network),
+    egress = (
+        NodeEgress(
+            f"{cluster.name}-egress",
+            NodeEgressArgs(
+                project=cluster.project,
+                region=region_of(cluster.location),
+                network=network,
+                subnetwork=cluster.subnetwork or DEFAULT_NETWORK,
+            ),
+        )
+        if config.cluster.existing_nat is None
+        else None
     )
     ports = webhook_ports(config)
     webhooks = (
@@ -78,7 +87,7 @@ def build_network(config: StackConfig, cluster: GkeClusterArgs) -> NetworkLayer:
                 network=network,
             ),
         )
-        if ports
+        if ports and config.cluster.existing_webhook_firewall is None
         else None
     )
     pulumi.export(
@@ -87,6 +96,13 @@ def build_network(config: StackConfig, cluster: GkeClusterArgs) -> NetworkLayer:
             "natRegion": region_of(cluster.location),
             "webhookPorts": ports,
             "controlPlaneRange": cluster.master_ipv4_cidr_block,
+            # Owned by the network's team when set (Shared VPC); the stack creates neither then.
+            **({"existingNat": config.cluster.existing_nat} if config.cluster.existing_nat else {}),
+            **(
+                {"existingWebhookFirewall": config.cluster.existing_webhook_firewall}
+                if config.cluster.existing_webhook_firewall
+                else {}
+            ),
         },
     )
     return NetworkLayer(egress=egress, webhooks=webhooks)

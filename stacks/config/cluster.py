@@ -83,6 +83,18 @@ class ClusterConfig(ConfigModel):
     subnetwork: NonEmptyStr | None = Field(
         None, description="Subnetwork; default: the network's subnet in the region."
     )
+    existing_nat: NonEmptyStr | None = Field(
+        None,
+        description="A Cloud NAT the network's owners run for this subnetwork (Shared VPC, organisation "
+        "networks); the stack then creates no Router/NAT. List it for the pack as "
+        '{"kind": "RouterNat", "name": ...} under externalObjects.',
+    )
+    existing_webhook_firewall: NonEmptyStr | None = Field(
+        None,
+        description="A firewall rule the network's owners run that opens the webhook ports from the "
+        "control plane; the stack then creates none. List it for the pack as "
+        '{"kind": "Firewall", "name": ...} under externalObjects.',
+    )
     system_pool: SystemPoolConfig = Field(
         default_factory=lambda: SystemPoolConfig.model_validate({}),
         description="The CPU system pool (see systemPool.* keys).",

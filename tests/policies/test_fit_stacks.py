@@ -291,3 +291,20 @@ def test_kai_operator_images_on_private_nodes_need_egress() -> None:
     result = judge("private-nodes-need-egress", items)
     assert "ghcr.io: ghcr.io/" in result.text()
     assert judge("private-nodes-need-egress", items + cloud_nat("us-west1")).clean
+
+
+def test_a_nat_and_firewall_owned_elsewhere_are_accepted_when_listed() -> None:
+    """Shared VPC / organisation-managed networks: the network team owns Cloud NAT and the
+    firewall (GCP "Shared VPC overview": firewall rules and Cloud NAT live in the host project),
+    so the stack declares neither.  Listed under ``externalObjects`` they count; unlisted, prod
+    without them is still caught (the two tests above)."""
+    bare = without(stack_items("prod"), ROUTER, ROUTER_NAT, FIREWALL)
+    assert not judge("private-nodes-need-egress", bare).clean
+    assert not judge("webhook-ports-open-from-control-plane", bare).clean
+    nat = {"externalObjects": [{"kind": "RouterNat", "name": "host-project-nat"}]}
+    fw = {"externalObjects": [{"kind": "Firewall", "name": "gke-control-plane-webhooks"}]}
+    assert judge("private-nodes-need-egress", bare, nat).clean
+    assert judge("webhook-ports-open-from-control-plane", bare, fw).clean
+    # Each entry speaks only for its own kind.
+    assert not judge("private-nodes-need-egress", bare, fw).clean
+    assert not judge("webhook-ports-open-from-control-plane", bare, nat).clean

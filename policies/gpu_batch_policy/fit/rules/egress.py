@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pulumi_policy import Policy, PolicyConfigSchema
+from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...model import StackModel
+from ...open_world import World, world_schema
 from ...pod_templates import owned_templates
 from ...report import Reporter, config_value
 from ...values import Unknown, as_str, dig
@@ -68,6 +69,8 @@ def _mirrored(image: str, prefixes: Sequence[str]) -> bool:
 
 
 def check_egress(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    if World.from_config(config).has_kind("RouterNat"):
+        return  # a Cloud NAT the network's owners run (Shared VPC, organisation-managed networks)
     clusters, undecided = private_clusters(model)
     for cluster in undecided:
         reporter.cannot_check(cluster, "privateClusterConfig.enablePrivateNodes unknown until apply")
@@ -100,8 +103,10 @@ def check_egress(model: StackModel, reporter: Reporter, config: Mapping[str, Any
             f"has private nodes but no Cloud NAT in region {target.region} on network {target.network}, "
             f"and pulls images from registries Private Google Access does not serve ({listed})",
             f"add a gcp.compute.Router on network {target.network} in {target.region} with a "
-            "gcp.compute.RouterNat (sourceSubnetworkIpRangesToNat: ALL_SUBNETWORKS_ALL_IP_RANGES), or "
-            "mirror the images and list the mirror in the policy config `allowedRegistryPrefixes`",
+            "gcp.compute.RouterNat for the cluster's subnetwork (sourceSubnetworkIpRangesToNat: "
+            "LIST_OF_SUBNETWORKS with its ALL_IP_RANGES), list a NAT another stack owns as "
+            '{"kind": "RouterNat", "name": "<nat>"} under externalObjects, or mirror the images and '
+            "list the mirror in the policy config `allowedRegistryPrefixes`",
         )
 
 
@@ -111,15 +116,16 @@ POLICIES: list[Policy] = [
         "With private nodes, images from registries outside Google's (gcr.io, *.gcr.io, *.pkg.dev) "
         "need a Cloud NAT for the cluster's region and network, or a declared mirror.",
         check_egress,
-        config_schema=PolicyConfigSchema(
-            properties={
+        config_schema=world_schema(
+            {
                 "allowedRegistryPrefixes": {
                     "type": "array",
                     "items": {"type": "string"},
                     "default": [],
                     "description": "Image prefixes private nodes can reach without Cloud NAT (mirrors).",
                 }
-            }
+            },
+            closed_world=False,
         ),
     ),
 ]

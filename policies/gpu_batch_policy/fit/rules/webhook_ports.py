@@ -23,6 +23,7 @@ from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...model import KubeObject, StackModel
+from ...open_world import World, world_schema
 from ...pod_templates import OwnedTemplate, owned_templates
 from ...report import Reporter
 from ...values import Unknown, as_int, as_str, dig, str_map
@@ -140,7 +141,9 @@ def _check_cluster(model: StackModel, target: PrivateCluster, reporter: Reporter
             )
 
 
-def check_webhook_ports(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_webhook_ports(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    if World.from_config(config).has_kind("Firewall"):
+        return  # a firewall rule the network's owners run (Shared VPC, organisation-managed networks)
     clusters, undecided = private_clusters(model)
     for cluster in undecided:
         reporter.cannot_check(cluster, "privateClusterConfig.enablePrivateNodes unknown until apply")
@@ -157,5 +160,6 @@ POLICIES: list[Policy] = [
         "With private nodes, every admission webhook's (and aggregated API's) target port on the "
         "nodes other than 443/10250 is opened from the control-plane CIDR by a firewall rule.",
         check_webhook_ports,
+        config_schema=world_schema(closed_world=False),
     ),
 ]

@@ -1,0 +1,138 @@
+"""Day two (issue 21): the routine edits a platform team makes on every later `pulumi up`.
+
+Each test runs the stack's real program twice under the SDK's mocks, before and after one config
+edit, and compares the two recorded plans the way the engine would: a changed input that the
+provider marks ForceNew replaces the resource (:mod:`preview.replacements`, from
+terraform-provider-google's node pool, node config and cluster schemas), unless the resource's
+``ignoreChanges`` keeps the old value.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from preview.records import RecordedResource
+from preview.replacements import CLUSTER, NODE_POOL, replacing_paths
+from tests.stack_runner import config_value, of_type, run_stack
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
+ROUTER = "gcp:compute/router:Router"
+FIREWALL = "gcp:compute/firewall:Firewall"
+IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+
+
+def _by_name(records: list[RecordedResource], type_token: str) -> dict[str, RecordedResource]:
+    return {r.name: r for r in records if r.type == type_token}
+
+
+def replaced(stack: str, key: str, edit: Any) -> dict[str, list[str]]:
+    """Per node pool and cluster: the ForceNew paths an edit of ``key`` changes (ignoreChanges
+    applied), for the stack as written vs the stack with ``edit`` applied to a copy of ``key``."""
+    value = copy.deepcopy(config_value(stack, key))
+    edit(value)
+    before, after = run_stack(stack).resources, run_stack(stack, {key: value}).resources
+    changed: dict[str, list[str]] = {}
+    for type_token in (NODE_POOL, CLUSTER):
+        old, new = _by_name(before, type_token), _by_name(after, type_token)
+        for name in old.keys() & new.keys():
+            paths = replacing_paths(type_token, old[name].inputs, new[name].inputs, new[name].ignore_changes)
+            if paths:
+                changed[name] = paths
+    return changed
+
+
+def _set(path: tuple[str | int, ...], value: Any) -> Any:
+    def apply(doc: Any) -> None:
+        for step in path[:-1]:
+            doc = doc[step]
+        doc[path[-1]] = value
+
+    return apply
+
+
+@pytest.mark.parametrize(
+    ("stack", "key", "path", "value"),
+    [
+        ("prod", "gpu-batch:cluster", ("systemPool", "minNodes"), 2),
+        ("prod", "gpu-batch:cluster", ("systemPool", "maxNodes"), 5),
+        ("prod", "gpu-batch:gpuPools", (0, "maxNodes"), 12),
+        ("dev", "gpu-batch:gpuPools", (0, "maxNodes"), 20),
+    ],
+)
+def test_routine_size_edits_replace_nothing(
+    stack: str, key: str, path: tuple[str | int, ...], value: int
+) -> None:
+    """minNodes feeds ``initialNodeCount``, ForceNew in resource_container_node_pool.go; the pools
+    keep it in ``ignoreChanges``, so the edit updates the autoscaling limits in place."""
+    assert replaced(stack, key, _set(path, value)) == {}
+
+
+def test_without_ignore_changes_the_same_edit_would_replace_the_system_pool() -> None:
+    """The check above can fail: the raw inputs do differ in the ForceNew ``initialNodeCount``."""
+    value = copy.deepcopy(config_value("prod", "gpu-batch:cluster"))
+    value["systemPool"]["minNodes"] = 2
+    old = _by_name(run_stack("prod").resources, NODE_POOL)["gpu-batch-prod-system"]
+    new = _by_name(run_stack("prod", {"gpu-batch:cluster": value}).resources, NODE_POOL)[
+        "gpu-batch-prod-system"
+    ]
+    assert replacing_paths(NODE_POOL, old.inputs, new.inputs) == ["initialNodeCount"]
+    assert new.ignore_changes == ["initialNodeCount"]
+
+
+def test_keys_that_must_replace_are_reported() -> None:
+    """A different driver version is ForceNew (node_config.go, gpu_driver_installation_config)."""
+    changed = replaced("dev", "gpu-batch:gpuPools", _set((0, "driverVersion"), "DEFAULT"))
+    assert changed == {"gpu-node-pool-pool": ["nodeConfig.guestAccelerators"]}
+
+
+def test_the_master_version_is_set_once_from_the_channel_default() -> None:
+    """Re-derived every run, a newer channel default would raise ``minMasterVersion`` and the
+    provider upgrades the master at once; the cluster keeps the creation-time value instead.  A
+    version the user writes is applied (not ignored)."""
+    [cluster] = of_type(run_stack("prod"), CLUSTER)
+    assert "minMasterVersion" in cluster.ignore_changes and cluster.inputs["minMasterVersion"]
+    value = copy.deepcopy(config_value("prod", "gpu-batch:cluster"))
+    value["minMasterVersion"] = "1.34"
+    [pinned] = of_type(run_stack("prod", {"gpu-batch:cluster": value}), CLUSTER)
+    assert pinned.inputs["minMasterVersion"] == "1.34" and "minMasterVersion" not in pinned.ignore_changes
+
+
+def test_the_default_pool_runs_as_the_node_account_without_replacing_clusters() -> None:
+    """The cluster's short-lived default pool no longer uses the Compute Engine default account;
+    ``nodeConfig`` is ForceNew on the cluster, so it is in ``ignoreChanges`` for existing ones."""
+    [cluster] = of_type(run_stack("prod"), CLUSTER)
+    assert cluster.inputs["nodeConfig"]["serviceAccount"]  # the dedicated account's email
+    assert "nodeConfig" in cluster.ignore_changes
+
+
+def test_pools_wait_for_their_service_accounts_roles() -> None:
+    """Nodes created before ``roles/container.defaultNodeServiceAccount`` is bound cannot report
+    node status or write logs (GKE "Configure GKE node service accounts")."""
+    result = run_stack("prod")
+    bindings = {r.urn for r in of_type(result, IAM_MEMBER) if "nodes-" in r.name}
+    assert len(bindings) == 2
+    for pool in of_type(result, NODE_POOL):
+        assert bindings <= set(pool.dependencies), pool.name
+
+
+def test_nat_serves_only_the_clusters_subnetwork() -> None:
+    """Not ALL_SUBNETWORKS_ALL_IP_RANGES, which the Compute API refuses beside another NAT."""
+    [nat] = of_type(run_stack("prod"), ROUTER_NAT)
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
+    [subnet] = nat.inputs["subnetworks"]
+    assert subnet["name"].endswith("/regions/us-central1/subnetworks/default")
+    assert subnet["sourceIpRangesToNats"] == ["ALL_IP_RANGES"]
+
+
+def test_an_existing_nat_and_firewall_are_reused() -> None:
+    value = copy.deepcopy(config_value("prod", "gpu-batch:cluster"))
+    value["existingNat"] = "host-project-nat"
+    value["existingWebhookFirewall"] = "gke-webhooks"
+    result = run_stack("prod", {"gpu-batch:cluster": value})
+    assert not of_type(result, ROUTER_NAT) and not of_type(result, ROUTER) and not of_type(result, FIREWALL)
+    assert of_type(run_stack("prod"), FIREWALL)
