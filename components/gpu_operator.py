@@ -79,6 +79,11 @@ TOOLKIT_INSTALL_DIR: Final = "/usr/local/nvidia"
 CRITICAL_PRIORITY_CLASSES: Final = ("system-node-critical", "system-cluster-critical")
 
 
+# How long Helm may wait for the release (see components.operator_release.operator_release):
+# node-feature-discovery's worker DaemonSet must be ready on every node, GPU nodes included, which Helm waits for; the operands themselves are the operator's, not Helm's.
+GPU_OPERATOR_RELEASE_TIMEOUT_SECONDS = 900
+
+
 @dataclass(frozen=True)
 class GpuOperatorArgs:
     """Inputs of :class:`GpuOperatorInstall`."""
@@ -150,5 +155,6 @@ class GpuOperatorInstall(pulumi.ComponentResource):
             values=gpu_operator_values(args),
             parent=self,
             depends_on=[self.quota, *depends_on_of(opts)],
+            timeout_seconds=GPU_OPERATOR_RELEASE_TIMEOUT_SECONDS,
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

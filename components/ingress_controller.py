@@ -44,6 +44,11 @@ WEBSOCKET_SNIPPET = "map $http_upgrade $connection_upgrade {\n    default upgrad
 Exposure = Literal["internal", "external"]
 
 
+# How long Helm may wait for the release (see components.operator_release.operator_release):
+# Helm waits for the LoadBalancer Service's address (pkg/kube/ready.go serviceReady), which a GKE load balancer takes minutes to get, besides the admission webhook's certificate job.
+INGRESS_RELEASE_TIMEOUT_SECONDS = 600
+
+
 @dataclass(frozen=True)
 class IngressControllerArgs:
     exposure: Exposure = "internal"
@@ -94,5 +99,6 @@ class IngressController(pulumi.ComponentResource):
             values=controller_values(args),
             parent=self,
             depends_on=list(depends_on),
+            timeout_seconds=INGRESS_RELEASE_TIMEOUT_SECONDS,
         )
         self.register_outputs({"namespace": INGRESS_NAMESPACE, "exposure": args.exposure})

@@ -68,6 +68,11 @@ KAI_WEBHOOK_PORT: Final = 9443
 KAI_FRACTION_RUNTIME_CLASS: Final = "nvidia"
 
 
+# How long Helm may wait for the release (see components.operator_release.operator_release):
+# the operator and its hooks (config, default queues) run before the scheduler, binder and admission Deployments it creates are ready.
+KAI_RELEASE_TIMEOUT_SECONDS = 600
+
+
 @dataclass(frozen=True)
 class KaiSchedulerArgs:
     """Inputs of :class:`KaiSchedulerInstall`; defaults are the chart's except the default queue."""
@@ -127,5 +132,6 @@ class KaiSchedulerInstall(pulumi.ComponentResource):
             },
             parent=self,
             depends_on=depends_on_of(opts),
+            timeout_seconds=KAI_RELEASE_TIMEOUT_SECONDS,
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

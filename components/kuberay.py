@@ -38,6 +38,11 @@ KUBERAY_MIN_FOR_KAI: Final = "1.5.0"
 KUBERAY_MIN_FOR_KAI_RAYJOB: Final = "1.6.0"
 
 
+# How long Helm may wait for the release (see components.operator_release.operator_release):
+# one operator Deployment (one image pull, no webhook by default): Helm's default is enough.
+KUBERAY_RELEASE_TIMEOUT_SECONDS = 300
+
+
 @dataclass(frozen=True)
 class KubeRayOperatorArgs:
     """Inputs of :class:`KubeRayOperator`."""
@@ -70,5 +75,6 @@ class KubeRayOperator(pulumi.ComponentResource):
             values=values,
             parent=self,
             depends_on=depends_on_of(opts),
+            timeout_seconds=KUBERAY_RELEASE_TIMEOUT_SECONDS,
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

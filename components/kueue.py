@@ -43,6 +43,12 @@ KUEUE_WEBHOOK_PORT: Final = 9443
 KUEUE_VISIBILITY_PORT: Final = 8082
 
 
+# How long Helm may wait for the release (see components.operator_release.operator_release):
+# the manager Deployment must be ready, its webhook server up with the certificates its own
+# cert controller writes into a Secret first; a fresh private cluster pulls registry.k8s.io through Cloud NAT.
+KUEUE_RELEASE_TIMEOUT_SECONDS = 600
+
+
 @dataclass(frozen=True)
 class KueueInstallArgs:
     """Inputs of :class:`KueueInstall`."""
@@ -83,5 +89,6 @@ class KueueInstall(pulumi.ComponentResource):
             },
             parent=self,
             depends_on=depends_on_of(opts),
+            timeout_seconds=KUEUE_RELEASE_TIMEOUT_SECONDS,
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

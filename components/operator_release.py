@@ -63,9 +63,17 @@ def operator_release(
     namespace: k8s.core.v1.Namespace,
     values: Mapping[str, Any],
     parent: pulumi.Resource,
+    timeout_seconds: int,
     depends_on: list[pulumi.Resource] | None = None,
 ) -> k8s.helm.v3.Release:
-    """One Helm release in ``namespace``, created after the namespace exists."""
+    """One Helm release in ``namespace``, created after the namespace exists.
+
+    ``timeout_seconds`` is how long Helm waits for the release's objects to be ready: ``atomic``
+    implies ``--wait`` (Helm ``pkg/action/install.go``: ``if i.Atomic { i.Wait = true }``), which
+    waits for Deployments, DaemonSets on every node, bound PVCs and LoadBalancer addresses
+    (``pkg/kube/ready.go``), and rolls back when the time runs out.  pulumi-kubernetes defaults
+    ``timeout`` to Helm's 300 s, too short for some of what these releases wait for, so each
+    caller sizes it from what its chart waits for (the constants beside each component)."""
     return k8s.helm.v3.Release(
         resource_name,
         name=release_name,
@@ -80,5 +88,6 @@ def operator_release(
         atomic=True,
         cleanup_on_fail=True,
         max_history=10,
+        timeout=timeout_seconds,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace, *(depends_on or [])]),
     )

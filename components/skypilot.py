@@ -58,6 +58,13 @@ SKYPILOT_VERSION = locked("skypilot").version
 INGRESS_NGINX_WEBHOOK_PORT = 8443
 
 
+# How long Helm may wait for a SkyPilot release (atomic implies --wait; see
+# components.operator_release.operator_release): the API server's PersistentVolumeClaim must be
+# bound (a new GKE persistent disk) and its 4 CPU / 8 GiB pod scheduled -- possibly after the
+# system pool's autoscaler adds a node -- and pass its readiness probe.
+SKYPILOT_RELEASE_TIMEOUT_SECONDS = 900
+
+
 @dataclass(frozen=True)
 class SkypilotServerArgs:
     team: str
@@ -166,6 +173,7 @@ class SkypilotServer(pulumi.ComponentResource):
             atomic=True,
             cleanup_on_fail=True,
             max_history=10,
+            timeout=SKYPILOT_RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
         self.register_outputs(

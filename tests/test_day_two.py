@@ -136,3 +136,18 @@ def test_an_existing_nat_and_firewall_are_reused() -> None:
     result = run_stack("prod", {"gpu-batch:cluster": value})
     assert not of_type(result, ROUTER_NAT) and not of_type(result, ROUTER) and not of_type(result, FIREWALL)
     assert of_type(run_stack("prod"), FIREWALL)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "kai", "skypilot"])
+def test_every_release_sets_its_helm_timeout(stack: str) -> None:
+    """``atomic`` implies Helm's ``--wait``; with no ``timeout`` the release rolls back after
+    Helm's 300 s default, whatever it waits for (a LoadBalancer address, a PVC, DaemonSets on
+    every node).  Each release names its own, sized in its component."""
+    releases = of_type(run_stack(stack), "kubernetes:helm.sh/v3:Release")
+    assert releases
+    for release in releases:
+        assert release.inputs.get("atomic") is True, release.name
+        assert release.inputs.get("timeout", 0) >= 300, release.name
+    if stack == "kai":
+        timeouts = {r.name: r.inputs["timeout"] for r in releases}
+        assert max(timeouts.values()) > 300  # the GPU Operator waits for NFD on every node
