@@ -1,5 +1,6 @@
 # gpu-batch: two commands on a fresh machine.
-#   make preview [STACK=dev]   offline preview of a stack with the policy pack -> build/<stack>/
+#   make preview [STACK=dev] [BASE=<git ref>]   offline preview of a stack with the policy pack -> build/<stack>/;
+#                              with BASE, what `pulumi up` would create/update/replace/delete against that ref
 #   make test                  lint, type-check and the whole test suite
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
@@ -19,7 +20,7 @@ $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	touch $(STAMP)
 
 preview: $(STAMP)
-	$(PY) -m preview --stack $(STACK)
+	$(PY) -m preview --stack $(STACK) $(if $(BASE),--base $(BASE))
 
 preview-all: $(STAMP)
 	@for s in $$(ls Pulumi.*.yaml | sed -e 's/Pulumi\.//' -e 's/\.yaml//'); do \

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from preview.analyzer import AnalysisResult, AnalyzerError, format_diagnostic, in_display_order
+from preview.base_plan import BasePlanError, plan_at
 from preview.charts import (
     ChartUnavailableError,
     ReleaseManifests,
@@ -35,6 +36,7 @@ from preview.manifests import (
     write_manifests,
 )
 from preview.plan import plan_document, write_plan
+from preview.plan_diff import diff_plans, render_changes
 from preview.report import capacity_sections, policy_section
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
@@ -62,6 +64,13 @@ def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
         help="--policy-pack-config file; default policies/config.<stack>.json when it exists",
     )
     parser.add_argument("--timings", action="store_true", help="print seconds per stage as JSON")
+    parser.add_argument(
+        "--base",
+        metavar="REF",
+        default=None,
+        help="also preview the stack at git REF and list what `pulumi up` would create, update, "
+        "replace or delete (in the report, and exit 1 if a protected resource would be replaced)",
+    )
     parser.set_defaults(freeze_heap=exits_after)
     args = parser.parse_args(argv)
     clock = StageClock()
@@ -120,8 +129,12 @@ def _preview(
             analysis = session.result()
         _print_policy_results(analysis, result)
         code = code or (0 if analysis.passed else 1)
+    changes: list[str] = []
+    if args.base is not None:
+        changes, status = _changes_against(args.base, args.stack, args.project_dir, args.out)
+        code = code or status
     report_path = args.out / args.stack / "report.md"
-    report_path.write_text("\n".join([*capacity, *policy_section(analysis)]) + "\n")
+    report_path.write_text("\n".join([*capacity, *changes, *policy_section(analysis)]) + "\n")
     print(f"capacity report: {_rel(report_path)}")
     if args.timings:
         print(f"timings: {json.dumps({**clock.seconds, **_peak_memory(session)})}")
@@ -142,6 +155,22 @@ def _write_outputs(args: argparse.Namespace, files: StackFiles, result: RunResul
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
     return 1 if _charts_and_manifests(result, out_dir / "manifests.yaml", clock) else 0
+
+
+def _changes_against(ref: str, stack: str, project_dir: Path, out: Path) -> tuple[list[str], int]:
+    """The change list against the stack at ``ref`` (printed, and returned for the report), and
+    an exit status: 1 when the engine would refuse it (a protected resource replaced or
+    deleted), 2 when the base cannot be previewed."""
+    head = json.loads((out / stack / "plan.json").read_text())
+    try:
+        changes = diff_plans(plan_at(ref, stack, project_dir), head)
+    except BasePlanError as error:
+        print(str(error), file=sys.stderr)
+        return [f"### Changes against `{ref}`", "", f"Not compared: {error}", ""], 2
+    lines = render_changes(changes, ref)
+    print("\n".join(lines))
+    (out / stack / "changes.md").write_text("\n".join(lines) + "\n")
+    return lines, 1 if any(c.blocking for c in changes) else 0
 
 
 class StageClock:

@@ -21,6 +21,10 @@ The table holds the ForceNew input paths of the GKE resource types the stacks cr
   (``name``, ``location``, ``project``, ``network``, ``subnetwork``, ``initial_node_count``,
   ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``).
 
+* any ``kubernetes:`` object: ``metadata.name`` and ``metadata.namespace``, its identity in the
+  cluster (pulumi-kubernetes replaces on either); a Helm ``kubernetes:helm.sh/v3:Release``:
+  ``name`` and ``namespace`` (a Helm release cannot be renamed or moved).
+
 A path listed here replaces the resource when its value differs, unless the resource names it in
 ``ignoreChanges`` (the engine keeps the old value then).  Types not in the table are not judged.
 """
@@ -68,7 +72,20 @@ FORCE_NEW: Final[Mapping[str, tuple[str, ...]]] = {
     ),
 }
 
+HELM_RELEASE: Final = "kubernetes:helm.sh/v3:Release"
+KUBERNETES_IDENTITY: Final = ("metadata.name", "metadata.namespace")
+HELM_IDENTITY: Final = ("name", "namespace")
+
 _ABSENT: Final = object()
+
+
+def force_new_paths(type_token: str) -> tuple[str, ...]:
+    """The ForceNew input paths of a resource type (empty: not judged)."""
+    if type_token == HELM_RELEASE:
+        return HELM_IDENTITY
+    if type_token.startswith("kubernetes:"):
+        return KUBERNETES_IDENTITY
+    return FORCE_NEW.get(type_token, ())
 
 
 def _at(inputs: Mapping[str, Any], path: str) -> Any:
@@ -92,6 +109,6 @@ def replacing_paths(
     ignored = tuple(ignore_changes)
     return [
         path
-        for path in FORCE_NEW.get(type_token, ())
+        for path in force_new_paths(type_token)
         if not _ignored(path, ignored) and _at(old, path) != _at(new, path)
     ]

@@ -264,6 +264,11 @@ def test_pull_request_previews_in_the_cloud_with_a_comment_and_skips_forks() -> 
 def test_offline_preview_uploads_and_comments_its_report() -> None:
     job = load(PULL_REQUEST)["jobs"]["offline"]
     assert any("make preview STACK=" in str(s.get("run", "")) for s in job["steps"])
+    # The change list against the base branch goes into the report the comment carries.
+    assert any(
+        "BASE=FETCH_HEAD" in str(s.get("run", "")) and "make preview" in str(s.get("run", ""))
+        for s in job["steps"]
+    )
     assert not any(uses(s, GCP_AUTH_ACTION) for s in job["steps"]), "the offline job needs no cloud"
     upload = next(s for s in job["steps"] if uses(s, "actions/upload-artifact"))
     assert upload["with"]["path"] == "build/${{ matrix.stack }}/"

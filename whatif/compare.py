@@ -1,22 +1,17 @@
 """``--base <git ref>``: the same what-if on the stack as it was at ``ref``, and the change per queue.
 
 The stack at ``ref`` is exported with ``git archive`` into a temporary folder and its own offline
-preview runs there (``python -m preview --no-policy``) to record its plan; both sides are then
+preview runs there (``preview.base_plan``) to record its plan; both sides are then
 simulated by *this* simulator with *one* trace (the working tree's ``--trace`` or load profile),
 so only the stack differs.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tarfile
-import tempfile
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from preview.base_plan import BasePlanError, plan_at
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel
 from whatif.sources import PROJECT_DIR, plan_items
@@ -24,42 +19,11 @@ from whatif.summary import cells, fmt_seconds, fmt_use, table
 
 
 def model_at(ref: str, stack: str, project_dir: Path = PROJECT_DIR) -> StackModel:
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", ref], cwd=project_dir, capture_output=True, check=False
-    )
-    if archive.returncode != 0:
-        message = archive.stderr.decode(errors="replace").strip().splitlines()
-        raise WhatIfError(f"--base {ref}: git cannot export it ({message[0] if message else 'unknown ref'})")
-    with tempfile.TemporaryDirectory(prefix="whatif-base-") as tmp:
-        root = Path(tmp)
-        with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-            tar.extractall(root, filter="data")
-        if not (root / f"Pulumi.{stack}.yaml").exists():
-            raise WhatIfError(
-                f"--base {ref}: the stack {stack} does not exist there (no Pulumi.{stack}.yaml)"
-            )
-        run = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "preview",
-                "--stack",
-                stack,
-                "--quiet",
-                "--no-policy",
-                "--out",
-                str(root / "build"),
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        plan = root / "build" / stack / "plan.json"
-        if not plan.exists():
-            lines = (run.stderr or run.stdout).strip().splitlines()
-            raise WhatIfError(f"--base {ref}: its preview failed ({lines[-1] if lines else 'no output'})")
-        return StackModel.from_plain(plan_items(json.loads(plan.read_text())))
+    try:
+        plan = plan_at(ref, stack, project_dir)
+    except BasePlanError as error:
+        raise WhatIfError(str(error)) from None
+    return StackModel.from_plain(plan_items(plan))
 
 
 def _delta(before: str, after: str) -> str:
