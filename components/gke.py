@@ -15,6 +15,7 @@ the pools).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import pulumi
 import pulumi_gcp as gcp
@@ -47,6 +48,52 @@ class SystemPoolArgs:
 
 
 @dataclass(frozen=True)
+class MaintenanceExclusion:
+    name: str
+    start: str  # RFC 3339 UTC
+    end: str
+    scope: str  # NO_UPGRADES, NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES
+
+
+@dataclass(frozen=True)
+class MaintenanceWindow:
+    """One recurring window: UTC weekdays (empty: daily), a HH:MM start and a length in hours."""
+
+    days: tuple[str, ...]
+    start_time: str
+    hours: int
+    exclusions: tuple[MaintenanceExclusion, ...] = ()
+
+    # A recurring window is anchored on a past date; only its time of day and recurrence matter
+    # (GKE docs, "Configure maintenance windows": --maintenance-window-start/-end/-recurrence).
+    ANCHOR_DATE = "2026-01-01"
+
+    def policy(self) -> gcp.container.ClusterMaintenancePolicyArgs:
+        start = datetime.fromisoformat(f"{self.ANCHOR_DATE}T{self.start_time}:00+00:00")
+        end = start + timedelta(hours=self.hours)
+        recurrence = f"FREQ=WEEKLY;BYDAY={','.join(self.days)}" if self.days else "FREQ=DAILY"
+        return gcp.container.ClusterMaintenancePolicyArgs(
+            recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+                start_time=start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                end_time=end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                recurrence=recurrence,
+            ),
+            maintenance_exclusions=[
+                gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                    exclusion_name=e.name,
+                    start_time=e.start,
+                    end_time=e.end,
+                    exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                        scope=e.scope
+                    ),
+                )
+                for e in self.exclusions
+            ]
+            or None,
+        )
+
+
+@dataclass(frozen=True)
 class GkeClusterArgs:
     """Inputs of :class:`GkeCluster`.  Defaults are the dev-friendly ones; prod hardens them."""
 
@@ -75,6 +122,8 @@ class GkeClusterArgs:
     dns_endpoint: bool = False
     # The nodes' service account (components.node_identity); None: the Compute Engine default.
     node_service_account: pulumi.Input[str] | None = None
+    # GKE's maintenance policy (see maintenance_policy); None: GKE maintains whenever it chooses.
+    maintenance: MaintenanceWindow | None = None
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
@@ -137,6 +186,7 @@ class GkeCluster(pulumi.ComponentResource):
             )
             if args.node_service_account is not None
             else None,
+            maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
         pool = args.system_pool

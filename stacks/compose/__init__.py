@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 
 from components.cluster_access import grant_cluster_access, iam_member
-from components.gke import GkeCluster, GkeClusterArgs, SystemPoolArgs
+from components.gke import GkeCluster, GkeClusterArgs, MaintenanceExclusion, MaintenanceWindow, SystemPoolArgs
 from components.gpu_catalog import gpu_machine
 from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
@@ -24,6 +24,7 @@ from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, w
 from stacks.compose.readiness import readiness_gates
 from stacks.compose.schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
+from stacks.config.maintenance import MaintenanceConfig
 from stacks.gke_versions import check_channel_default
 
 
@@ -82,6 +83,7 @@ def build(config: StackConfig, project: str) -> Platform:
         else tuple(spec.master_authorized_networks),
         node_service_account=nodes.email,
         protect=spec.protect,
+        maintenance=_maintenance(spec.maintenance),
         security_group=spec.security_group,
         dns_endpoint=spec.dns_endpoint,
     )
@@ -173,4 +175,15 @@ def build(config: StackConfig, project: str) -> Platform:
         schedulers=schedulers,
         queues=queues,
         gpu_operator=gpu_operator,
+    )
+
+
+def _maintenance(config: MaintenanceConfig | None) -> MaintenanceWindow | None:
+    if config is None:
+        return None
+    return MaintenanceWindow(
+        days=tuple(config.days),
+        start_time=config.start_time,
+        hours=config.hours,
+        exclusions=tuple(MaintenanceExclusion(e.name, e.start, e.end, e.scope) for e in config.exclusions),
     )

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from stacks.base import ConfigModel, DnsLabel, NodeCount, NonEmptyStr, PositiveInt, PositiveNodeCount
+from stacks.config.maintenance import MaintenanceConfig
 from stacks.errors import pattern
 
 # The first GKE version whose cluster autoscaler serves queued-provisioning ProvisioningRequests
@@ -94,6 +95,11 @@ class ClusterConfig(ConfigModel):
         description="A firewall rule the network's owners run that opens the webhook ports from the "
         "control plane; the stack then creates none. List it for the pack as "
         '{"kind": "Firewall", "name": ...} under externalObjects.',
+    )
+    maintenance: MaintenanceConfig | None = Field(
+        None,
+        description="Recurring maintenance window and exclusions (see maintenance.* keys); unset: GKE "
+        "maintains whenever it chooses.",
     )
     system_pool: SystemPoolConfig = Field(
         default_factory=lambda: SystemPoolConfig.model_validate({}),
