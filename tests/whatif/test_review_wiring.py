@@ -22,7 +22,7 @@ def test_the_what_if_diff_lands_in_the_report_before_it_is_commented() -> None:
     names = [s.get("name", "") for s in steps]
     what_if = names.index("What-if against the base branch")
     comment = next(i for i, s in enumerate(steps) if "sticky-pull-request-comment" in str(s.get("uses", "")))
-    assert names.index("Offline preview with the policy pack") < what_if < comment
+    assert names.index("Offline preview with the policy pack, against the base branch") < what_if < comment
     run = steps[what_if]["run"]
     assert "make -s --no-print-directory whatif" in run and "BASE=FETCH_HEAD" in run
     assert '>> "build/$STACK/report.md"' in run
