@@ -8,7 +8,9 @@ on GPU-fraction pods, and the API server's RuntimeClass admission refuses a pod 
 not exist yet ("pod rejected: RuntimeClass "nvidia" not found",
 reference/gpu-sharing-on-gke.md §2).  So the KAI workloads depend on this gate, not on the release.
 
-How: like :mod:`components.readiness_gate`, a Pulumi dynamic provider whose ``create`` polls
+How: like :mod:`components.readiness_gate` (which says why no pulumi-kubernetes mechanism fits), a
+Pulumi dynamic provider, pickled by value (:mod:`components.portable_provider`), whose ``create``
+-- and ``update``, when the operator release's fingerprint changed -- polls
 ``GET /apis/node.k8s.io/v1/runtimeclasses/<name>`` with the stack's kubeconfig; nothing runs
 during ``pulumi preview``, and under the offline preview's mocks the registration is recorded so
 the order (operator release -> gate -> KAI workloads) shows in plan.json.
@@ -23,14 +25,22 @@ from typing import Any
 import pulumi
 from pulumi import dynamic
 
-from components.readiness_gate import DEFAULT_TIMEOUT_SECONDS, kubeconfig_document
+from components.portable_provider import pickled_by_value
+from components.readiness_gate import (
+    DEFAULT_POLL_SECONDS,
+    DEFAULT_TIMEOUT_SECONDS,
+    kubeconfig_document,
+    must_wait_again,
+)
 from components.webhook_probe import poll_until_done
 
 
+@pickled_by_value
 class RuntimeClassMissingError(Exception):
     """The RuntimeClasses did not appear before the deadline; the message names them."""
 
 
+@pickled_by_value
 def wait_for_runtime_classes(
     exists: Callable[[str], bool],
     names: Sequence[str],
@@ -55,6 +65,7 @@ def wait_for_runtime_classes(
         )
 
 
+@pickled_by_value
 def runtime_class_exists(kubeconfig: Mapping[str, Any]) -> Callable[[str], bool]:
     """``exists(name)`` over the official ``kubernetes`` client."""
     from kubernetes import client, config
@@ -74,12 +85,25 @@ def runtime_class_exists(kubeconfig: Mapping[str, Any]) -> Callable[[str], bool]
     return exists
 
 
+@pickled_by_value
 class _RuntimeClassProvider(dynamic.ResourceProvider):
-    def create(self, props: dict[str, Any]) -> dynamic.CreateResult:
-        names = [str(n) for n in props["names"]]
+    def _wait(self, props: Mapping[str, Any]) -> None:
         exists = runtime_class_exists(kubeconfig_document(props["kubeconfig"]))
-        wait_for_runtime_classes(exists, names, float(props["timeoutSeconds"]))
-        return dynamic.CreateResult(id_="-".join(names), outs=props)
+        wait_for_runtime_classes(
+            exists,
+            [str(n) for n in props["names"]],
+            float(props["timeoutSeconds"]),
+            interval_seconds=float(props.get("pollSeconds", DEFAULT_POLL_SECONDS)),
+        )
+
+    def create(self, props: dict[str, Any]) -> dynamic.CreateResult:
+        self._wait(props)
+        return dynamic.CreateResult(id_="-".join(str(n) for n in props["names"]), outs=props)
+
+    def update(self, _id: str, _olds: dict[str, Any], _news: dict[str, Any]) -> dynamic.UpdateResult:
+        if must_wait_again(_olds, _news) or _olds.get("names") != _news.get("names"):
+            self._wait(_news)
+        return dynamic.UpdateResult(outs=_news)
 
 
 class RuntimeClassReadiness(dynamic.Resource):
@@ -91,6 +115,7 @@ class RuntimeClassReadiness(dynamic.Resource):
         kubeconfig: pulumi.Input[str],
         runtime_classes: Sequence[str],
         *,
+        installed: pulumi.Input[str] = "",
         timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -100,7 +125,9 @@ class RuntimeClassReadiness(dynamic.Resource):
             {
                 "kubeconfig": pulumi.Output.secret(kubeconfig),
                 "names": list(runtime_classes),
+                "installed": installed,
                 "timeoutSeconds": timeout_seconds,
+                "pollSeconds": DEFAULT_POLL_SECONDS,
             },
             pulumi.ResourceOptions.merge(
                 pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]), opts

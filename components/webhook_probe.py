@@ -8,6 +8,9 @@ after Helm returns"), so "no webhook yet" is not "ready" -- and (2) a server-sid
 of a probe object passes through every webhook without "failed calling webhook" (the API server
 calls admission webhooks on dry-run requests, Kubernetes docs "Dynamic Admission Control",
 ``sideEffects``).  A dry-run that the webhook *rejects on content* still proves it serves.
+
+Everything the gate's provider runs is marked :func:`~components.portable_provider.pickled_by_value`,
+so the pickle in the stack's state does not depend on this module's name or location.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from components.portable_provider import pickled_by_value
+
 WEBHOOK_UNREACHABLE = (
     "failed calling webhook",
     "connection refused",
@@ -25,6 +30,7 @@ WEBHOOK_UNREACHABLE = (
 )
 
 
+@pickled_by_value
 @dataclass(frozen=True)
 class Probe:
     """One kind to probe: ``group``/``version``/``plural`` and a minimal ``body`` to dry-run."""
@@ -47,10 +53,12 @@ class Cluster(Protocol):
         ...
 
 
+@pickled_by_value
 class NotServedError(Exception):
     """The webhooks did not serve before the deadline; the message says which kind and why."""
 
 
+@pickled_by_value
 def served(cluster: Cluster, probe: Probe) -> str | None:
     """None when ``probe``'s kind is served; else why not (one line)."""
     rules = cluster.webhook_rules()
@@ -65,6 +73,7 @@ def served(cluster: Cluster, probe: Probe) -> str | None:
     return None
 
 
+@pickled_by_value
 def wait_until_served(
     cluster: Cluster,
     probes: Sequence[Probe],
@@ -87,6 +96,7 @@ def wait_until_served(
         raise NotServedError(f"after {timeout_seconds:.0f}s: " + "; ".join(reasons))
 
 
+@pickled_by_value
 def poll_until_done(
     reasons_not_done: Callable[[], list[str]],
     timeout_seconds: float,
@@ -105,6 +115,7 @@ def poll_until_done(
         sleep(interval_seconds)
 
 
+@pickled_by_value
 class KubernetesCluster:
     """:class:`Cluster` over the official ``kubernetes`` client, from a kubeconfig document."""
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from components.readiness_gate import fingerprint, must_wait_again
 from preview.records import RecordedResource
 from preview.replacements import CLUSTER, NODE_POOL, replacing_paths
 from tests.stack_runner import config_value, of_type, run_stack
@@ -151,3 +152,35 @@ def test_every_release_sets_its_helm_timeout(stack: str) -> None:
     if stack == "kai":
         timeouts = {r.name: r.inputs["timeout"] for r in releases}
         assert max(timeouts.values()) > 300  # the GPU Operator waits for NFD on every node
+
+
+@pytest.mark.parametrize(
+    ("stack", "gate", "release"),
+    [
+        ("dev", "kueue-webhooks-ready", "kueue-release"),
+        ("kai", "kai-webhooks-ready", "kai-scheduler-release"),
+        ("kai", "gpu-runtime-class-ready", "gpu-operator-release"),
+    ],
+)
+def test_gates_carry_their_releases_fingerprint(stack: str, gate: str, release: str) -> None:
+    """A gate waits again on ``pulumi up`` exactly when its release is upgraded: the release's
+    chart, version and values are one of the gate's inputs (components/readiness_gate.py)."""
+    records = run_stack(stack).resources
+    by_name = {r.name: r for r in records}
+    installed = by_name[release].inputs
+    expected = fingerprint([installed["chart"], installed["version"], installed.get("values", {})])
+    assert by_name[gate].inputs["installed"] == expected
+
+
+def test_a_kueue_values_edit_makes_the_gate_wait_again() -> None:
+    """Editing what Kueue's release installs (here its waitForPodsReady timeout) changes the
+    gate's input, so the engine updates the gate -- and its provider's ``update`` probes again
+    (``must_wait_again``) -- before the queue objects that depend on it."""
+    before = {r.name: r for r in run_stack("dev").resources}["kueue-webhooks-ready"]
+    kueue = copy.deepcopy(config_value("dev", "gpu-batch:kueue"))
+    kueue["waitForPodsReady"]["timeout"] = "20m"
+    after = {r.name: r for r in run_stack("dev", {"gpu-batch:kueue": kueue}).resources}[
+        "kueue-webhooks-ready"
+    ]
+    assert before.inputs["installed"] != after.inputs["installed"]
+    assert must_wait_again(before.inputs, after.inputs)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pulumi
 
 from components.gpu_operator import GpuOperatorArgs, GpuOperatorInstall
+from components.readiness_gate import release_fingerprint
 from components.runtime_class_gate import RuntimeClassReadiness
 from stacks.config import StackConfig
 
@@ -53,6 +54,7 @@ def install_gpu_operator(
         "gpu-runtime-class-ready",
         kubeconfig,
         [install.runtime_class],
+        installed=release_fingerprint(install.release),
         opts=pulumi.ResourceOptions(depends_on=[install.release]),
     )
     return GpuOperatorLayer(install=install, runtime_class_ready=gate)

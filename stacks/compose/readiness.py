@@ -2,7 +2,8 @@
 
 One gate per scheduler whose queue objects the stack declares: Kueue (probe: a ClusterQueue,
 ``kueue.x-k8s.io/v1beta2``) and KAI (probe: a Queue, ``scheduling.run.ai/v2``).  Each gate depends
-on its release; the queue components depend on the gate (see :mod:`components.readiness_gate`).
+on its release and re-probes whenever the release is upgraded (its fingerprint is an input);
+the queue components depend on the gate (see :mod:`components.readiness_gate`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.readiness_gate import WebhookReadiness
+from components.readiness_gate import WebhookReadiness, release_fingerprint
 from components.webhook_probe import Probe
 from stacks.compose.schedulers import Schedulers
 
@@ -49,7 +50,13 @@ class ReadinessGates:
 def _gate(
     name: str, kubeconfig: pulumi.Input[str], probe: Probe, release: pulumi.Resource
 ) -> WebhookReadiness:
-    return WebhookReadiness(name, kubeconfig, [probe], opts=pulumi.ResourceOptions(depends_on=[release]))
+    return WebhookReadiness(
+        name,
+        kubeconfig,
+        [probe],
+        installed=release_fingerprint(release),
+        opts=pulumi.ResourceOptions(depends_on=[release]),
+    )
 
 
 def readiness_gates(
