@@ -31,13 +31,23 @@ What the release is configured to do (reference/kai-kuberay-skypilot.md §3, see
   too: it grants ``*`` on DaemonSets in ``skypilot-system`` to every team's server, for object
   store mounting the stack does not use.
 
-Caveat from the chart's values.yaml: ``apiService.config`` is ignored on ``helm upgrade`` once a
-config exists on the server's volume, so a changed queue reaches a running server only after its
-config is reset (or the release is replaced).
+* The stack owns the server's config, on upgrades too.  The chart writes ``apiService.config`` to
+  a ConfigMap, but the server reads ``~/.sky/config.yaml`` on its volume, and the start script
+  copies the ConfigMap over it only when that file is empty (skypilot 0.13.0
+  ``templates/api-deployment.yaml``, "Initialize the SkyPilot config"; values.yaml: "This value
+  is IGNORED during an helm upgrade if there is an existing config").  So a renamed LocalQueue
+  would never reach a running server, and its pods would wait for a queue that no longer exists.
+  :func:`config_sync_hook` goes into ``apiService.preDeployHook`` (run by the same script just
+  before that step): when the digest of the stack's config differs from the one it recorded on the
+  volume, it replaces the volume's copy with the ConfigMap's and records the new digest.  The
+  digest is also a pod annotation (``apiService.annotations``), so a changed config rolls the
+  pod and the hook runs.  Edits made through SkyPilot's dashboard are kept until the stack's
+  config changes; then the stack's wins.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -122,6 +132,36 @@ def sky_config(local_queue: str, priority_class: str | None, service_account: st
     return yaml.safe_dump({"kubernetes": kubernetes}, sort_keys=False)
 
 
+# Where the chart's start script keeps the server's config, and where it mounts the ConfigMap
+# (skypilot 0.13.0 templates/api-deployment.yaml: ``/root/.sky/config.yaml``,
+# ``/var/skypilot/config/config.yaml``).
+SERVER_CONFIG = "/root/.sky/config.yaml"
+CONFIGMAP_CONFIG = "/var/skypilot/config/config.yaml"
+CONFIG_DIGEST_FILE = "/root/.sky/.gpu-batch-config-sha256"
+CONFIG_DIGEST_ANNOTATION = "gpu-batch.dev/sky-config-sha256"
+
+
+def config_digest(config: str) -> str:
+    return hashlib.sha256(config.encode()).hexdigest()
+
+
+def config_sync_hook(digest: str) -> str:
+    """Shell run before the chart's config step: adopt the ConfigMap's config when the stack's
+    config changed since the volume's copy was written (see module doc)."""
+    return "\n".join(
+        [
+            "# gpu-batch: the stack owns ~/.sky/config.yaml; re-apply it when its digest changed.",
+            "mkdir -p /root/.sky",
+            f'if [ "$(cat {CONFIG_DIGEST_FILE} 2>/dev/null)" != "{digest}" ]; then',
+            f"  rm -f {SERVER_CONFIG}",
+            f"  cp {CONFIGMAP_CONFIG} {SERVER_CONFIG}",
+            f'  echo "{digest}" > {CONFIG_DIGEST_FILE}',
+            f'  echo "gpu-batch: applied the stack config {digest[:12]}"',
+            "fi",
+        ]
+    )
+
+
 class SkypilotServer(pulumi.ComponentResource):
     """One team's SkyPilot API server release."""
 
@@ -147,6 +187,8 @@ class SkypilotServer(pulumi.ComponentResource):
                 "tls": {"enabled": args.tls},
             }
         )
+        config = sky_config(args.local_queue, args.priority_class, service_account_name(args.release_name))
+        digest = config_digest(config)
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=args.release_name,
@@ -157,9 +199,9 @@ class SkypilotServer(pulumi.ComponentResource):
             create_namespace=False,
             values={
                 "apiService": {
-                    "config": sky_config(
-                        args.local_queue, args.priority_class, service_account_name(args.release_name)
-                    ),
+                    "config": config,
+                    "preDeployHook": config_sync_hook(digest),
+                    "annotations": {CONFIG_DIGEST_ANNOTATION: digest},
                     "enableUserManagement": False,
                 },
                 "rbac": {
