@@ -32,7 +32,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from whatif.kai.cluster import PENDING, RUNNING, Job, Node, place_job, total_resources, unplace
+from whatif.kai.cluster import (
+    PENDING,
+    RUNNING,
+    Job,
+    Node,
+    Placement,
+    place,
+    place_job,
+    total_resources,
+    unplace,
+)
 from whatif.kai.proportion import (
     RESOURCES,
     QueueAttrs,
@@ -229,32 +239,53 @@ class Session:
     def _solve(
         self, job: Job, candidates: list[Job], valid: Callable[[list[Job]], bool], action: str
     ) -> None:
-        """Accumulate victims in victim order until ``job`` fits and the scenario is valid."""
+        """Accumulate victims in victim order until ``job`` fits and the scenario is valid.
+
+        As ``by_pod_solver.go`` ``tryScenarioWithEvictedVictims``: every victim so far is taken
+        off, the preemptor placed, then each victim placed again where it still fits (it is
+        pipelined, not evicted); the validator sees only the victims really evicted."""
         if not candidates:
             return
         chosen: list[Job] = []
         for victim in self._ordered(candidates, victims=True):
             chosen.append(victim)
-            for v in chosen[-1:]:
-                for p in v.placements:
+            self._lift(victim)
+            if self.over_capacity(job) is not None:
+                continue
+            placements = place_job(self.nodes, job)
+            if placements is None:
+                continue
+            self._charge(job, 1.0)
+            kept: dict[Job, list[Placement]] = {}
+            for v in chosen:
+                again = place_job(self.nodes, v) if self.over_capacity(v) is None else None
+                if again is not None:
+                    kept[v] = again
+                    self._charge(v, 1.0)
+            evicted = [v for v in chosen if v not in kept]
+            for v, again in kept.items():
+                for p in again:
                     unplace(p)
                 self._charge(v, -1.0)
-            if self.over_capacity(job) is None and valid(chosen):
-                placements = place_job(self.nodes, job)
-                if placements is not None:
-                    for p in placements:
-                        unplace(p)
-                    self._restore(chosen)
-                    for v in chosen:
-                        self._evict(v, job, action)
-                    self._start(job)
-                    return
+            for p in placements:
+                unplace(p)
+            self._charge(job, -1.0)
+            if evicted and valid(evicted):
+                self._restore(chosen)
+                for v in evicted:
+                    self._evict(v, job, action)
+                self._start(job)
+                return
         self._restore(chosen)
+
+    def _lift(self, victim: Job) -> None:
+        """Take ``victim`` off its nodes and its queues for a trial (``_restore`` puts it back)."""
+        for p in victim.placements:
+            unplace(p)
+        self._charge(victim, -1.0)
 
     def _restore(self, chosen: list[Job]) -> None:
         """Undo the trial removal of ``chosen`` (their pods go back where they were)."""
-        from whatif.kai.cluster import place
-
         for v in chosen:
             v.placements = [place(p.node, p.spec, p.devices) for p in v.placements]
             self._charge(v, 1.0)
