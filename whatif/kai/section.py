@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from whatif.errors import NotModelledError, WhatIfError
+from whatif.kai.model import build_kai
 from whatif.kai.run import kai_profile, simulate_kai
 from whatif.pack import StackModel
 from whatif.profiles import generate_trace, load_profile, profile_path
@@ -80,6 +81,7 @@ def kai_section_lines(stack: str, model: StackModel) -> list[str]:
     if not path.exists():
         return [*out, f"No load profile (`whatif/{path.name}`): not simulated.", ""]
     try:
+        build_kai(model)  # refusals first: a behaviour not modelled, whatever the profile
         profile = load_profile(path)
         trace = generate_trace(kai_profile(profile, model, path.name), model, path.name)
         result = simulate_kai(model, trace)
