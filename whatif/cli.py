@@ -1,4 +1,5 @@
-"""``python -m whatif``: simulate Kueue admission for a stack or a manifests file.
+"""``python -m whatif``: simulate Kueue admission (or, for a stack whose queues are KAI
+Scheduler's, KAI's allocate / reclaim / preempt) for a stack or a manifests file.
 
 Exit codes: 0 simulated; 2 bad input or a Kueue behaviour the simulator does not model (one line
 on stderr, never a traceback).
@@ -14,6 +15,8 @@ from typing import Any
 
 from whatif.compare import diff_lines, model_at
 from whatif.errors import NotModelledError, NotSettledError, WhatIfError
+from whatif.kai.run import default_kai_trace, has_kai_queues, simulate_kai
+from whatif.kai.section import kai_starved_lines, kai_table
 from whatif.run import default_trace, simulate
 from whatif.sources import PROJECT_DIR, from_manifests, from_stack
 from whatif.summary import queue_table, starved_lines
@@ -83,6 +86,26 @@ def _print(result: dict[str, Any]) -> None:
         print(f"note: {note}")
 
 
+def _run_kai(args: argparse.Namespace, model: Any) -> int:
+    """A stack whose queues are KAI Scheduler's (:mod:`whatif.kai`)."""
+    trace = (
+        load_trace(args.trace)
+        if args.trace is not None
+        else default_kai_trace(model, args.stack, args.profile)
+    )
+    result = simulate_kai(model, trace)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    print("\n".join(kai_table(result["queues"])))
+    starved = kai_starved_lines(result["queues"])
+    if starved:
+        print("\nnever admitted:\n" + "\n".join(starved))
+    for note in result["notes"]:
+        print(f"note: {note}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -91,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             model = from_stack(args.stack, build_dir=args.build_dir, fresh=args.fresh or bool(args.base))
         if not model.cluster_queues() and not args.base:
-            print("no Kueue ClusterQueues in these objects: nothing to simulate")
+            if has_kai_queues(model):
+                return _run_kai(args, model)
+            print("no Kueue ClusterQueues or KAI queues in these objects: nothing to simulate")
             return 0
         trace = _trace(args, model)
         if args.base:

@@ -1,7 +1,8 @@
 """The "What-if" section of ``build/<stack>/report.md``: each queue under the stack's load profile.
 
-It always says something: the figures, or why there are none (no Kueue ClusterQueues, no load
-profile, or a Kueue behaviour the simulator does not model -- admission fair sharing, TAS,
+Kueue ClusterQueues get the Kueue table, KAI queues the KAI table (:mod:`whatif.kai.section`), a
+stack with both gets both.  It always says something: the figures, or why there are none (no
+queues of either scheduler, no load profile, or a behaviour the simulator does not model -- admission fair sharing, TAS,
 MultiKueue), so a reviewer never mistakes a missing section for a clean one.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from whatif.errors import NotModelledError, WhatIfError
+from whatif.kai.run import has_kai_queues
+from whatif.kai.section import kai_section_lines
 from whatif.pack import StackModel
 from whatif.profiles import generate_trace, load_profile, profile_path
 from whatif.run import simulate
@@ -20,10 +23,18 @@ HEADING = "### What-if: Kueue admission under the stack's load profile"
 
 
 def section_lines(stack: str, items: Iterable[Plain]) -> list[str]:
-    out = [HEADING, ""]
+    """The Kueue table, the KAI table (:mod:`whatif.kai.section`), or both."""
     model = StackModel.from_plain(items)
+    kai = kai_section_lines(stack, model) if has_kai_queues(model) else []
     if not model.cluster_queues():
-        return [*out, "No Kueue ClusterQueues in this stack: nothing to simulate.", ""]
+        if kai:
+            return kai
+        return [HEADING, "", "No Kueue ClusterQueues or KAI queues in this stack: nothing to simulate.", ""]
+    return [*_kueue_lines(stack, model), *kai]
+
+
+def _kueue_lines(stack: str, model: StackModel) -> list[str]:
+    out = [HEADING, ""]
     path = profile_path(stack)
     if not path.exists():
         return [*out, f"No load profile (`whatif/{path.name}`): not simulated.", ""]

@@ -10,6 +10,7 @@ import pytest
 from preview.harness import RunResult
 from tests.stack_runner import run_stack
 from whatif.errors import WhatIfError
+from whatif.kai.section import HEADING as KAI_HEADING
 from whatif.pack import StackModel
 from whatif.profiles import generate_trace, load_profile, profile_path
 from whatif.run import simulate
@@ -54,10 +55,16 @@ def test_report_section_simulates_prod_under_fair_sharing(runs: dict[str, RunRes
     assert any(line.startswith("| `applied` |") for line in lines)
 
 
-def test_report_section_for_a_stack_without_kueue(runs: dict[str, RunResult]) -> None:
-    assert "No Kueue ClusterQueues in this stack: nothing to simulate." in section_lines(
-        "kai", _items(runs["kai"])
-    )
+def test_report_section_for_the_kai_stack_has_a_row_per_kai_queue(runs: dict[str, RunResult]) -> None:
+    lines = section_lines("kai", _items(runs["kai"]))
+    assert lines[0] == KAI_HEADING
+    assert "nothing to simulate" not in "\n".join(lines)
+    assert any(line.startswith("| `team-a` | `department-1` |") for line in lines)
+    assert any(line.startswith("| `department-1` | - |") for line in lines)
+
+
+def test_a_stack_with_neither_scheduler_says_there_is_nothing_to_simulate() -> None:
+    assert "nothing to simulate" in "\n".join(section_lines("dev", []))
 
 
 def test_prod_with_fair_sharing_ignored_runs_and_says_so(runs: dict[str, RunResult]) -> None:
