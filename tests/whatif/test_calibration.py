@@ -21,6 +21,7 @@ import pytest
 from whatif.calibration.checker import failures, order
 from whatif.calibration.harness import BASELINE, FLAVOR, LARGE_SCALE, RESOURCE, HarnessConfig
 from whatif.calibration.replay import ClassFigures, Summary, objects, queue_name, replay, summarise, trace
+from whatif.calibration.report import table
 from whatif.cluster import build_cluster
 from whatif.pack import StackModel
 
@@ -122,6 +123,16 @@ def test_checker_catches_each_broken_figure() -> None:
     assert any(f.startswith("order:") for f in failures(_summary(90.0, swapped), ranges, "cq"))
     tied = {**good, ranked[1]: good[ranked[2]]}
     assert any(f.startswith("order:") for f in failures(_summary(90.0, tied), ranges, "cq"))
+
+
+def test_table_marks_what_the_checker_fails() -> None:
+    """The README table's verdict column is the checker's, class by class."""
+    ranges = BASELINE.ranges
+    means = {c: ranges.max_avg_admission_ms[c] * 0.5 for c in order(ranges)}
+    means["small"] = ranges.max_avg_admission_ms["small"] + 1000
+    rows = {line.split(" | ")[0].strip("| "): line for line in table(BASELINE, _summary(20.0, means))}
+    assert rows["small"].endswith("| fail |") and rows["large"].endswith("| pass |")
+    assert rows["cq"].endswith("| fail |")
 
 
 # --- the replay ------------------------------------------------------------------------------
