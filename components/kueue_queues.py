@@ -26,6 +26,10 @@ from components.k8s_object import KubeObject, compact, inherited_depends_on
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "pulumi"}
+# On a ClusterQueue whose resource group lists flavors of different GPU types on purpose: the
+# policy pack's kueue-flavors-mix-accelerator-types then accepts it (policies/README.md, issue 21).
+ACCELERATOR_MIXING_ANNOTATION = "gpu-batch/accelerator-mixing"
+ACCELERATOR_MIXING_ALLOWED = "allowed"
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,8 @@ class ClusterQueueArgs:
     preemption: Preemption = field(default_factory=Preemption)
     fair_sharing_weight: str | None = None
     admission_checks: tuple[CheckUse, ...] = ()
+    # Flavors of different GPU types in one group are intended: annotate the queue so.
+    mix_accelerator_types: bool = False
 
 
 @dataclass(frozen=True)
@@ -301,8 +307,11 @@ class KueueQueues(pulumi.ComponentResource):
             namespace: str | None = None,
             fields: Mapping[str, Any] | None = None,
             depends_on: Sequence[pulumi.Resource] = (),
+            annotations: Mapping[str, str] | None = None,
         ) -> KubeObject:
             metadata: dict[str, Any] = {"name": obj_name, "labels": dict(MANAGED_BY)}
+            if annotations:
+                metadata["annotations"] = dict(annotations)
             if namespace is not None:
                 metadata["namespace"] = namespace
             resource = f"{namespace}/{obj_name}" if namespace else obj_name
@@ -334,7 +343,13 @@ class KueueQueues(pulumi.ComponentResource):
             obj("WorkloadPriorityClass", pc.name, fields=fields)
         self.cluster_queues = {
             cq.name: obj(
-                "ClusterQueue", cq.name, spec=cluster_queue_spec(cq), depends_on=[*referenced, *cohorts]
+                "ClusterQueue",
+                cq.name,
+                spec=cluster_queue_spec(cq),
+                depends_on=[*referenced, *cohorts],
+                annotations={ACCELERATOR_MIXING_ANNOTATION: ACCELERATOR_MIXING_ALLOWED}
+                if cq.mix_accelerator_types
+                else None,
             )
             for cq in args.cluster_queues
         }

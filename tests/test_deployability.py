@@ -39,7 +39,7 @@ def test_check_capacity_configs_get_no_request_selector() -> None:
 
 def test_prod_sets_no_preemption_field_fair_sharing_ignores(prod: RunResult) -> None:
     queues = list(custom_objects(prod, "ClusterQueue"))
-    assert len(queues) == 2
+    assert len(queues) == 4  # a ClusterQueue per team and GPU type (issue 21)
     for cq in queues:
         assert cq["spec"]["fairSharing"]["weight"] == "1"
         assert cq["spec"]["preemption"]["borrowWithinCohort"] in (None, {"policy": "Never"})

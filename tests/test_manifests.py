@@ -111,7 +111,10 @@ def test_each_scenario_renders_its_objects(plans: dict[str, RunResult]) -> None:
         ("LocalQueue", "skypilot-local-queue-team1"),
         ("LocalQueue", "skypilot-local-queue-team2"),
     } <= kinds("skypilot")
-    assert {("ClusterQueue", "research"), ("ClusterQueue", "applied"), ("Cohort", "ml")} <= kinds("prod")
+    prod_queues = {
+        ("ClusterQueue", f"{team}-{gpu}") for team in ("research", "applied") for gpu in ("l4", "h100")
+    }
+    assert {*prod_queues, ("Cohort", "ml")} <= kinds("prod")
 
 
 class TestStrictness:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from gpu_batch_policy.model import gke as model_gke
 from gpu_batch_policy.rules import gke as rules_gke
+from gpu_batch_policy.rules import kueue_accelerator_mix
 from gpu_batch_policy.rules import kueue_config as rules_kueue_config
 
-from components import kueue_config
+from components import kueue_config, kueue_queues
 from components.gpu_catalog import GPU_MACHINES
 from stacks.config.cluster import QUEUED_PROVISIONING_MIN_VERSION
 
@@ -35,3 +36,10 @@ def test_removed_feature_gates_match() -> None:
 
 def test_queued_provisioning_minimum_version_matches() -> None:
     assert QUEUED_PROVISIONING_MIN_VERSION == rules_gke.QUEUED_PROVISIONING_MIN_VERSION
+
+
+def test_accelerator_mixing_annotation_matches() -> None:
+    """The program writes it for ``mixAcceleratorTypes: true``; the pack's
+    kueue-flavors-mix-accelerator-types reads it (issue 21)."""
+    assert kueue_queues.ACCELERATOR_MIXING_ANNOTATION == kueue_accelerator_mix.MIXING_ANNOTATION
+    assert kueue_queues.ACCELERATOR_MIXING_ALLOWED == kueue_accelerator_mix.MIXING_ALLOWED

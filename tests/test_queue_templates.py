@@ -1,7 +1,7 @@
 """ClusterQueue templates: many teams share one quota shape, so big stacks stay small.
 
 Pulumi passes a program its whole stack config in one environment variable, capped at 128 KiB;
-prod with its two near-identical queues rewritten over a template must plan exactly the same
+prod with its near-identical queues (two per GPU type) rewritten over a template per GPU type must plan exactly the same
 objects, and a mistake in or about a template is still one line at a useful key path.
 """
 
@@ -22,11 +22,16 @@ QUEUES = "gpu-batch:kueueQueues"
 
 
 def _prod_over_template() -> dict[str, Any]:
-    """prod's kueueQueues with both ClusterQueues expressed as one template plus their names."""
+    """prod's kueueQueues with its ClusterQueues expressed as one template per GPU type (the
+    ``-l4`` / ``-h100`` name suffix) plus their names."""
     queues: dict[str, Any] = copy.deepcopy(config_value("prod", QUEUES))
-    first = {k: v for k, v in queues["clusterQueues"][0].items() if k != "name"}
-    queues["clusterQueueTemplates"] = {"team": first}
-    queues["clusterQueues"] = [{"name": q["name"], "template": "team"} for q in queues["clusterQueues"]]
+    templates: dict[str, Any] = {}
+    for q in queues["clusterQueues"]:
+        templates.setdefault(q["name"].rsplit("-", 1)[1], {k: v for k, v in q.items() if k != "name"})
+    queues["clusterQueueTemplates"] = templates
+    queues["clusterQueues"] = [
+        {"name": q["name"], "template": q["name"].rsplit("-", 1)[1]} for q in queues["clusterQueues"]
+    ]
     return queues
 
 
@@ -44,12 +49,13 @@ def test_template_plans_the_same_cluster_queues() -> None:
 
 def test_own_keys_win_over_the_template() -> None:
     queues = _prod_over_template()
-    queues["clusterQueues"][1]["queueingStrategy"] = "StrictFIFO"
+    assert queues["clusterQueues"][2]["name"] == "applied-l4"
+    queues["clusterQueues"][2]["queueingStrategy"] = "StrictFIFO"
     planned = {
         q["metadata"]["name"]: q for q in custom_objects(run_stack("prod", {QUEUES: queues}), "ClusterQueue")
     }
-    assert planned["applied"]["spec"]["queueingStrategy"] == "StrictFIFO"
-    assert planned["research"]["spec"]["queueingStrategy"] == "BestEffortFIFO"
+    assert planned["applied-l4"]["spec"]["queueingStrategy"] == "StrictFIFO"
+    assert planned["research-l4"]["spec"]["queueingStrategy"] == "BestEffortFIFO"
 
 
 def _error(queues: dict[str, Any]) -> str:
@@ -63,7 +69,7 @@ def test_unknown_template_is_one_line_at_its_key() -> None:
     queues["clusterQueues"][1]["template"] = "teem"
     assert _error(queues) == (
         "config error: gpu-batch:kueueQueues.clusterQueues[1].template: got 'teem', "
-        "expected the name of a clusterQueueTemplates entry (team)"
+        "expected the name of a clusterQueueTemplates entry (h100, l4)"
     )
 
 
@@ -80,11 +86,11 @@ def test_typo_inside_a_template_is_caught_even_if_unused() -> None:
 
 def test_a_bad_value_from_the_template_names_the_queue_using_it() -> None:
     queues = _prod_over_template()
-    queues["clusterQueueTemplates"]["team"]["queueingStrategy"] = "LIFO"
+    queues["clusterQueueTemplates"]["l4"]["queueingStrategy"] = "LIFO"
     lines = _error(queues).splitlines()
-    assert {line.split(": got")[0] for line in lines} == {
+    assert {line.split(": got")[0] for line in lines} == {  # research-l4 and applied-l4
         "config error: gpu-batch:kueueQueues.clusterQueues[0].queueingStrategy",
-        "config error: gpu-batch:kueueQueues.clusterQueues[1].queueingStrategy",
+        "config error: gpu-batch:kueueQueues.clusterQueues[2].queueingStrategy",
     }
 
 

@@ -159,28 +159,49 @@ class TestTeamQueues:
             "team2/skypilot-local-queue-team2",
         ]
 
-    def test_prod_borrowing_limits_and_dws_only_on_gpu_flavors(self, plans: dict[str, RunResult]) -> None:
+    def test_prod_has_a_cluster_queue_per_team_and_gpu_type(self, plans: dict[str, RunResult]) -> None:
+        """Issue 21 item 7: prod's one resource group listed l4 then h100, so Kueue admitted a job
+        that did not fit the L4 quota on H100 (flavorassigner.go shouldTryNextFlavor).  Now each
+        ClusterQueue holds one GPU type behind the CPU flavor, and borrows only that type."""
         queues = objects(plans["prod"], "ClusterQueue")
-        assert sorted(queues) == ["applied", "research"]
-        for cq in queues.values():
+        assert sorted(queues) == ["applied-h100", "applied-l4", "research-h100", "research-l4"]
+        for name, cq in queues.items():
+            gpu = name.rsplit("-", 1)[1]
             spec = cq["spec"]
+            assert "annotations" not in cq["metadata"]  # no opt-in to mixing GPU types
             assert spec["cohortName"] == "ml"
             assert spec["admissionChecksStrategy"] == {
-                "admissionChecks": [{"name": "dws", "onFlavors": ["l4", "h100"]}]
+                "admissionChecks": [{"name": "dws", "onFlavors": [gpu]}]
             }
             # Fair sharing ignores borrowWithinCohort, so prod leaves it at Never (issue 10 #8).
             assert spec["preemption"]["borrowWithinCohort"] == {"policy": "Never"}
+            assert len(spec["resourceGroups"]) == 1
             flavors = {
                 f["name"]: {r["name"]: r for r in f["resources"]}
                 for f in spec["resourceGroups"][0]["flavors"]
             }
-            assert list(flavors) == ["cpu", "l4", "h100"]  # CPU-only pod sets take the cpu flavor first
+            assert list(flavors) == ["cpu", gpu]  # CPU-only pod sets take the cpu flavor first
             assert flavors["cpu"]["nvidia.com/gpu"]["nominalQuota"] == "0"
-            assert flavors["h100"]["nvidia.com/gpu"] == {
-                "name": "nvidia.com/gpu",
-                "nominalQuota": "16",
-                "borrowingLimit": "8",
-            }
+        assert queues["research-h100"]["spec"]["resourceGroups"][0]["flavors"][1]["resources"][2] == {
+            "name": "nvidia.com/gpu",
+            "nominalQuota": "16",
+            "borrowingLimit": "8",
+        }
+
+    def test_prod_teams_pick_the_gpu_type_by_local_queue(self, plans: dict[str, RunResult]) -> None:
+        local = {
+            name: lq["spec"]["clusterQueue"] for name, lq in objects(plans["prod"], "LocalQueue").items()
+        }
+        for team in ("research", "applied"):
+            assert local[f"{team}/l4"] == f"{team}-l4"
+            assert local[f"{team}/h100"] == f"{team}-h100"
+            # A job naming no queue is defaulted into `default` (strict tenancy): the L4 queue.
+            assert local[f"{team}/default"] == f"{team}-l4"
+        selectors = {
+            name: cq["spec"]["namespaceSelector"]["matchExpressions"][0]["values"]
+            for name, cq in objects(plans["prod"], "ClusterQueue").items()
+        }
+        assert selectors == {f"{t}-{g}": [t] for t in ("research", "applied") for g in ("l4", "h100")}
 
     def test_prod_quota_never_exceeds_the_pools(self, plans: dict[str, RunResult]) -> None:
         capacity = {"l4": 16, "h100": 32}  # l4-queued 8 x 2, h100-queued 4 x 8

@@ -22,16 +22,17 @@ def _row(report: str, *cells: str) -> str:
 
 def test_prod_queue_rows_show_nominal_borrowable_and_largest_gang() -> None:
     report = render_report("prod", run_stack("prod").resources, None)
-    # research owns 8 L4s, may borrow 4; 12 fit in the 16-GPU l4-queued pool.
-    assert _row(report, "research", "ml", "l4").startswith(
-        "| research | ml | l4 | 8 | 4 | 12 | l4-queued (16 GPUs) |"
+    # research-l4 owns 8 L4s, may borrow 4; 12 fit in the 16-GPU l4-queued pool.
+    assert _row(report, "research-l4", "ml", "l4").startswith(
+        "| research-l4 | ml | l4 | 8 | 4 | 12 | l4-queued (16 GPUs) |"
     )
     assert _row(report, "l4-queued") == (
         "| l4-queued | g2-standard-24 | 2 | 8 | 16 | queued provisioning | "
         "GKE: driver LATEST + GKE device plugin (no KAI fractions) |"
     )
-    assert "co_ml --> cq_research" in report
-    assert "cq_research --> lq_research_default" in report
+    assert "co_ml --> cq_research_l4" in report
+    assert "cq_research_l4 --> lq_research_default" in report
+    assert "cq_research_h100 --> lq_research_h100" in report
 
 
 def test_largest_gang_is_bounded_by_one_queued_pool() -> None:

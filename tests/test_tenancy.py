@@ -128,13 +128,12 @@ class TestSelectors:
     def test_each_queue_admits_exactly_its_teams(self, plans: dict[str, RunResult]) -> None:
         for stack, teams in (("skypilot", ("team1", "team2")), ("prod", ("research", "applied"))):
             queues = selectors(plans[stack])
-            lq_targets = {
-                lq["metadata"]["namespace"]: lq["spec"]["clusterQueue"]
-                for lq in custom_objects(plans[stack], "LocalQueue")
-            }
+            lq_targets: dict[str, set[str]] = {}
+            for lq in custom_objects(plans[stack], "LocalQueue"):
+                lq_targets.setdefault(lq["metadata"]["namespace"], set()).add(lq["spec"]["clusterQueue"])
             for team in teams:
                 for cq, selector in queues.items():
-                    assert admits(selector, team) is (lq_targets[team] == cq), (stack, team, cq)
+                    assert admits(selector, team) is (cq in lq_targets[team]), (stack, team, cq)
                 assert not any(admits(s, "kube-system") or admits(s, "default") for s in queues.values())
 
     def test_all_namespaces_only_where_asked(self, plans: dict[str, RunResult]) -> None:
@@ -177,10 +176,28 @@ class TestTeamErrors:
 
     def test_cluster_queue_must_exist(self) -> None:
         teams = config_value("prod", TEAMS)
-        teams[1]["clusterQueue"] = "aplied"
+        teams[1]["clusterQueue"] = "aplied-l4"
         assert team_errors("prod", teams) == [
-            f"config error: {TEAMS}[1].clusterQueue: got 'aplied', expected a ClusterQueue declared under "
-            "gpu-batch:kueueQueues.clusterQueues (did you mean applied?) (applied, research)"
+            f"config error: {TEAMS}[1].clusterQueue: got 'aplied-l4', expected a ClusterQueue declared under "
+            "gpu-batch:kueueQueues.clusterQueues (did you mean applied-l4?) "
+            "(applied-h100, applied-l4, research-h100, research-l4)"
+        ]
+
+    def test_gpu_queues_must_name_a_cluster_queue(self) -> None:
+        teams = config_value("prod", TEAMS)
+        teams[0]["gpuQueues"]["h100"] = "research-h10"
+        (line,) = team_errors("prod", teams)
+        assert line.startswith(
+            f"config error: {TEAMS}[0].gpuQueues.h100: got 'research-h10', expected a ClusterQueue declared "
+            "under gpu-batch:kueueQueues.clusterQueues (did you mean research-h100?)"
+        )
+
+    def test_gpu_queues_may_not_redirect_the_local_queue(self) -> None:
+        teams = config_value("prod", TEAMS)
+        teams[0]["gpuQueues"]["default"] = "research-h100"
+        assert team_errors("prod", teams) == [
+            f"config error: {TEAMS}[0].gpuQueues.default: got 'research-h100', expected another LocalQueue "
+            "name than localQueue (default points at research-l4)"
         ]
 
     def test_local_queue_and_cluster_queue_go_together(self) -> None:

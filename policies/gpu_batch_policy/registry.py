@@ -25,6 +25,7 @@ from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
+from .rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules.kueue_api import POLICIES as RULES_KUEUE_API
 from .rules.kueue_config import POLICIES as RULES_KUEUE_CONFIG
@@ -70,4 +71,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_FLAVORS,
     *RULES_KAI_MIN_MEMBER,
     *RULES_GPU_STACK,
+    *RULES_KUEUE_ACCELERATOR_MIX,
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from stacks.checks.accelerator_mix import check_accelerator_mix, flavor_accelerators
 from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.queue import QUEUES_KEY, check_queues
 from stacks.checks.scheduler import check_schedulers
@@ -38,6 +39,7 @@ def check_queue_layer(config: StackConfig) -> Iterator[ConfigIssue]:
     queues = config.kueue_queues
     pool_modes = {p.name: p.provisioning for p in config.gpu_pools}
     yield from check_queues(queues, pool_modes, config.cluster.system_pool.name)
+    yield from check_accelerator_mix(queues, flavor_accelerators(queues, config.gpu_pools))
     yield from check_kai_queues(config.kai_queues)
     yield from check_teams(config.teams, queues, config.kai_queues)
     yield from check_workloads(config.workloads, config.teams, queues)
@@ -48,7 +50,7 @@ def _check_schedulers_present(config: StackConfig) -> Iterator[ConfigIssue]:
     queues = config.kueue_queues
     uses_kueue = bool(
         queues.resource_flavors or queues.admission_checks or queues.cluster_queues or queues.cohorts
-    ) or any(t.local_queue for t in config.teams)
+    ) or any(t.local_queues for t in config.teams)
     # With neither scheduler on, check_schedulers already reports gpu-batch:kueue.enabled.
     if uses_kueue and not config.kueue.enabled and config.kai.enabled:
         yield ConfigIssue(

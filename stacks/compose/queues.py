@@ -143,7 +143,7 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
     # Strict tenancy, or the pod integration: Kueue manages exactly the namespaces carrying this
     # label (compose.schedulers), so its fail-closed pod webhook sees the team namespaces only.
     labelled = bool(
-        config.kueue.enabled and (config.kueue.manage_jobs_without_queue_name or pods) and team.local_queue
+        config.kueue.enabled and (config.kueue.manage_jobs_without_queue_name or pods) and team.local_queues
     )
     return TeamArgs(
         name=team.name,
@@ -163,8 +163,8 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
 def _team_queue(team: TeamConfig, config: StackConfig) -> dict[str, Any]:
     """The scheduler whose queue the team submits to and the queue names its admission policy
     accepts: the LocalQueue under Kueue, else the leaf KAI queue; neither: submits nothing."""
-    if config.kueue.enabled and team.local_queue is not None:
-        return {"scheduler": "kueue", "queues": (team.local_queue,)}
+    if config.kueue.enabled and team.local_queues:
+        return {"scheduler": "kueue", "queues": tuple(team.local_queues)}
     if config.kai.enabled and team.kai_queue is not None:
         return {"scheduler": "kai", "queues": (team.kai_queue,)}
     return {"scheduler": None, "queues": ()}
@@ -208,9 +208,9 @@ def _kueue_args(config: StackConfig, namespaces: dict[str, pulumi.Resource]) -> 
             _cluster_queue(config, index, admitted) for index in range(len(queues.cluster_queues))
         ),
         local_queues=tuple(
-            LocalQueueArgs(t.local_queue, t.namespace_name, t.cluster_queue)
+            LocalQueueArgs(name, t.namespace_name, target)
             for t in config.teams
-            if t.local_queue is not None and t.cluster_queue is not None
+            for name, target in t.local_queues.items()
         ),
         priority_classes=tuple(
             PriorityClassArgs(p.name, p.value, p.description) for p in queues.priority_classes
@@ -267,6 +267,7 @@ def _cluster_queue(config: StackConfig, index: int, admitted: Mapping[str, list[
         ),
         fair_sharing_weight=cq.fair_sharing_weight,
         admission_checks=tuple(CheckUse(u.name, tuple(u.on_flavors)) for u in cq.admission_checks),
+        mix_accelerator_types=cq.mix_accelerator_types,
     )
 
 

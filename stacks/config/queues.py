@@ -227,6 +227,12 @@ class ClusterQueueConfig(ConfigModel):
     resource_groups: list[ResourceGroupConfig] = Field(
         min_length=1, max_length=16, description="Quotas by resource group and flavor."
     )
+    mix_accelerator_types: bool = Field(
+        False,
+        description="Allow one resource group to list flavors of different GPU types (Kueue then admits "
+        "a job that does not fit the first on the next, e.g. L4 -> H100); default false: one GPU type "
+        "per ClusterQueue.",
+    )
 
 
 class CohortConfig(ConfigModel):

@@ -98,6 +98,11 @@ class TeamConfig(ConfigModel):
         None, description="Name of the team's Kueue LocalQueue (needs clusterQueue)."
     )
     cluster_queue: str | None = Field(None, description="ClusterQueue the LocalQueue points at.")
+    gpu_queues: dict[DnsLabel, NonEmptyStr] = Field(
+        default_factory=dict,
+        description="More LocalQueues of the team, one per GPU type: name -> ClusterQueue, e.g. "
+        "{h100: research-h100}; a job picks its GPU type by naming one (kueue.x-k8s.io/queue-name).",
+    )
     kai_queue: DnsLabel | None = Field(None, description="Leaf KAI queue the team's KAI workloads use.")
     skypilot: SkypilotServerConfig | None = Field(
         None, description="The team's SkyPilot API server (see skypilot.* keys); omitted: none."
@@ -107,6 +112,14 @@ class TeamConfig(ConfigModel):
     def namespace_name(self) -> str:
         return self.namespace or self.name
 
+    @property
+    def local_queues(self) -> dict[str, str]:
+        """Every LocalQueue of the team -> its ClusterQueue: localQueue first, then gpuQueues."""
+        queues = {self.local_queue: self.cluster_queue} if self.local_queue and self.cluster_queue else {}
+        for name, target in self.gpu_queues.items():
+            queues.setdefault(name, target)
+        return queues
+
 
 def team_namespaces(teams: list[TeamConfig]) -> dict[str, list[str]]:
     """Per ClusterQueue, the namespaces whose LocalQueue points at it: what its selector admits.
@@ -115,8 +128,8 @@ def team_namespaces(teams: list[TeamConfig]) -> dict[str, list[str]]:
     per-queue scan a million comparisons)."""
     by_queue: dict[str, set[str]] = {}
     for team in teams:
-        if team.local_queue and team.cluster_queue is not None:
-            by_queue.setdefault(team.cluster_queue, set()).add(team.namespace_name)
+        for target in team.local_queues.values():
+            by_queue.setdefault(target, set()).add(team.namespace_name)
     return {queue: sorted(namespaces) for queue, namespaces in by_queue.items()}
 
 
@@ -166,6 +179,20 @@ def _check_queues(
             yield unknown_reference(
                 f"{at}.clusterQueue",
                 team.cluster_queue,
+                "a ClusterQueue declared under gpu-batch:kueueQueues.clusterQueues",
+                cluster_queues,
+            )
+    for name, target in team.gpu_queues.items():
+        if name == team.local_queue and target != team.cluster_queue:
+            yield ConfigIssue(
+                f"{at}.gpuQueues.{name}",
+                f"another LocalQueue name than localQueue ({name} points at {team.cluster_queue})",
+                target,
+            )
+        elif target not in cluster_queues:
+            yield unknown_reference(
+                f"{at}.gpuQueues.{name}",
+                target,
                 "a ClusterQueue declared under gpu-batch:kueueQueues.clusterQueues",
                 cluster_queues,
             )

@@ -51,8 +51,8 @@ def test_report_section_simulates_prod_under_fair_sharing(runs: dict[str, RunRes
     lines = section_lines("prod", _items(runs["prod"]))
     text = "\n".join(lines)
     assert "Not simulated" not in text and "fair sharing" in text
-    assert any(line.startswith("| `research` |") for line in lines)
-    assert any(line.startswith("| `applied` |") for line in lines)
+    for queue in ("research-l4", "research-h100", "applied-l4"):
+        assert any(line.startswith(f"| `{queue}` |") for line in lines)
 
 
 def test_report_section_for_the_kai_stack_has_a_row_per_kai_queue(runs: dict[str, RunResult]) -> None:
@@ -71,7 +71,7 @@ def test_prod_with_fair_sharing_ignored_runs_and_says_so(runs: dict[str, RunResu
     model = StackModel.from_plain(_items(runs["prod"]))
     trace = generate_trace(load_profile(profile_path("prod")), model, "prod.yaml")
     doc = simulate(model, trace, ignore_fair_sharing=True)
-    assert set(doc["queues"]) == {"applied", "research"}
+    assert set(doc["queues"]) == {"applied-l4", "applied-h100", "research-l4", "research-h100"}
     assert "NOT simulated" in doc["notes"][0]
 
 
@@ -84,3 +84,47 @@ def test_a_declared_shape_that_does_not_exist_is_one_line(runs: dict[str, RunRes
     }
     with pytest.raises(WhatIfError, match=r"^p arrivals\[0\].shapes\[0\].declared: got 'nope'"):
         generate_trace(profile, model, "p")
+
+
+def _gpu_flavors(doc: dict[str, Any]) -> dict[str, set[str]]:
+    """Per ClusterQueue, the flavors its admitted workloads' GPUs were assigned."""
+    used: dict[str, set[str]] = {}
+    for event in doc["events"]:
+        if event["event"] == "admitted":
+            for resources in event["flavors"].values():
+                if "nvidia.com/gpu" in resources:
+                    used.setdefault(event["clusterQueue"], set()).add(resources["nvidia.com/gpu"])
+    return used
+
+
+def _mixed(items: list[tuple[str, Any, str, str]]) -> list[tuple[str, Any, str, str]]:
+    """Prod as it was before issue 21: each team's L4 queue also lists the h100 flavor (with the
+    team's H100 quota) after l4, in one resource group."""
+    specs = {name: inputs["spec"] for kind, inputs, _, name in items if kind.endswith(":ClusterQueue")}
+    out = []
+    for kind, inputs, urn, name in items:
+        changed = inputs
+        if kind.endswith(":ClusterQueue") and name.endswith("-l4"):
+            changed = json.loads(json.dumps(inputs))
+            h100 = specs[name.removesuffix("-l4") + "-h100"]["resourceGroups"][0]["flavors"][1]
+            changed["spec"]["resourceGroups"][0]["flavors"].append(h100)
+            changed["spec"]["admissionChecksStrategy"]["admissionChecks"][0]["onFlavors"] = ["l4", "h100"]
+        out.append((kind, changed, urn, name))
+    return out
+
+
+def test_prod_l4_jobs_stay_on_l4_where_one_group_mixing_spilled_them(runs: dict[str, RunResult]) -> None:
+    """Issue 21 item 7, through the simulator's port of Kueue v0.19.2's flavor assigner: with l4
+    then h100 in one group, L4 jobs that do not fit the L4 quota are admitted on h100
+    (``shouldTryNextFlavor``); with a ClusterQueue per GPU type they wait for L4 instead."""
+    items = _items(runs["prod"])
+    model = StackModel.from_plain(items)
+    trace = generate_trace(load_profile(profile_path("prod")), model, "prod.yaml")
+    used = _gpu_flavors(simulate(model, trace))
+    assert used["research-l4"] == used["applied-l4"] == {"l4"}
+    assert used["research-h100"] == {"h100"}
+    mixed = StackModel.from_plain(_mixed(items))
+    spilled = _gpu_flavors(
+        simulate(mixed, generate_trace(load_profile(profile_path("prod")), mixed, "prod.yaml"))
+    )
+    assert "h100" in spilled["research-l4"] and "h100" in spilled["applied-l4"]
