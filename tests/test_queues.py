@@ -185,7 +185,7 @@ class TestTeamQueues:
         assert queues["research-h100"]["spec"]["resourceGroups"][0]["flavors"][1]["resources"][2] == {
             "name": "nvidia.com/gpu",
             "nominalQuota": "16",
-            "borrowingLimit": "8",
+            "borrowingLimit": "16",
         }
 
     def test_prod_teams_pick_the_gpu_type_by_local_queue(self, plans: dict[str, RunResult]) -> None:
@@ -204,7 +204,7 @@ class TestTeamQueues:
         assert selectors == {f"{t}-{g}": [t] for t in ("research", "applied") for g in ("l4", "h100")}
 
     def test_prod_quota_never_exceeds_the_pools(self, plans: dict[str, RunResult]) -> None:
-        capacity = {"l4": 16, "h100": 32}  # l4-queued 8 x 2, h100-queued 4 x 8
+        capacity = {"l4": 24, "h100": 32}  # l4-queued 12 x 2, h100-queued 4 x 8
         total = dict.fromkeys(capacity, 0)
         for cq in objects(plans["prod"], "ClusterQueue").values():
             for flavor in cq["spec"]["resourceGroups"][0]["flavors"]:
@@ -316,18 +316,18 @@ class TestQuantityErrors:
         queues = config_value("prod", QUEUES)
         queues["clusterQueues"][0]["resourceGroups"][0]["flavors"][1]["resources"]["memory"][
             "lendingLimit"
-        ] = "301Gi"
+        ] = "481Gi"
         (line,) = config_errors("prod", {QUEUES: queues})
         assert line == (
             f"config error: {QUEUES}.clusterQueues[0].resourceGroups[0].flavors[1].resources.memory.lendingLimit: "
-            "got '301Gi', expected at most nominalQuota (300Gi)"
+            "got '481Gi', expected at most nominalQuota (480Gi)"
         )
 
     def test_lending_equal_to_nominal_in_other_units_is_fine(self) -> None:
         queues = config_value("prod", QUEUES)
         queues["clusterQueues"][0]["resourceGroups"][0]["flavors"][1]["resources"]["memory"][
             "lendingLimit"
-        ] = "307200Mi"
+        ] = "491520Mi"
         run_stack("prod", {QUEUES: queues})
 
     @pytest.mark.parametrize("limit", ["borrowingLimit", "lendingLimit"])

@@ -22,12 +22,12 @@ def _row(report: str, *cells: str) -> str:
 
 def test_prod_queue_rows_show_nominal_borrowable_and_largest_gang() -> None:
     report = render_report("prod", run_stack("prod").resources, None)
-    # research-l4 owns 8 L4s, may borrow 4; 12 fit in the 16-GPU l4-queued pool.
+    # research-l4 owns 12 L4s, may borrow 6; 18 fit in the 24-GPU l4-queued pool.
     assert _row(report, "research-l4", "ml", "l4").startswith(
-        "| research-l4 | ml | l4 | 8 | 4 | 12 | l4-queued (16 GPUs) |"
+        "| research-l4 | ml | l4 | 12 | 6 | 18 | l4-queued (24 GPUs) |"
     )
     assert _row(report, "l4-queued") == (
-        "| l4-queued | g2-standard-24 | 2 | 8 | 16 | queued provisioning | "
+        "| l4-queued | g2-standard-24 | 2 | 12 | 24 | queued provisioning | "
         "GKE: driver LATEST + GKE device plugin (no KAI fractions) |"
     )
     assert "co_ml --> cq_research_l4" in report
