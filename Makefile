@@ -4,7 +4,7 @@
 #   make test                  lint, type-check and the whole test suite
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
-#   make whatif [STACK=dev] [BASE=<git ref>]   Kueue admission what-if; with BASE, the change per queue
+#   make whatif [STACK=dev] [BASE=<git ref>]   Kueue (or KAI) admission what-if; with BASE, the change per queue
 STACK ?= dev
 FUZZ_MUTATIONS ?= 5000
 PYTHON ?= python3

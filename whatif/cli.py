@@ -15,6 +15,7 @@ from typing import Any
 
 from whatif.compare import diff_lines, model_at
 from whatif.errors import NotModelledError, NotSettledError, WhatIfError
+from whatif.kai.compare import kai_compare_lines
 from whatif.kai.run import default_kai_trace, has_kai_queues, simulate_kai
 from whatif.kai.section import kai_starved_lines, kai_table
 from whatif.run import default_trace, simulate
@@ -67,14 +68,33 @@ def _simulate_or_reason(args: argparse.Namespace, model: Any, trace: Trace) -> d
         return f"not simulated: {error}"
 
 
-def _compare(args: argparse.Namespace, model: Any, trace: Trace) -> None:
+def _compare(args: argparse.Namespace, model: Any) -> None:
+    """The change per queue: Kueue ClusterQueues and KAI queues, each where either side has them."""
     if args.manifests is not None:
         raise WhatIfError("--base needs --stack (a stack's history), not --manifests")
-    head = _simulate_or_reason(args, model, trace)
     base_model = model_at(args.base, args.stack)
-    base = _simulate_or_reason(args, base_model, trace)
-    queues = sorted({cq.name for m in (model, base_model) for cq in m.cluster_queues()})
-    print("\n".join(diff_lines(args.stack, args.base, base, head, queues)))
+    sides = (model, base_model)
+    queues = sorted({cq.name for m in sides for cq in m.cluster_queues()})
+    kai = [m for m in sides if has_kai_queues(m)]
+    if not queues and not kai:
+        print("no Kueue ClusterQueues or KAI queues at either side: nothing to compare")
+        return
+    lines: list[str] = []
+    if queues:
+        trace = _trace(args, model)
+        head = _simulate_or_reason(args, model, trace)
+        base = _simulate_or_reason(args, base_model, trace)
+        lines += diff_lines(args.stack, args.base, base, head, queues)
+    if kai:
+        kai_trace = (
+            load_trace(args.trace)
+            if args.trace is not None
+            else default_kai_trace(kai[0], args.stack, args.profile)
+        )
+        if lines:
+            lines.append("")
+        lines += kai_compare_lines(args.stack, args.base, base_model, model, kai_trace)
+    print("\n".join(lines))
 
 
 def _print(result: dict[str, Any]) -> None:
@@ -113,15 +133,15 @@ def main(argv: list[str] | None = None) -> int:
             model = from_manifests(args.manifests)
         else:
             model = from_stack(args.stack, build_dir=args.build_dir, fresh=args.fresh or bool(args.base))
-        if not model.cluster_queues() and not args.base:
+        if args.base:
+            _compare(args, model)
+            return 0
+        if not model.cluster_queues():
             if has_kai_queues(model):
                 return _run_kai(args, model)
             print("no Kueue ClusterQueues or KAI queues in these objects: nothing to simulate")
             return 0
         trace = _trace(args, model)
-        if args.base:
-            _compare(args, model, trace)
-            return 0
         result = _simulate(args, model, trace)
     except NotSettledError as error:
         print(f"whatif: {error}", file=sys.stderr)

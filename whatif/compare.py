@@ -26,7 +26,8 @@ def model_at(ref: str, stack: str, project_dir: Path = PROJECT_DIR) -> StackMode
     return StackModel.from_plain(plan_items(plan))
 
 
-def _delta(before: str, after: str) -> str:
+def delta(before: str, after: str) -> str:
+    """A cell of a diff: the figure, or ``before → after`` when it changed."""
     return after if before == after else f"{before} → {after}"
 
 
@@ -77,9 +78,7 @@ def diff_lines(
         elif name not in hq:
             rows.append([name, *[c + " (removed)" for c in cells(bq[name])]])
         else:
-            rows.append(
-                [name, *(_delta(b, h) for b, h in zip(cells(bq[name]), cells(hq[name]), strict=True))]
-            )
+            rows.append([name, *(delta(b, h) for b, h in zip(cells(bq[name]), cells(hq[name]), strict=True))])
     out += table(rows)
     changed = [r for r in rows if any("→" in c or "(new)" in c or "(removed)" in c for c in r[1:])]
     out += ["", f"{len(changed)} of {len(rows)} queues changed." if rows else "No ClusterQueues."]
@@ -87,4 +86,4 @@ def diff_lines(
     return out + [f"- note: {n}" for n in notes]
 
 
-__all__ = ["diff_lines", "fmt_seconds", "fmt_use", "model_at"]
+__all__ = ["delta", "diff_lines", "fmt_seconds", "fmt_use", "model_at"]

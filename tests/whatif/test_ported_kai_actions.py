@@ -236,3 +236,72 @@ def test_allocate_the_same_gangs_when_they_fit() -> None:
         [J("pending_job0", "queue0", 1, BUILD, tasks=[None, None])],
     )
     assert got == {"pending_job0": "Pipelined"}
+
+
+BUILD_PREEMPTIBLE = 75  # constants.PriorityInteractivePreemptibleNumber
+TWO_QUEUES = [Q("queue0", 1, weight=1), Q("queue1", 1, weight=1)]
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs", "expected"),
+    [
+        (
+            "2 jobs from queue0 running on node0 - 2 pending jobs from queue1 - reclaim",
+            [
+                J("running_job0", "queue0", 1, tasks=["node0"]),
+                J("running_job1", "queue0", 1, tasks=["node0"]),
+                J("pending_job0", "queue1", 1),
+                J("pending_job1", "queue1", 1),
+            ],
+            {
+                "running_job0": "Running",
+                "running_job1": "Releasing",
+                "pending_job0": "Pipelined",
+                "pending_job1": "Pending",
+            },
+        ),
+        (
+            "1 job from queue0 and 1 job from queue1 running on node0 - don't reclaim",
+            [
+                J("running_job0", "queue0", 1, tasks=["node0"]),
+                J("running_job1", "queue1", 1, tasks=["node0"]),
+                J("pending_job0", "queue0", 1),
+                J("pending_job1", "queue1", 1),
+            ],
+            {
+                "running_job0": "Running",
+                "running_job1": "Running",
+                "pending_job0": "Pending",
+                "pending_job1": "Pending",
+            },
+        ),
+        (
+            "2 train job of 1 GPUs from queue0 running on node0 with deserved of 1, 1 pending build job of 2 GPUs "
+            "from queue1 with deserved of 1 - don't reclaim",
+            [J("running_job0", "queue0", 2, tasks=["node0"]), J("pending_job0", "queue1", 2, BUILD)],
+            {"running_job0": "Running", "pending_job0": "Pending"},
+        ),
+        (
+            "1 train and 1 preemptible interactive are over quota - reclaim train",
+            [
+                J("running_job0", "queue0", 1, TRAIN, tasks=["node0"]),
+                J("running_job1", "queue0", 1, BUILD_PREEMPTIBLE, tasks=["node0"]),
+                J("pending_job0", "queue1", 1, TRAIN),
+            ],
+            {"running_job0": "Releasing", "running_job1": "Running", "pending_job0": "Pipelined"},
+        ),
+        (
+            "2 preemptible interactive are over quota - reclaim",
+            [
+                J("running_job0", "queue0", 1, BUILD_PREEMPTIBLE, tasks=["node0"]),
+                J("running_job1", "queue0", 1, BUILD_PREEMPTIBLE, tasks=["node0"]),
+                J("pending_job0", "queue1", 1, TRAIN),
+            ],
+            {"running_job0": "Running", "running_job1": "Releasing", "pending_job0": "Pipelined"},
+        ),
+    ],
+)
+def test_reclaim_between_two_queues_on_one_node(name: str, jobs: list[J], expected: dict[str, str]) -> None:
+    """reclaim_test.go: each case by its Name (node0 with 2 GPUs; queue0 and queue1 deserve 1 GPU
+    each, over-quota weight 1)."""
+    assert _run("reclaim", {"node0": 2}, TWO_QUEUES, jobs) == expected, name

@@ -368,6 +368,30 @@ def fits_maintain_fair_share(reclaimee: QueueAttrs, remaining: Mapping[str, floa
     return not all(compare(remaining[r], reclaimee.of(r).allocatable()) <= 0 for r in RESOURCES)
 
 
+def reclaimer_fits_deserved_quota(requested: Mapping[str, float], reclaimer: QueueAttrs) -> bool:
+    """``ReclaimerFitsDeservedQuota``: the reclaimer's queue stays within deserved quota in
+    every resource once it has ``requested``."""
+    return reclaimer.allocated_plus_le_deserved(requested)
+
+
+def reclaimee_exceeds_deserved_quota(reclaimee: QueueAttrs, remaining: Mapping[str, float]) -> bool:
+    """``ReclaimeeExceedsDeservedQuota``: what the reclaimee keeps is above its deserved quota in
+    at least one resource."""
+    return not less_equal(remaining, reclaimee.deserved())
+
+
+def guarantee_deserved_quota(
+    requested: Mapping[str, float],
+    reclaimer: QueueAttrs,
+    reclaimee: QueueAttrs,
+    remaining: Mapping[str, float],
+) -> bool:
+    """``GuaranteeDeservedQuotaStrategy.Reclaimable``."""
+    return reclaimer_fits_deserved_quota(requested, reclaimer) and reclaimee_exceeds_deserved_quota(
+        reclaimee, remaining
+    )
+
+
 def fits_reclaim_strategy(
     requested: Mapping[str, float],
     reclaimer: QueueAttrs,
@@ -375,11 +399,9 @@ def fits_reclaim_strategy(
     remaining: Mapping[str, float],
 ) -> bool:
     """``FitsReclaimStrategy``: MaintainFairShare, else GuaranteeDeservedQuota."""
-    if fits_maintain_fair_share(reclaimee, remaining):
-        return True
-    if not reclaimer.allocated_plus_le_deserved(requested):
-        return False
-    return not less_equal(remaining, reclaimee.deserved())
+    return fits_maintain_fair_share(reclaimee, remaining) or guarantee_deserved_quota(
+        requested, reclaimer, reclaimee, remaining
+    )
 
 
 def victim_filter(

@@ -35,27 +35,26 @@ def _gpus(value: float | None) -> str:
     return "unlimited" if value is None else f"{value:g}"
 
 
+def kai_cells(fig: dict[str, Any]) -> list[str]:
+    """One KAI queue's figures as table cells (every column of :data:`HEADER` but the name)."""
+    wait = fig["waitSeconds"]
+    cap = fig["gpuCapacity"]
+    return [
+        f"`{fig['parent']}`" if fig["parent"] else "-",
+        str(fig["admitted"]),
+        str(fig["reclaimed"]),
+        str(fig["preempted"]),
+        fmt_seconds(wait["p50"]),
+        fmt_seconds(wait["p95"]),
+        fmt_seconds(wait["max"]),
+        _gpus(fig["gpuQuota"]),
+        "-" if cap is None else f"{fmt_use(fig['gpuUtilisation'])} of {cap:g}",
+        str(len(fig["neverAdmitted"])),
+    ]
+
+
 def kai_table(queues: dict[str, dict[str, Any]]) -> list[str]:
-    rows = []
-    for name, fig in queues.items():
-        wait = fig["waitSeconds"]
-        cap = fig["gpuCapacity"]
-        rows.append(
-            [
-                f"`{name}`",
-                f"`{fig['parent']}`" if fig["parent"] else "-",
-                str(fig["admitted"]),
-                str(fig["reclaimed"]),
-                str(fig["preempted"]),
-                fmt_seconds(wait["p50"]),
-                fmt_seconds(wait["p95"]),
-                fmt_seconds(wait["max"]),
-                _gpus(fig["gpuQuota"]),
-                "-" if cap is None else f"{fmt_use(fig['gpuUtilisation'])} of {cap:g}",
-                str(len(fig["neverAdmitted"])),
-            ]
-        )
-    return table(rows, HEADER)
+    return table([[f"`{name}`", *kai_cells(fig)] for name, fig in queues.items()], HEADER)
 
 
 def kai_starved_lines(queues: dict[str, dict[str, Any]], limit: int = 5) -> list[str]:

@@ -124,14 +124,6 @@ class Session:
         self.log.append(("admitted", job, None))
         return True
 
-    def _evict(self, victim: Job, by: Job, action: str) -> None:
-        for p in victim.placements:
-            unplace(p)
-        victim.placements = []
-        victim.state = PENDING
-        self._charge(victim, -1.0)
-        self.log.append((action, victim, by))
-
     # --- JobsOrderByQueues -------------------------------------------------------------------
     def _ordered(self, jobs: list[Job], *, victims: bool) -> Iterable[Job]:
         """Pop jobs in ``JobsOrderByQueues`` order (``victims``: reversed, for victim queues)."""
@@ -243,7 +235,9 @@ class Session:
 
         As ``by_pod_solver.go`` ``tryScenarioWithEvictedVictims``: every victim so far is taken
         off, the preemptor placed, then each victim placed again where it still fits (it is
-        pipelined, not evicted); the validator sees only the victims really evicted."""
+        pipelined, not evicted); the validator sees only the victims really evicted
+        (``handleScenarioSolution`` with ``allowConsolidatingReclaim``, true by default:
+        ``cmd/scheduler/app/options/options.go``), and a solved trial is committed as it stands."""
         if not candidates:
             return
         chosen: list[Job] = []
@@ -263,6 +257,9 @@ class Session:
                     kept[v] = again
                     self._charge(v, 1.0)
             evicted = [v for v in chosen if v not in kept]
+            if evicted and valid(evicted):
+                self._commit(job, placements, kept, evicted, action)
+                return
             for v, again in kept.items():
                 for p in again:
                     unplace(p)
@@ -270,13 +267,29 @@ class Session:
             for p in placements:
                 unplace(p)
             self._charge(job, -1.0)
-            if evicted and valid(evicted):
-                self._restore(chosen)
-                for v in evicted:
-                    self._evict(v, job, action)
-                self._start(job)
-                return
         self._restore(chosen)
+
+    def _commit(
+        self,
+        job: Job,
+        placements: list[Placement],
+        kept: dict[Job, list[Placement]],
+        evicted: list[Job],
+        action: str,
+    ) -> None:
+        """Keep the trial as it stands (the solver's statement is committed): the evicted victims
+        stay off, the victims placed again run where the trial put them (pipelined, perhaps on
+        another node), and the preemptor runs where the trial placed it.  Putting the victims
+        back where they were first could leave the preemptor no room after the evictions."""
+        for v in evicted:
+            v.placements = []
+            v.state = PENDING
+            self.log.append((action, v, job))
+        for v, again in kept.items():
+            v.placements = again
+        job.placements = placements
+        job.state = RUNNING
+        self.log.append(("admitted", job, None))
 
     def _lift(self, victim: Job) -> None:
         """Take ``victim`` off its nodes and its queues for a trial (``_restore`` puts it back)."""
