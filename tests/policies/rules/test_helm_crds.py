@@ -121,7 +121,7 @@ def _hook_objects(
     }
     if names is not None:
         rule["resourceNames"] = names
-    docs = [
+    docs: list[dict[str, Any]] = [
         {"kind": "CustomResourceDefinition", "metadata": {"name": "widgets.example.com"}},
         {"kind": "ClusterRole", "metadata": {"name": "crd-up"}, "rules": [rule]},
         {
