@@ -14,6 +14,7 @@ CRD names expected in messages are read from the rendered chart, never written h
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from gpu_batch_policy.charts import default_resolver, reference_from_release
@@ -49,7 +50,8 @@ def _crds_dir(key: str) -> list[dict[str, Any]]:
     repo = None if chart.source.startswith("oci://") else chart.source
     reference = reference_from_release(source, chart.version, repo)
     rendered = render_chart(default_resolver().resolve(reference), {}, release_name=key, namespace=key)
-    return [o.manifest for o in rendered.objects if in_crds_dir(o.source)]
+    # Copies: the render is memoised for the whole process, and a test edits these.
+    return [copy.deepcopy(o.manifest) for o in rendered.objects if in_crds_dir(o.source)]
 
 
 def test_it_is_advisory() -> None:
