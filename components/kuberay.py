@@ -1,7 +1,13 @@
 """The KubeRay operator, installed from the KubeRay Helm repository.
 
 Public API: :class:`KubeRayOperatorArgs`, :class:`KubeRayOperator` (``release`` is what RayJob /
-RayCluster objects depend on: the chart installs the ``ray.io`` CRDs).
+RayCluster objects depend on; it waits for ``crds``, the ``ray.io`` CRDs).
+
+CRDs: the chart ships them in ``crds/``, which Helm installs once and never upgrades, so they are
+Pulumi resources of their own, read from the pinned chart's ``crds/`` at run time and applied
+server-side (components/chart_crds.py), and the release is installed with ``skipCrds`` -- the
+split KubeRay itself documents (``helm-chart/kuberay-operator/README.md`` @ v1.7.0, "Install
+KubeRay operator without installing CRDs": ``--skip-crds``; "CRDs too long" for client-side apply).
 
 Chart facts (ray-project/kuberay v1.7.0, reference/kai-kuberay-skypilot.md §2.2-2.3): chart
 ``kuberay-operator`` from ``https://ray-project.github.io/kuberay-helm/``, version ``1.7.0`` (no
@@ -25,6 +31,7 @@ from typing import Any, Final, Literal
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.chart_crds import chart_crds, crd_resources
 from components.chart_lock import locked
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
@@ -54,9 +61,10 @@ class KubeRayOperatorArgs:
 
 
 class KubeRayOperator(pulumi.ComponentResource):
-    """Namespace ``kuberay-system`` and the ``kuberay-operator`` Helm release."""
+    """Namespace ``kuberay-system``, the ``ray.io`` CRDs and the ``kuberay-operator`` Helm release."""
 
     namespace: k8s.core.v1.Namespace
+    crds: list[pulumi.CustomResource]
     release: k8s.helm.v3.Release
 
     def __init__(
@@ -66,15 +74,25 @@ class KubeRayOperator(pulumi.ComponentResource):
         values: dict[str, Any] = {"nodeSelector": dict(args.node_selector)}
         if args.batch_scheduler is not None:
             values["batchScheduler"] = {"name": args.batch_scheduler}
+        chart = ChartRef(KUBERAY_CHART, args.version, repository=KUBERAY_REPOSITORY)
         self.namespace = operator_namespace(f"{name}-namespace", KUBERAY_NAMESPACE, parent=self)
+        documents = chart_crds(
+            chart,
+            values=values,
+            release_name="kuberay-operator",
+            namespace=KUBERAY_NAMESPACE,
+            from_crds_dir=True,
+        )
+        self.crds = list(crd_resources(f"{name}-crd", documents, parent=self))
         self.release = operator_release(
             f"{name}-release",
             release_name="kuberay-operator",
-            chart=ChartRef(KUBERAY_CHART, args.version, repository=KUBERAY_REPOSITORY),
+            chart=chart,
             namespace=self.namespace,
             values=values,
             parent=self,
-            depends_on=depends_on_of(opts),
+            depends_on=[*depends_on_of(opts), *self.crds],
             timeout_seconds=KUBERAY_RELEASE_TIMEOUT_SECONDS,
+            skip_crds=True,
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

@@ -14,6 +14,14 @@ Chart facts (kubernetes-sigs/kueue v0.19.2, reference/kueue.md §5): published a
 already points at ``registry.k8s.io/kueue/kueue:v0.19.2`` (the git ``values.yaml`` points at a
 staging image, so never install from a checkout); the controller Deployment takes
 ``controllerManager.nodeSelector`` / ``controllerManager.tolerations``.
+
+CRDs: the chart renders them from ``templates/crd/`` (no values switch turns them off, none adds
+``helm.sh/resource-policy: keep``), so as release objects a replaced or uninstalled release would
+delete them and with them every ClusterQueue, LocalQueue, ResourceFlavor, WorkloadPriorityClass
+and Workload.  They are Pulumi resources of their own instead (``crds``, retained on delete, read
+from the chart rendered with the release's own values, name and namespace: the conversion webhook
+names the release's Service), and the release drops them with a post-renderer
+(``DROP_CRDS_POSTRENDER``); see components/chart_crds.py.
 """
 
 from __future__ import annotations
@@ -26,10 +34,17 @@ from typing import Final
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.chart_crds import chart_crds, crd_resources
 from components.chart_lock import locked
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.kueue_config import KueueConfiguration, feature_gate_values, gate_problems
-from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
+from components.operator_release import (
+    DROP_CRDS_POSTRENDER,
+    ChartRef,
+    depends_on_of,
+    operator_namespace,
+    operator_release,
+)
 
 KUEUE_CHART: Final = locked("kueue").source
 KUEUE_VERSION: Final = locked("kueue").version
@@ -62,9 +77,10 @@ class KueueInstallArgs:
 
 
 class KueueInstall(pulumi.ComponentResource):
-    """Namespace ``kueue-system`` and the ``kueue`` Helm release."""
+    """Namespace ``kueue-system``, the ``kueue.x-k8s.io`` CRDs and the ``kueue`` Helm release."""
 
     namespace: k8s.core.v1.Namespace
+    crds: list[pulumi.CustomResource]
     release: k8s.helm.v3.Release
 
     def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -74,21 +90,32 @@ class KueueInstall(pulumi.ComponentResource):
             raise ValueError(f"KueueInstall {name}: " + "; ".join(problems))
         super().__init__("gpu-batch:kueue:Install", name, None, opts)
         config = args.configuration
+        chart = ChartRef(KUEUE_CHART, args.version)
+        values = {
+            "controllerManager": {
+                "nodeSelector": dict(args.node_selector),
+                "featureGates": feature_gate_values(args.feature_gates),
+            },
+            "managerConfig": {"controllerManagerConfigYaml": config.to_yaml()},
+        }
         self.namespace = operator_namespace(f"{name}-namespace", config.namespace, parent=self)
+        documents = chart_crds(
+            chart,
+            values=values,
+            release_name=config.release_name,
+            namespace=config.namespace,
+            from_crds_dir=False,
+        )
+        self.crds = list(crd_resources(f"{name}-crd", documents, parent=self))
         self.release = operator_release(
             f"{name}-release",
             release_name=config.release_name,
-            chart=ChartRef(KUEUE_CHART, args.version),
+            chart=chart,
             namespace=self.namespace,
-            values={
-                "controllerManager": {
-                    "nodeSelector": dict(args.node_selector),
-                    "featureGates": feature_gate_values(args.feature_gates),
-                },
-                "managerConfig": {"controllerManagerConfigYaml": config.to_yaml()},
-            },
+            values=values,
             parent=self,
-            depends_on=depends_on_of(opts),
+            depends_on=[*depends_on_of(opts), *self.crds],
             timeout_seconds=KUEUE_RELEASE_TIMEOUT_SECONDS,
+            postrender=DROP_CRDS_POSTRENDER,
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "release": self.release.name})

@@ -14,10 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import pulumi
 import pulumi_kubernetes as k8s
+
+# The post-renderer that drops a release's CustomResourceDefinitions (see the script's header).
+# Relative to the project root, which is where pulumi-kubernetes resolves a Release's local paths
+# (its ``helm.v3.Release`` docs, "Local Chart Directory": ``chart="./nginx-ingress"``); Helm turns
+# a path with a separator into an absolute one (helm/helm v3.20.2 pkg/postrender/exec.go
+# ``getFullPath``).  Relative, so the Release's inputs are the same on every machine.
+DROP_CRDS_POSTRENDER: Final = "./components/helm_postrender/drop-crds"
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,8 @@ def operator_release(
     parent: pulumi.Resource,
     timeout_seconds: int,
     depends_on: list[pulumi.Resource] | None = None,
+    skip_crds: bool = False,
+    postrender: str | None = None,
 ) -> k8s.helm.v3.Release:
     """One Helm release in ``namespace``, created after the namespace exists.
 
@@ -73,7 +82,11 @@ def operator_release(
     waits for Deployments, DaemonSets on every node, bound PVCs and LoadBalancer addresses
     (``pkg/kube/ready.go``), and rolls back when the time runs out.  pulumi-kubernetes defaults
     ``timeout`` to Helm's 300 s, too short for some of what these releases wait for, so each
-    caller sizes it from what its chart waits for (the constants beside each component)."""
+    caller sizes it from what its chart waits for (the constants beside each component).
+
+    ``skip_crds`` / ``postrender``: for a chart whose CRDs the stack manages itself
+    (components/chart_crds.py): Helm's ``--skip-crds`` leaves out ``crds/``, a post-renderer
+    (``DROP_CRDS_POSTRENDER``) the CRDs a chart renders from templates."""
     return k8s.helm.v3.Release(
         resource_name,
         name=release_name,
@@ -89,5 +102,7 @@ def operator_release(
         cleanup_on_fail=True,
         max_history=10,
         timeout=timeout_seconds,
+        skip_crds=skip_crds or None,
+        postrender=postrender,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace, *(depends_on or [])]),
     )

@@ -103,6 +103,7 @@ def render_recorded_releases(resources: Iterable[RecordedResource]) -> list[Rele
             namespace=inputs.get("namespace") or "default",
             values=inputs.get("values") or {},
             resolver=default_resolver(),
+            skip_crds=inputs.get("skipCrds"),
         )
         out.append((resource, render))
     scoped = crd_cluster_scoped(render for _, render in out)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from components.chart_crds import ChartCrdsError
 from preview.analyzer import AnalysisResult, AnalyzerError, format_diagnostic, in_display_order
 from preview.base_plan import BasePlanError, plan_at
 from preview.charts import (
@@ -94,6 +95,9 @@ def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
     try:
         return _preview(args, files, session, clock)
     except ConfigError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except ChartCrdsError as error:  # a chart whose CRDs the program declares cannot be read
         print(str(error), file=sys.stderr)
         return 2
     except StackFileError as error:

@@ -63,6 +63,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 key: list(deps.urns) for key, deps in request.propertyDependencies.items()
             },
             protect=bool(request.protect),
+            retain_on_delete=bool(request.retainOnDelete),
             ignore_changes=list(request.ignoreChanges),
             wire_inputs=request.object.SerializeToString(),
             wire_outputs=response.object.SerializeToString() if registration is not None else b"",

@@ -31,6 +31,7 @@ def plan_document(
                 "custom": r.custom,
                 # Only where set, so plans of stacks without protection read as before.
                 **({"protect": True} if r.protect else {}),
+                **({"retainOnDelete": True} if r.retain_on_delete else {}),
                 **({"ignoreChanges": sorted(r.ignore_changes)} if r.ignore_changes else {}),
                 # A set to the engine; the SDK gathers it in hash order, so sort it.
                 "dependsOn": sorted(r.dependencies),

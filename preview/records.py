@@ -45,6 +45,9 @@ class RecordedResource:
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     # The `protect` resource option: the engine refuses to delete a protected resource.
     protect: bool = False
+    # The `retainOnDelete` resource option: deleting (or replacing) the resource leaves the object
+    # in the cluster; the engine only forgets it (Pulumi docs, resource option ``retainOnDelete``).
+    retain_on_delete: bool = False
     # The `ignoreChanges` resource option: input paths the engine keeps from the old state on an
     # update, so a change there neither updates nor replaces the resource.
     ignore_changes: list[str] = field(default_factory=list)

@@ -30,8 +30,12 @@ def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def rules_grant(rules: Any, group: str, resource: str, verbs: Iterable[str]) -> bool | None:
-    """Whether ``rules`` allow any of ``verbs`` on every object of ``group``/``resource``."""
+def rules_grant(
+    rules: Any, group: str, resource: str, verbs: Iterable[str], name: str | None = None
+) -> bool | None:
+    """Whether ``rules`` allow any of ``verbs`` on every object of ``group``/``resource``, or, with
+    ``name``, on the object of that name (``ResourceNameMatches``: a rule's ``resourceNames``
+    limit it to those names)."""
     if isinstance(rules, Unknown):
         return None
     wanted = set(verbs)
@@ -46,7 +50,7 @@ def rules_grant(rules: Any, group: str, resource: str, verbs: Iterable[str]) -> 
             (group in groups or "*" in groups)
             and (resource in resources or "*" in resources)
             and ("*" in rule_verbs or wanted.intersection(rule_verbs))
-            and not names
+            and (not names or (name is not None and name in names))
         ):
             return True
     return None if undecided else False

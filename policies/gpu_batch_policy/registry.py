@@ -21,6 +21,7 @@ from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
 from .rules.helm import POLICIES as RULES_HELM
+from .rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
@@ -72,4 +73,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KAI_MIN_MEMBER,
     *RULES_GPU_STACK,
     *RULES_KUEUE_ACCELERATOR_MIX,
+    *RULES_HELM_CRDS,
 ]

@@ -84,6 +84,7 @@ def render_releases(
             namespace=release.namespace if release.namespace is not None else "default",
             values=release.values,
             resolver=resolver,
+            skip_crds=release.skip_crds,
         )
     scoped = crd_cluster_scoped(renders.values())
     objects: list[KubeObject] = []

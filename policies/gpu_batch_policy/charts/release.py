@@ -12,6 +12,12 @@ cannot judge a release (DESIGN.md: the pack never crashes on any input):
 - ``unsupported`` -- the release does not pin one chart reproducibly (local path, alias, no
   version).
 
+``skipCrds`` (pulumi-kubernetes ``helm.v3.Release`` input, Helm ``--skip-crds``) drops the chart's
+``crds/`` objects from what the release installs (:func:`.render.in_crds_dir`); templated CRDs stay,
+as in Helm (pulumi-kubernetes v4.32.0 ``provider/pkg/provider/helm_release.go`` ``helmCreate``:
+``client.SkipCRDs = newRelease.SkipCrds``; helm/helm v3.20.2 ``pkg/action/install.go`` ``Run``
+installs ``chrt.CRDObjects()`` only when ``!i.SkipCRDs``).
+
 Values reach Helm as the stack sets them.  A value unknown during preview is rendered as the
 placeholder ``"(unknown)"``; objects rendered from it are kept (most of a chart does not depend
 on every value) and :attr:`ReleaseRender.placeholders` says how many values were stand-ins.
@@ -24,7 +30,7 @@ from typing import Any, Literal
 
 from ..values import Unknown
 from .reference import ChartReference, UnsupportedChartError, reference_from_release
-from .render import RenderedObject, RenderError, render_chart
+from .render import RenderedObject, RenderError, in_crds_dir, render_chart
 from .resolver import ChartResolver, ChartUnavailableError
 
 UNKNOWN_PLACEHOLDER = "(unknown)"
@@ -56,8 +62,10 @@ def render_release(
     namespace: Any,
     values: Any,
     resolver: ChartResolver,
+    skip_crds: Any = False,
 ) -> ReleaseRender:
-    """Resolve and render one release from its (plain, possibly Unknown) inputs."""
+    """Resolve and render one release from its (plain, possibly Unknown) inputs; ``skip_crds``
+    true leaves out the chart's ``crds/`` objects (an unknown one keeps them: Helm's default)."""
     for what, value in (("chart", chart), ("version", version), ("repositoryOpts.repo", repo)):
         if isinstance(value, Unknown):
             return ReleaseRender("unknown", message=f"the release's {what} is unknown until apply")
@@ -92,7 +100,10 @@ def render_release(
             error_kind=error.kind,
             placeholders=counter[0],
         )
-    return ReleaseRender("rendered", reference, name, ns, rendered.objects, placeholders=counter[0])
+    objects = rendered.objects
+    if skip_crds is True:
+        objects = tuple(o for o in objects if not in_crds_dir(o.source))
+    return ReleaseRender("rendered", reference, name, ns, objects, placeholders=counter[0])
 
 
 def _with_placeholders(value: Any, counter: list[int]) -> Any:

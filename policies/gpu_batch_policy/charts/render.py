@@ -184,6 +184,20 @@ def _documents(source: str, text: str) -> list[RenderedObject]:
     ]
 
 
+def in_crds_dir(source: str) -> bool:
+    """Whether a rendered object came from a chart's ``crds/`` folder (of the chart or a subchart),
+    not from its templates.
+
+    Helm names a ``crds/`` file ``<chart path>/crds/<file>`` (helm/helm v3.20.2
+    ``pkg/chart/chart.go`` ``CRDObjects``: files whose name starts with ``crds/``, under
+    ``ChartFullPath()``) and a template ``<chart path>/templates/<file>``.  The two differ in what
+    Helm does with them: ``crds/`` is created once on install, skipped by ``--skip-crds``, and never
+    upgraded (``pkg/action/install.go`` ``installCRDs``; ``pkg/action/upgrade.go`` renders with
+    ``includeCrds`` false), while templates are ordinary release objects."""
+    parts = source.split("/")
+    return "crds" in parts[:-1] and "templates" not in parts
+
+
 def _is_test_hook(manifest: Mapping[str, Any]) -> bool:
     annotations = (manifest.get("metadata") or {}).get("annotations") or {}
     hooks = str(annotations.get(_HOOK_ANNOTATION, "")) if isinstance(annotations, Mapping) else ""

@@ -113,6 +113,8 @@ class HelmRelease:
     repo: str | Unknown | None
     namespace: str | Unknown | None
     values: dict[str, Any] | Unknown
+    # ``skipCrds``: Helm ``--skip-crds`` (the chart's ``crds/`` are not installed).
+    skip_crds: bool | Unknown | None = None
 
     @property
     def urn(self) -> str:
@@ -237,4 +239,5 @@ def helm_release(res: Resource) -> HelmRelease:
         repo=as_str(res.get("repositoryOpts", "repo")),
         namespace=as_str(res.get("namespace")),
         values=values if isinstance(values, (dict, Unknown)) else {},
+        skip_crds=as_bool(res.get("skipCrds")),
     )
