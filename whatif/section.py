@@ -1,8 +1,8 @@
 """The "What-if" section of ``build/<stack>/report.md``: each queue under the stack's load profile.
 
 It always says something: the figures, or why there are none (no Kueue ClusterQueues, no load
-profile, or a Kueue behaviour the simulator does not model -- admission fair sharing, TAS,
-MultiKueue), so a reviewer never mistakes a missing section for a clean one.
+profile, or a Kueue behaviour the simulator does not model -- TAS, MultiKueue, partial
+admission), so a reviewer never mistakes a missing section for a clean one.
 """
 
 from __future__ import annotations

@@ -125,8 +125,12 @@ class AdmissionFairSharing:
         since the last event (call before the events at ``now``)."""
         if self.now is None:
             for lq in self.local_queues:  # initializeAfsIfNeeded: an empty entry at creation
-                self.ledger.set(lq, {}, now)
-                heapq.heappush(self._samples, (now + self.config.sampling, lq))
+                entry = self.ledger.get(lq)
+                if entry is None:
+                    self.ledger.set(lq, {}, now)
+                    entry = self.ledger.get(lq)
+                    assert entry is not None
+                heapq.heappush(self._samples, (entry.last_update + self.config.sampling, lq))
         self.now = now
         sampled = False
         while self._samples and self._samples[0][0] <= now:
