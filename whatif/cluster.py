@@ -9,9 +9,11 @@ defaults (queueingStrategy BestEffortFIFO, preemption policies Never).
 
 Fair sharing (Kueue's Configuration ``fairSharing``) is read here: its preemption strategies and
 each ClusterQueue's and Cohort's ``spec.fairSharing.weight`` (``pkg/cache/scheduler/
-fair_sharing.go`` ``parseFairWeight``).  What the simulator does not model is refused here, with
-one line (:class:`NotModelledError`): admission fair sharing, Topology-Aware Scheduling (a flavor
-with ``topologyName``), MultiKueue admission checks.
+fair_sharing.go`` ``parseFairWeight``).  So is admission fair sharing (the Configuration's
+``admissionFairSharing``, each ClusterQueue's ``spec.admissionScope.admissionMode`` and each
+LocalQueue's ``spec.fairSharing.weight``; :mod:`whatif.admission_fair_sharing`).  What the
+simulator does not model is refused here, with one line (:class:`NotModelledError`):
+Topology-Aware Scheduling (a flavor with ``topologyName``), MultiKueue admission checks.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from whatif.admission_fair_sharing.model import AdmissionFairSharing
+from whatif.admission_fair_sharing.settings import admission_mode, afs_config
 from whatif.amounts import to_amount
 from whatif.capacity import CHECK_CAPACITY, QUEUED, Check, Pool, Retry
 from whatif.errors import NotModelledError, WhatIfError
@@ -93,6 +97,8 @@ class Cluster:
     # flavor -> the node pools behind it (what a ProvisioningRequest can grow); absent: unknown
     pools: dict[str, tuple[Pool, ...]] = field(default_factory=dict)
     fair_sharing: FairSharing | None = None  # Kueue's Configuration fairSharing, when simulated
+    # Kueue's Configuration admissionFairSharing with its ledger, when a ClusterQueue uses it
+    admission_fair_sharing: AdmissionFairSharing | None = None
 
 
 def _known(value: Any, where: str) -> Any:
@@ -176,16 +182,11 @@ def fair_sharing_of(
     config: dict[str, Any] | None, *, ignore_fair_sharing: bool = False
 ) -> FairSharing | None:
     """Fair sharing: on when ``fairSharing`` is present (Configuration v1beta2) or has
-    ``enable: true`` (v1beta1) -- kueue.md §4, ``fairsharing.Enabled``.  Admission fair sharing
-    is refused with one line.  None when off, or on and explicitly ignored.
+    ``enable: true`` (v1beta1) -- kueue.md §4, ``fairsharing.Enabled``.  None when off, or on
+    and explicitly ignored.
     """
     if not config:
         return None
-    if config.get("admissionFairSharing") is not None:
-        raise NotModelledError(
-            "admission fair sharing is enabled in Kueue's Configuration (admissionFairSharing); "
-            "the what-if does not simulate it"
-        )
     fair = config.get("fairSharing")
     v1beta1 = str(config.get("apiVersion", "")).endswith("v1beta1")
     enabled = isinstance(fair, dict) and (fair.get("enable") is True or not v1beta1)
@@ -274,7 +275,59 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
     priorities = {
         pc.name: int(pc.value) for pc in model.workload_priority_classes() if isinstance(pc.value, int)
     }
-    return Cluster(cqs, cohorts, local_queues, priorities, frozenset(flavors), notes, fair_sharing=fair)
+    return Cluster(
+        cqs,
+        cohorts,
+        local_queues,
+        priorities,
+        frozenset(flavors),
+        notes,
+        fair_sharing=fair,
+        admission_fair_sharing=_admission_fair_sharing(model, config, cqs, local_queues, notes),
+    )
+
+
+def _cli_gates(model: StackModel) -> dict[str, bool]:
+    """The Kueue chart's ``controllerManager.featureGates`` (``--feature-gates``), where known."""
+    gates: dict[str, bool] = {}
+    for release in model.helm_releases("kueue"):
+        found = release.kueue_cli_feature_gates()
+        for gate in () if isinstance(found, Unknown) else found:
+            if isinstance(gate.name, str) and isinstance(gate.enabled, bool):
+                gates[gate.name] = gate.enabled
+    return gates
+
+
+def _admission_fair_sharing(
+    model: StackModel,
+    config: dict[str, Any] | None,
+    cqs: dict[str, ClusterQueue],
+    local_queues: dict[tuple[str, str], str],
+    notes: list[str],
+) -> AdmissionFairSharing | None:
+    """Admission fair sharing when enabled (``afs.Enabled``) and some ClusterQueue is usage based."""
+    settings = afs_config(config, _cli_gates(model))
+    usage_based = sorted(
+        view.name
+        for view in model.cluster_queues()
+        if admission_mode(view.obj.props.get("spec") or {}, f"ClusterQueue {view.name}") and view.name in cqs
+    )
+    if settings is None and usage_based:
+        notes.append(
+            f"ClusterQueue(s) {', '.join(usage_based)}: admissionScope UsageBasedAdmissionFairSharing is ignored, "
+            "as Kueue ignores it: admission fair sharing is not enabled in Kueue's Configuration"
+        )
+    if settings is None or not usage_based:
+        return None
+    weights = {
+        f"{lq.namespace}/{lq.name}": fair_weight(
+            lq.obj.props.get("spec") or {}, f"LocalQueue {lq.namespace}/{lq.name}"
+        )
+        for lq in model.local_queues()
+    }
+    covered = {name: frozenset(r for g in cq.groups for r in g.covered) for name, cq in cqs.items()}
+    lqs = {f"{ns}/{name}": cq for (ns, name), cq in local_queues.items()}
+    return AdmissionFairSharing(settings, usage_based, lqs, weights, covered)
 
 
 def _int_field(raw: Any, default: int, where: str) -> int:

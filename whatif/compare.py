@@ -66,8 +66,8 @@ def diff_lines(
         out += table(_refused_rows(queues or [], base, head), ["ClusterQueue", f"at {ref}", "working tree"])
         out += [
             "",
-            "A side that uses a behaviour the simulator does not model (admission fair sharing, "
-            "Topology-Aware Scheduling, MultiKueue, partial admission) is not simulated.",
+            "A side that uses a behaviour the simulator does not model (Topology-Aware Scheduling, "
+            "MultiKueue, partial admission) is not simulated.",
         ]
         return out + _notes(base, head)
     bq, hq = base["queues"], head["queues"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from whatif.cluster import Cluster, ClusterQueue
 from whatif.tree import (
@@ -158,19 +158,19 @@ class Preemptor:
                 )
             )
 
-    @staticmethod
-    def candidate_key(cq: ClusterQueue) -> Callable[[Workload], tuple[bool, int, float, int]]:
-        """``CandidatesOrdering``: other queues first, lower priority, newer reservation, UID."""
+    def candidate_key(self, cq: ClusterQueue) -> Callable[[Workload], Any]:
+        """``CandidatesOrdering``: other queues first, lower priority, newer reservation, UID
+        (LocalQueue usage between the first two under admission fair sharing)."""
 
         def key(wl: Workload) -> tuple[bool, int, float, int]:
             reserved = wl.reserved_at if wl.reserved_at is not None else float("inf")
             return (wl.cluster_queue == cq.name, wl.priority, -reserved, wl.seq)
 
-        return key
+        afs = self.cluster.admission_fair_sharing
+        return key if afs is None else afs.candidate_key(key)
 
-    @classmethod
-    def _ordering(cls, cq: ClusterQueue) -> Callable[[_Candidate], tuple[bool, int, float, int]]:
-        key = cls.candidate_key(cq)
+    def _ordering(self, cq: ClusterQueue) -> Callable[[_Candidate], Any]:
+        key = self.candidate_key(cq)
         return lambda c: key(c.workload)
 
     # --- search ---------------------------------------------------------------------------
@@ -185,7 +185,7 @@ class Preemptor:
             return self._targets(preemptor, cq, frs, requests)
         key = (preemptor.key, cq.name, frozenset(frs), tuple(sorted(requests.items())))
         if self.remember:
-            generation = cq.node.root().generation
+            generation = cq.node.root().generation + self._afs_version()
             kept = self._remembered.get(preemptor.key)
             if kept is None or kept[0] != generation:
                 kept = self._remembered[preemptor.key] = (generation, {})
@@ -258,6 +258,11 @@ class Preemptor:
             for c in chosen:
                 self.add_workload(c.workload)
         return []
+
+    def _afs_version(self) -> int:
+        """Candidate order moves with admission fair sharing's usage, not only with quota."""
+        afs = self.cluster.admission_fair_sharing
+        return 0 if afs is None else afs.version
 
     def node_of(self, wl: Workload) -> Node:
         assert wl.cluster_queue is not None

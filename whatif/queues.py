@@ -14,12 +14,16 @@ back into the heap (``requeueIfNotPresent``).  Sticky preemptor heads (``preempt
 ``baseCompareFunc``): a workload requeued with ``RequeueReasonPendingPreemption`` in a
 BestEffortFIFO ClusterQueue sorts before every other until it leaves the queue (admitted or
 deleted) or another workload of that queue issues preemptions.
+
+Admission fair sharing (``queueOrderingFunc``): a usage-based ClusterQueue keeps one heap per
+LocalQueue and its head goes by LocalQueue usage first (:mod:`whatif.admission_fair_sharing`).
 """
 
 from __future__ import annotations
 
 import heapq
 
+from whatif.admission_fair_sharing.heads import LocalQueueHeaps
 from whatif.cluster import Cluster
 from whatif.tree import Node
 from whatif.workload import Workload
@@ -34,13 +38,43 @@ class QueueManager:
         self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
         self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
         self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
+        afs = cluster.admission_fair_sharing
+        # usage-based ClusterQueues (admission fair sharing): a heap per LocalQueue instead
+        self.by_usage = {n: LocalQueueHeaps(afs) for n in cluster.cluster_queues if afs and afs.takes_part(n)}
+
+    def _heap_push(self, cq: str, wl: Workload) -> None:
+        lq_heaps = self.by_usage.get(cq)
+        if lq_heaps is not None:
+            lq_heaps.push(wl)
+        else:
+            heapq.heappush(self.heaps[cq], (-wl.priority, wl.seq, wl))
+
+    def advance(self, now: float) -> None:
+        """The clock moved to ``now`` (before its events): admission fair sharing's samples."""
+        if self.cluster.admission_fair_sharing is not None:
+            self.cluster.admission_fair_sharing.advance(now)
+
+    def reserved(self, wl: Workload, now: float) -> None:
+        """Quota reserved: admission fair sharing's entry penalty (after :meth:`forget`)."""
+        if self.cluster.admission_fair_sharing is not None:
+            self.cluster.admission_fair_sharing.reserved(wl, now)
+
+    def admitted(self, wl: Workload, now: float) -> None:
+        """Admitted (checks passed): admission fair sharing settles the penalty."""
+        if self.cluster.admission_fair_sharing is not None:
+            self.cluster.admission_fair_sharing.admitted_(wl, now)
+
+    def released(self, wl: Workload) -> None:
+        """The workload's quota is released (still in its old state)."""
+        if self.cluster.admission_fair_sharing is not None:
+            self.cluster.admission_fair_sharing.released(wl)
 
     def push(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
         if self.sticky.get(wl.cluster_queue) == wl.key:
             self.sticky_slot[wl.cluster_queue] = wl
         else:
-            heapq.heappush(self.heaps[wl.cluster_queue], (-wl.priority, wl.seq, wl))
+            self._heap_push(wl.cluster_queue, wl)
         self.active.add(wl.cluster_queue)
 
     def set_preemptor(self, wl: Workload) -> None:
@@ -51,13 +85,17 @@ class QueueManager:
             return
         old = self.sticky_slot.pop(cq, None)
         if old is not None:
-            heapq.heappush(self.heaps[cq], (-old.priority, old.seq, old))
+            self._heap_push(cq, old)
         self.sticky[cq] = wl.key
 
     def forget(self, wl: Workload) -> None:
-        """``delete``: the workload left the queue (admitted, rejected); a sticky mark goes with it."""
+        """``delete``: the workload left the queue (admitted, rejected); a sticky mark goes with it,
+        and so does a pending admission-fair-sharing penalty (``SubPenalty``; on reservation
+        :meth:`reserved` pushes the new one, which would replace it anyway)."""
         if wl.cluster_queue is not None and self.sticky.get(wl.cluster_queue) == wl.key:
             del self.sticky[wl.cluster_queue]
+        if self.cluster.admission_fair_sharing is not None:
+            self.cluster.admission_fair_sharing.dropped(wl)
 
     def park(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
@@ -77,6 +115,15 @@ class QueueManager:
         for name in sorted(self.active):
             heap = self.heaps[name]
             sticky = self.sticky_slot.pop(name, None)
+            lq_heaps = self.by_usage.get(name)
+            if lq_heaps is not None:
+                head, is_sticky = lq_heaps.pop(sticky)
+                if sticky is not None and not is_sticky:
+                    self.sticky_slot[name] = sticky
+                out.append(head)
+                if not lq_heaps and name not in self.sticky_slot:
+                    self.active.discard(name)
+                continue
             out.append(sticky if sticky is not None else heapq.heappop(heap)[2])
             if not heap:
                 self.active.discard(name)
@@ -106,5 +153,6 @@ class QueueManager:
 
     def pending(self) -> list[Workload]:
         items = [w for h in self.heaps.values() for _, _, w in h] + list(self.sticky_slot.values())
+        items += [w for lq_heaps in self.by_usage.values() for w in lq_heaps]
         items += [w for p in self.inadmissible.values() for w in p.values()]
         return items

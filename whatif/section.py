@@ -2,8 +2,8 @@
 
 Kueue ClusterQueues get the Kueue table, KAI queues the KAI table (:mod:`whatif.kai.section`), a
 stack with both gets both.  It always says something: the figures, or why there are none (no
-queues of either scheduler, no load profile, or a behaviour the simulator does not model -- admission fair sharing, TAS,
-MultiKueue), so a reviewer never mistakes a missing section for a clean one.
+queues of either scheduler, no load profile, or a behaviour the simulator does not model -- TAS,
+MultiKueue, partial admission), so a reviewer never mistakes a missing section for a clean one.
 """
 
 from __future__ import annotations

@@ -142,6 +142,7 @@ class Simulation:
         remove_all(self.cluster.cluster_queues[wl.cluster_queue].node, wl.usage)
         self.running[wl.cluster_queue].pop(wl.key, None)
         self.capacity.release(wl, self.now)
+        self.queues.released(wl)  # admission fair sharing: admitted usage
         wl.usage = {}
         wl.generation += 1
         self._bump(wl)
@@ -177,6 +178,7 @@ class Simulation:
         assert wl.cluster_queue is not None
         self.running[wl.cluster_queue][wl.key] = wl
         self.queues.forget(wl)  # out of the queue: no longer its sticky head
+        self.queues.reserved(wl, self.now)  # admission fair sharing: the entry penalty
         self._bump(wl)
         checks = self._checks(wl)
         if checks:
@@ -189,6 +191,7 @@ class Simulation:
 
     def _admit(self, wl: Workload) -> None:
         wl.state = ADMITTED
+        self.queues.admitted(wl, self.now)  # admission fair sharing: settle the penalty
         wl.reported_inadmissible = False
         if wl.first_admitted_at is None:
             wl.first_admitted_at = self.now
@@ -336,6 +339,7 @@ class Simulation:
                     f"scheduling more ({MAX_ROUNDS_PER_INSTANT} rounds): {', '.join(keys[:5])}"
                 )
             self.now = self.agenda[0][0]
+            self.queues.advance(self.now)  # admission fair sharing: usage samples due
             due = []  # what is due now; events this round schedules for now wait for the next round
             while self.agenda and self.agenda[0][0] == self.now:
                 due.append(heapq.heappop(self.agenda))

@@ -223,9 +223,10 @@ def test_fair_sharing_in_the_configuration_is_simulated_unless_explicitly_ignore
     assert build_cluster(default).fair_sharing == FairSharing(
         ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
     )
+    # admission fair sharing is simulated (tests/whatif/test_ported_admission_fair_sharing.py);
+    # without a usage-based ClusterQueue it changes nothing
     afs = StackModel.from_plain([_kueue_release("admissionFairSharing: {usageHalfLifeTime: 168h}\n")])
-    with pytest.raises(NotModelledError, match="admission fair sharing is enabled"):
-        build_cluster(afs)
+    assert build_cluster(afs).admission_fair_sharing is None
     bad = StackModel.from_plain([_kueue_release("fairSharing: {preemptionStrategies: [Fastest]}\n")])
     with pytest.raises(WhatIfError, match=r"fairSharing.preemptionStrategies: got \['Fastest'\]"):
         build_cluster(bad)
