@@ -9,8 +9,10 @@ input that stays unknown is not reported as changed.
 
 A replaced or deleted resource the new plan marks ``protect`` is **blocking**: the engine refuses
 to delete a protected resource, so the real `pulumi up` would fail (Pulumi docs, resource
-option ``protect``).  A replaced node pool, Helm release or Kueue/KAI queue object is flagged
-with what goes down with it.
+option ``protect``).  A replaced node pool, Helm release, CustomResourceDefinition or Kueue/KAI
+queue object is flagged with what goes down with it -- unless the plan marks it
+``retainOnDelete``: then the engine only forgets the old object and the cluster keeps it (Pulumi
+docs, resource option ``retainOnDelete``), which the change says instead.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, Final, Literal
 from preview.replacements import HELM_RELEASE, NODE_POOL, replacing_paths
 
 QUEUE_KINDS: Final = ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "AdmissionCheck", "Queue")
+CRD_TYPE: Final = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
 Action = Literal["create", "update", "replace", "delete"]
 
@@ -35,6 +38,8 @@ class Change:
     # ForceNew paths that changed (replace), or the top-level inputs that changed (update).
     paths: tuple[str, ...] = ()
     protected: bool = False
+    # The old object stays in the cluster when deleted or replaced (``retainOnDelete``).
+    retained: bool = False
 
     @property
     def blocking(self) -> bool:
@@ -44,8 +49,10 @@ class Change:
     @property
     def takes_down(self) -> str | None:
         """What a replacement or deletion takes down with the resource, for the reviewer."""
-        if self.action not in ("replace", "delete"):
+        if self.action not in ("replace", "delete") or self.retained:
             return None
+        if self.type == CRD_TYPE:
+            return "every custom resource of its kind (the API server deletes them with their definition)"
         if self.type == NODE_POOL:
             return "every node of the pool and the pods running on them"
         if self.type == HELM_RELEASE:
@@ -74,7 +81,14 @@ def diff_plans(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Change]
             changes.append(Change("create", urn, after["type"], after["name"]))
         elif after is None and before is not None:
             changes.append(
-                Change("delete", urn, before["type"], before["name"], protected=bool(before.get("protect")))
+                Change(
+                    "delete",
+                    urn,
+                    before["type"],
+                    before["name"],
+                    protected=bool(before.get("protect")),
+                    retained=bool(before.get("retainOnDelete")),
+                )
             )
         elif before is not None and after is not None:
             old_in, new_in = before.get("inputs") or {}, after.get("inputs") or {}
@@ -83,7 +97,10 @@ def diff_plans(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Change]
             protected = bool(after.get("protect") or before.get("protect"))
             forced = replacing_paths(after["type"], old_in, new_in, after.get("ignoreChanges") or ())
             if forced:
-                changes.append(Change("replace", urn, after["type"], after["name"], tuple(forced), protected))
+                retained = bool(before.get("retainOnDelete"))
+                changes.append(
+                    Change("replace", urn, after["type"], after["name"], tuple(forced), protected, retained)
+                )
                 continue
             ignored = set(after.get("ignoreChanges") or ())
             keys = tuple(k for k in _changed_keys(old_in, new_in) if k not in ignored)
@@ -105,6 +122,8 @@ def render_changes(changes: list[Change], ref: str) -> list[str]:
         line = f"- **{change.action}** `{change.type}` `{change.name}`{detail}"
         if change.takes_down:
             line += f"; takes down {change.takes_down}"
+        if change.retained:
+            line += "; `retainOnDelete`: the old object stays in the cluster, Pulumi only forgets it"
         if change.blocking:
             line += "; **refused: the resource is protected, so `pulumi up` fails**"
         lines.append(line)

@@ -168,3 +168,24 @@ def test_diff_classifies_create_update_replace_delete() -> None:
     assert "1 to create, 1 to update, 1 to replace, 1 to delete." in render_changes(
         list(changes.values()), "main"
     )
+
+
+def test_deleting_a_crd_says_what_it_takes_unless_it_is_retained() -> None:
+    """A CRD's deletion deletes every custom resource of its kind; with ``retainOnDelete`` (how
+    the stack declares Kueue's and KubeRay's CRDs, components/chart_crds.py) the engine only
+    forgets it and the change says so instead."""
+    crd = {
+        "type": "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "inputs": {"metadata": {"name": "rayjobs.ray.io"}},
+    }
+    base = _plan(
+        {**crd, "urn": "u:plain", "name": "plain"},
+        {**crd, "urn": "u:kept", "name": "kept", "retainOnDelete": True},
+    )
+    changes = {c.urn: c for c in diff_plans(base, _plan())}
+    plain, kept = changes["u:plain"], changes["u:kept"]
+    assert plain.action == kept.action == "delete"
+    assert plain.takes_down is not None and "every custom resource of its kind" in plain.takes_down
+    assert kept.retained and kept.takes_down is None
+    (line,) = [x for x in render_changes([kept], "main") if x.startswith("- ")]
+    assert "takes down" not in line and "the old object stays in the cluster" in line
