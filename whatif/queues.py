@@ -14,6 +14,12 @@ back into the heap (``requeueIfNotPresent``).  Sticky preemptor heads (``preempt
 ``baseCompareFunc``): a workload requeued with ``RequeueReasonPendingPreemption`` in a
 BestEffortFIFO ClusterQueue sorts before every other until it leaves the queue (admitted or
 deleted) or another workload of that queue issues preemptions.
+
+Held trees (the simulator's own bookkeeping, no Kueue counterpart): Kueue pops every head again
+each cycle; when a cohort tree's last cycle changed nothing and would repeat exactly (see
+``whatif.scheduler.Scheduler.hold_settled``), its ClusterQueues are held out of ``heads`` until
+something touches the tree -- a push, a sticky change or (from the simulator) a quota change.
+``wake`` then stamps its heads as nominated in the last cycle, as the skipped cycles would have.
 """
 
 from __future__ import annotations
@@ -34,9 +40,14 @@ class QueueManager:
         self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
         self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
         self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
+        self.root_of = {name: cq.node.root() for name, cq in cluster.cluster_queues.items()}
+        # root cohort -> (its ClusterQueues held out of ``active``, their heads, the tree's generation)
+        self.held: dict[Node, tuple[list[str], list[Workload], int]] = {}
+        self.cycle = 0  # the last scheduling cycle whose heads were taken
 
     def push(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
+        self.wake(self.root_of[wl.cluster_queue])
         if self.sticky.get(wl.cluster_queue) == wl.key:
             self.sticky_slot[wl.cluster_queue] = wl
         else:
@@ -49,6 +60,7 @@ class QueueManager:
         cq = wl.cluster_queue
         if self.cluster.cluster_queues[cq].strategy == "StrictFIFO":
             return
+        self.wake(self.root_of[cq])
         old = self.sticky_slot.pop(cq, None)
         if old is not None:
             heapq.heappush(self.heaps[cq], (-old.priority, old.seq, old))
@@ -57,10 +69,12 @@ class QueueManager:
     def forget(self, wl: Workload) -> None:
         """``delete``: the workload left the queue (admitted, rejected); a sticky mark goes with it."""
         if wl.cluster_queue is not None and self.sticky.get(wl.cluster_queue) == wl.key:
+            self.wake(self.root_of[wl.cluster_queue])
             del self.sticky[wl.cluster_queue]
 
     def park(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
+        self.wake(self.root_of[wl.cluster_queue])
         self.inadmissible[wl.cluster_queue][wl.key] = wl
 
     def requeue(self, wl: Workload, immediate: bool) -> None:
@@ -71,8 +85,10 @@ class QueueManager:
         else:
             self.park(wl)
 
-    def heads(self) -> list[Workload]:
-        """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order."""
+    def heads(self, cycle: int = 0) -> list[Workload]:
+        """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order; held trees'
+        queues keep their heads."""
+        self.cycle = cycle
         out = []
         for name in sorted(self.active):
             heap = self.heaps[name]
@@ -81,6 +97,24 @@ class QueueManager:
             if not heap:
                 self.active.discard(name)
         return out
+
+    def hold(self, root: Node, heads: list[Workload]) -> None:
+        """Keep the tree's queues (whose heads are ``heads``, back in place) out of ``heads``."""
+        names = [wl.cluster_queue for wl in heads if wl.cluster_queue is not None]
+        self.active.difference_update(names)
+        self.held[root] = (names, heads, root.generation)
+
+    def wake(self, root: Node) -> None:
+        """The tree was touched: its queues take part again, their heads stamped as nominated in
+        the last cycle with the tree's generation then (what the skipped cycles would record)."""
+        held = self.held.pop(root, None)
+        if held is None:
+            return
+        names, heads, generation = held
+        self.active.update(names)
+        for wl in heads:
+            wl.last_scan_cycle = self.cycle
+            wl.last_scan_generation = generation
 
     def _tree(self, node: Node) -> list[str]:
         root = node.root()

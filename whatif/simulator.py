@@ -117,6 +117,7 @@ class Simulation:
         self.preemptor.remember = True  # every committed quota change bumps the tree's generation
         self.evicting: set[str] = set()
         self.scheduler = Scheduler(cluster, self.queues, self.preemptor, self.evicting, self._inadmissible)
+        self.scheduler.hold_settled = True  # every change to a tree below wakes it (``_bump``)
         self.events: list[Event] = []
         self.agenda: list[tuple[float, int, int, int, Workload]] = []
         self.now = 0.0
@@ -150,7 +151,14 @@ class Simulation:
     def _bump(self, wl: Workload) -> None:
         """``AllocatableResourceGeneration`` moves on every admission or release in the cohort."""
         assert wl.cluster_queue is not None
-        self.cluster.cluster_queues[wl.cluster_queue].node.root().generation += 1
+        root = self.queues.root_of[wl.cluster_queue]
+        root.generation += 1
+        self.queues.wake(root)
+
+    def _wake(self, wl: Workload) -> None:
+        """Something the cycle reads changed in ``wl``'s cohort tree: it is examined again."""
+        assert wl.cluster_queue is not None
+        self.queues.wake(self.queues.root_of[wl.cluster_queue])
 
     def _checks(self, wl: Workload) -> dict[str, Check]:
         assert wl.cluster_queue is not None
@@ -259,6 +267,7 @@ class Simulation:
         victim takes its quota back, and the preemptor evicts it again.
         """
         self.evicting.discard(victim.key)
+        self._wake(victim)
         self._waited_for_capacity(victim)
         self._release(victim)
         victim.state = PENDING
@@ -309,6 +318,7 @@ class Simulation:
                 self._record(victim, "preempted", by=by.key, reason=reason)
                 if self.eviction_delay > 0:
                     self.evicting.add(victim.key)
+                    self._wake(victim)
                     self._schedule(self.now + self.eviction_delay, EVICT, victim)
                 else:
                     self._evict(victim)

@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from whatif.fairsharing.ordering import Ordering
-from whatif.fairsharing.share import DRS, compare
+from whatif.fairsharing.ordering import Ordering, almost_lca
+from whatif.fairsharing.share import DRS, compare, share
 from whatif.tree import FlavorResource, Node, add_all, remove_all
 from whatif.workload import Workload
 
@@ -152,6 +152,56 @@ class FairPreemption:
             ordering.drop(target)
         return False
 
+    def _could_fit(self, candidates: list[Workload], strategies: tuple[str, ...]) -> bool:
+        """False when no run of the strategies can free enough: ``could_fit`` over the candidates
+        some strategy could ever take.  Called with the request added.
+
+        Own-queue candidates are always taken, and while the preemptor stays within nominal every
+        other queue's too.  Otherwise a candidate ``w`` of another queue needs the preemptor's new
+        share at most the target side's share after removing ``w`` (``LessThanOrEqualToFinalShare``)
+        or below the target side's share (``LessThanInitialShare``, also rule S2-b).  Shares only
+        fall as candidates are removed, so the preemptor's side is never below its share with
+        every own-queue candidate removed (``less``), and the target side never above its share
+        now (without ``w`` when the side is the queue itself); a candidate that fails both bounds
+        can never be taken.  The same answer as the full search when it says no, early."""
+        if self._within_nominal():
+            return True
+        node = self.cq.node
+        name = self.cq.name
+        less: dict[FlavorResource, int] = {}
+        takeable: list[Workload] = []
+        by_queue: dict[Node, list[Workload]] = {}
+        for w in candidates:
+            if w.cluster_queue == name:
+                takeable.append(w)
+                for fr, v in w.usage.items():
+                    less[fr] = less.get(fr, 0) + v
+            else:
+                by_queue.setdefault(self.p.node_of(w), []).append(w)
+        ancestors = set(node.ancestors())
+        p_min: dict[Node, DRS] = {}
+        final_share = any(s != "LessThanInitialShare" for s in strategies)
+        for target, ws in by_queue.items():
+            lca = next(a for a in target.ancestors() if a in ancestors)
+            p_side, t_side = almost_lca(node, lca), almost_lca(target, lca)
+            if p_side not in p_min:
+                p_min[p_side] = share(p_side, less)
+            low = p_min[p_side]
+            order = compare(low, share(t_side))
+            if order < 0:  # LessThanInitialShare may take any of them
+                takeable += ws
+            elif order == 0 and final_share:
+                takeable += (
+                    ws
+                    if t_side is not target
+                    else [w for w in ws if compare(low, share(target, w.usage)) <= 0]
+                )
+        remove_all(node, self.requests)
+        try:
+            return self.p.could_fit(self.cq, self.requests, takeable)
+        finally:
+            add_all(node, self.requests)
+
     def targets(self, strategies: tuple[str, ...]) -> Picked:
         candidates = self._candidates()
         if not candidates or not self.p.could_fit(self.cq, self.requests, candidates):
@@ -159,6 +209,8 @@ class FairPreemption:
         candidates.sort(key=self.p.candidate_key(self.cq))
         add_all(self.cq.node, self.requests)  # shares include the incoming workload
         try:
+            if not self._could_fit(candidates, strategies):
+                return []
             fits, picked, retry = self._first(candidates, STRATEGIES[strategies[0]])
             if not fits and len(strategies) > 1:
                 fits = self._second(retry, picked)
