@@ -74,27 +74,28 @@ class FairPreemption:
     def _candidates(self) -> list[Workload]:
         out: list[Workload] = []
         policy = self.cq.preemption
-        uses = self._uses
+        frs = self.frs
+        satisfies = self.p.satisfies
+        wl = self.wl
         if policy.within_cluster_queue != "Never":
+            within = policy.within_cluster_queue
             out += [
                 w
                 for w in self.p.running.get(self.cq.name, {}).values()
-                if uses(w) and self.p.satisfies(self.wl, w, policy.within_cluster_queue)
+                if not frs.isdisjoint(w.usage) and satisfies(wl, w, within)
             ]
         node = self.cq.node
         if node.parent is not None and policy.reclaim_within_cohort != "Never":
-            for other in _subtree_cluster_queues(node.root()):
-                if other is node or not any(_borrowing(other, fr) for fr in self.frs):
+            reclaim = policy.reclaim_within_cohort
+            for other in self.p.subtree_cluster_queues(node.root()):
+                if other is node or not any(_borrowing(other, fr) for fr in frs):
                     continue
                 out += [
                     w
                     for w in self.p.running.get(other.name, {}).values()
-                    if uses(w) and self.p.satisfies(self.wl, w, policy.reclaim_within_cohort)
+                    if not frs.isdisjoint(w.usage) and satisfies(wl, w, reclaim)
                 ]
         return out
-
-    def _uses(self, w: Workload) -> bool:
-        return any(fr in self.frs for fr in w.usage)
 
     def _fits(self) -> bool:
         """``workloadFitsForFairSharing``: the preemptor's simulated usage taken out first."""
@@ -206,11 +207,11 @@ class FairPreemption:
         candidates = self._candidates()
         if not candidates or not self.p.could_fit(self.cq, self.requests, candidates):
             return []
-        candidates.sort(key=self.p.candidate_key(self.cq))
         add_all(self.cq.node, self.requests)  # shares include the incoming workload
         try:
             if not self._could_fit(candidates, strategies):
                 return []
+            candidates.sort(key=self.p.candidate_key(self.cq))
             fits, picked, retry = self._first(candidates, STRATEGIES[strategies[0]])
             if not fits and len(strategies) > 1:
                 fits = self._second(retry, picked)
@@ -230,15 +231,3 @@ def _borrowing(node: Node, fr: FlavorResource) -> bool:
     """``ClusterQueueSnapshot.Borrowing``: usage above nominal quota."""
     quota = node.quotas.get(fr)
     return (quota.nominal if quota else 0) < node.usage.get(fr, 0)
-
-
-def _subtree_cluster_queues(root: Node) -> list[Node]:
-    """``SubtreeClusterQueues`` of the root cohort."""
-    out: list[Node] = []
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.is_cluster_queue:
-            out.append(n)
-        stack.extend(reversed(n.children))
-    return out

@@ -85,6 +85,18 @@ def share(node: Node, less: Mapping[FlavorResource, int] | None = None) -> DRS:
     """``dominantResourceShare(node, nil)``; ``less``: as if that usage were removed from ``node``
     (a ClusterQueue -- what ``SimulateUsageRemoval`` then the share would give, without the
     tree being touched)."""
+    if less is None:
+        cached = node.share_cache
+        if cached is not None and cached[0] == node.version:
+            drs: DRS = cached[1]
+            return drs
+        drs = _share(node, None)
+        node.share_cache = (node.version, drs)
+        return drs
+    return _share(node, less)
+
+
+def _share(node: Node, less: Mapping[FlavorResource, int] | None) -> DRS:
     if node.parent is None:
         return DRS(node.fair_weight, 0.0)
     borrowing: dict[str, int] = {}
