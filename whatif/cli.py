@@ -36,7 +36,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="simulate a stack that enables fair sharing with classical preemption instead (said in every output)",
     )
-    p.add_argument("--eviction-delay", type=float, default=0.0, help="seconds an eviction takes (default 0)")
+    p.add_argument(
+        "--eviction-delay",
+        type=float,
+        help="seconds from a preemption until the victim's quota is released (default: the trace's "
+        "evictionDelaySeconds, else 0)",
+    )
     p.add_argument("--build-dir", type=Path, default=PROJECT_DIR / "build", help=argparse.SUPPRESS)
     return p
 
