@@ -72,30 +72,37 @@ class FairPreemption:
         self.requests = requests
 
     def _candidates(self) -> list[Workload]:
-        out: list[Workload] = []
-        policy = self.cq.preemption
-        frs = self.frs
-        satisfies = self.p.satisfies
-        wl = self.wl
-        if policy.within_cluster_queue != "Never":
-            within = policy.within_cluster_queue
-            out += [
-                w
-                for w in self.p.running.get(self.cq.name, {}).values()
-                if not frs.isdisjoint(w.usage) and satisfies(wl, w, within)
-            ]
-        node = self.cq.node
-        if node.parent is not None and policy.reclaim_within_cohort != "Never":
-            reclaim = policy.reclaim_within_cohort
-            for other in self.p.subtree_cluster_queues(node.root()):
-                if other is node or not any(_borrowing(other, fr) for fr in frs):
-                    continue
-                out += [
-                    w
-                    for w in self.p.running.get(other.name, {}).values()
-                    if not frs.isdisjoint(w.usage) and satisfies(wl, w, reclaim)
-                ]
+        out = self._own()
+        for other in self._borrowing_queues():
+            out += self._of(other)
         return out
+
+    def _own(self) -> list[Workload]:
+        """Candidates of the preemptor's own ClusterQueue (withinClusterQueue)."""
+        policy = self.cq.preemption.within_cluster_queue
+        return [] if policy == "Never" else self._of(self.cq.node, policy)
+
+    def _borrowing_queues(self) -> list[Node]:
+        """Other ClusterQueues of the tree borrowing a contested resource (reclaimWithinCohort)."""
+        node = self.cq.node
+        if node.parent is None or self.cq.preemption.reclaim_within_cohort == "Never":
+            return []
+        frs = self.frs
+        return [
+            other
+            for other in self.p.subtree_cluster_queues(node.root())
+            if other is not node and any(_borrowing(other, fr) for fr in frs)
+        ]
+
+    def _of(self, queue: Node, policy: str | None = None) -> list[Workload]:
+        """``queue``'s running workloads using a contested resource that ``policy`` lets go."""
+        policy = policy or self.cq.preemption.reclaim_within_cohort
+        frs, satisfies, wl = self.frs, self.p.satisfies, self.wl
+        return [
+            w
+            for w in self.p.running.get(queue.name, {}).values()
+            if not frs.isdisjoint(w.usage) and satisfies(wl, w, policy)
+        ]
 
     def _fits(self) -> bool:
         """``workloadFitsForFairSharing``: the preemptor's simulated usage taken out first."""
@@ -153,36 +160,32 @@ class FairPreemption:
             ordering.drop(target)
         return False
 
-    def _could_fit(self, candidates: list[Workload], strategies: tuple[str, ...]) -> bool:
-        """False when no run of the strategies can free enough: ``could_fit`` over the candidates
-        some strategy could ever take.  Called with the request added.
+    def _hopeless(self, strategies: tuple[str, ...]) -> bool:
+        """True when no run of the strategies can free enough: ``could_fit`` over the candidates
+        some strategy could ever take fails.  Called with the request added.
 
         Own-queue candidates are always taken, and while the preemptor stays within nominal every
-        other queue's too.  Otherwise a candidate ``w`` of another queue needs the preemptor's new
-        share at most the target side's share after removing ``w`` (``LessThanOrEqualToFinalShare``)
-        or below the target side's share (``LessThanInitialShare``, also rule S2-b).  Shares only
-        fall as candidates are removed, so the preemptor's side is never below its share with
-        every own-queue candidate removed (``less``), and the target side never above its share
-        now (without ``w`` when the side is the queue itself); a candidate that fails both bounds
-        can never be taken.  The same answer as the full search when it says no, early."""
+        other queue's too (then this says nothing).  Otherwise a candidate ``w`` of another queue
+        needs the preemptor's new share at most the target side's share after removing ``w``
+        (``LessThanOrEqualToFinalShare``) or below the target side's share
+        (``LessThanInitialShare``, also rule S2-b).  Shares only fall as candidates are removed,
+        so the preemptor's side is never below its share with every own-queue candidate removed
+        (``less``), and the target side never above its share now (without ``w`` when the side
+        is the queue itself); a candidate that fails both bounds can never be taken, and a queue
+        whose share now is below the bound is skipped whole.  When this says yes, the full
+        search would return no targets."""
         if self._within_nominal():
-            return True
+            return False
         node = self.cq.node
-        name = self.cq.name
+        takeable = self._own()
         less: dict[FlavorResource, int] = {}
-        takeable: list[Workload] = []
-        by_queue: dict[Node, list[Workload]] = {}
-        for w in candidates:
-            if w.cluster_queue == name:
-                takeable.append(w)
-                for fr, v in w.usage.items():
-                    less[fr] = less.get(fr, 0) + v
-            else:
-                by_queue.setdefault(self.p.node_of(w), []).append(w)
+        for w in takeable:
+            for fr, v in w.usage.items():
+                less[fr] = less.get(fr, 0) + v
         ancestors = set(node.ancestors())
         p_min: dict[Node, DRS] = {}
         final_share = any(s != "LessThanInitialShare" for s in strategies)
-        for target, ws in by_queue.items():
+        for target in self._borrowing_queues():
             lca = next(a for a in target.ancestors() if a in ancestors)
             p_side, t_side = almost_lca(node, lca), almost_lca(target, lca)
             if p_side not in p_min:
@@ -190,27 +193,30 @@ class FairPreemption:
             low = p_min[p_side]
             order = compare(low, share(t_side))
             if order < 0:  # LessThanInitialShare may take any of them
-                takeable += ws
+                takeable += self._of(target)
             elif order == 0 and final_share:
-                takeable += (
-                    ws
-                    if t_side is not target
-                    else [w for w in ws if compare(low, share(target, w.usage)) <= 0]
-                )
+                ws = self._of(target)
+                if t_side is target:
+                    ws = [w for w in ws if compare(low, share(target, w.usage)) <= 0]
+                takeable += ws
         remove_all(node, self.requests)
         try:
-            return self.p.could_fit(self.cq, self.requests, takeable)
+            return not self.p.could_fit(self.cq, self.requests, takeable)
         finally:
             add_all(node, self.requests)
 
     def targets(self, strategies: tuple[str, ...]) -> Picked:
+        add_all(self.cq.node, self.requests)  # shares include the incoming workload
+        try:
+            if self._hopeless(strategies):
+                return []
+        finally:
+            remove_all(self.cq.node, self.requests)
         candidates = self._candidates()
         if not candidates or not self.p.could_fit(self.cq, self.requests, candidates):
             return []
-        add_all(self.cq.node, self.requests)  # shares include the incoming workload
+        add_all(self.cq.node, self.requests)
         try:
-            if not self._could_fit(candidates, strategies):
-                return []
             candidates.sort(key=self.p.candidate_key(self.cq))
             fits, picked, retry = self._first(candidates, STRATEGIES[strategies[0]])
             if not fits and len(strategies) > 1:
