@@ -162,7 +162,7 @@ class FairPreemption:
 
     def _hopeless(self, strategies: tuple[str, ...]) -> bool:
         """True when no run of the strategies can free enough: ``could_fit`` over the candidates
-        some strategy could ever take fails.  Called with the request added.
+        some strategy could ever take fails (shares taken with the request admitted).
 
         Own-queue candidates are always taken, and while the preemptor stays within nominal every
         other queue's too (then this says nothing).  Otherwise a candidate ``w`` of another queue
@@ -173,12 +173,28 @@ class FairPreemption:
         (``less``), and the target side never above its share now (without ``w`` when the side
         is the queue itself); a candidate that fails both bounds can never be taken, and a queue
         whose share now is below the bound is skipped whole.  When this says yes, the full
-        search would return no targets."""
-        if self._within_nominal():
-            return False
+        search would return no targets.
+
+        In a cohort without parents above it the preemptor's side is its own ClusterQueue, whose
+        share with the request added is its share with the request taken off ``less``: the tree
+        is not touched.  Deeper, the request is added for the bound and removed again."""
         node = self.cq.node
+        if node.parent is not None and node.parent.parent is not None:
+            add_all(node, self.requests)
+            try:
+                return self._hopeless_with(strategies, {}, in_tree=True)
+            finally:
+                remove_all(node, self.requests)
+        return self._hopeless_with(strategies, {fr: -v for fr, v in self.requests.items()}, in_tree=False)
+
+    def _hopeless_with(
+        self, strategies: tuple[str, ...], less: dict[FlavorResource, int], *, in_tree: bool
+    ) -> bool:
+        """``_hopeless`` with the request added to the tree, or (flat) as negative ``less``."""
+        node = self.cq.node
+        if not any(_borrowing(node, fr, -less.get(fr, 0)) for fr in self.frs):
+            return False  # within nominal: every candidate may be taken
         takeable = self._own()
-        less: dict[FlavorResource, int] = {}
         for w in takeable:
             for fr, v in w.usage.items():
                 less[fr] = less.get(fr, 0) + v
@@ -199,6 +215,8 @@ class FairPreemption:
                 if t_side is target:
                     ws = [w for w in ws if compare(low, share(target, w.usage)) <= 0]
                 takeable += ws
+        if not in_tree:
+            return not self.p.could_fit(self.cq, self.requests, takeable)
         remove_all(node, self.requests)
         try:
             return not self.p.could_fit(self.cq, self.requests, takeable)
@@ -206,12 +224,8 @@ class FairPreemption:
             add_all(node, self.requests)
 
     def targets(self, strategies: tuple[str, ...]) -> Picked:
-        add_all(self.cq.node, self.requests)  # shares include the incoming workload
-        try:
-            if self._hopeless(strategies):
-                return []
-        finally:
-            remove_all(self.cq.node, self.requests)
+        if self._hopeless(strategies):
+            return []
         candidates = self._candidates()
         if not candidates or not self.p.could_fit(self.cq, self.requests, candidates):
             return []
@@ -233,7 +247,7 @@ class FairPreemption:
         return kept
 
 
-def _borrowing(node: Node, fr: FlavorResource) -> bool:
-    """``ClusterQueueSnapshot.Borrowing``: usage above nominal quota."""
+def _borrowing(node: Node, fr: FlavorResource, extra: int = 0) -> bool:
+    """``ClusterQueueSnapshot.Borrowing``: usage (plus ``extra``) above nominal quota."""
     quota = node.quotas.get(fr)
-    return (quota.nominal if quota else 0) < node.usage.get(fr, 0)
+    return (quota.nominal if quota else 0) < node.usage.get(fr, 0) + extra
