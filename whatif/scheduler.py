@@ -89,6 +89,7 @@ class Scheduler:
         self.evicting = evicting  # keys of victims whose eviction is under way
         self.on_inadmissible = on_inadmissible
         self.cycles = 0  # ``schedulingCycle``
+        self.nominations = 0  # heads nominated, over all cycles (what a run's cost grows with)
         # the simulator turns it on: a cohort tree whose cycle would repeat exactly is held out of
         # the following cycles until something touches it (``QueueManager.hold`` / ``wake``)
         self.hold_settled = False
@@ -107,6 +108,7 @@ class Scheduler:
         if wl.last_scan is not None and self._scan_outdated(wl, cq):
             wl.last_scan = None
         scan_in = wl.last_scan
+        self.nominations += 1
         assignment = self.assigner.assign(wl, cq, wl.last_scan)
         # ``recordAssignment``: the next attempt resumes from this scan
         wl.last_scan = assignment.tried
