@@ -201,9 +201,13 @@ class FairPreemption:
         ancestors = set(node.ancestors())
         p_min: dict[Node, DRS] = {}
         final_share = any(s != "LessThanInitialShare" for s in strategies)
+        flat = node.parent is not None and node.parent.parent is None
         for target in self._borrowing_queues():
-            lca = next(a for a in target.ancestors() if a in ancestors)
-            p_side, t_side = almost_lca(node, lca), almost_lca(target, lca)
+            if flat and target.parent is node.parent:  # siblings under the root: the queues
+                p_side, t_side = node, target
+            else:
+                lca = next(a for a in target.ancestors() if a in ancestors)
+                p_side, t_side = almost_lca(node, lca), almost_lca(target, lca)
             if p_side not in p_min:
                 p_min[p_side] = share(p_side, less)
             low = p_min[p_side]

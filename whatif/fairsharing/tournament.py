@@ -61,6 +61,9 @@ def _shares(root: Node, left: Mapping[Node, Entry]) -> Shares:
     for node, e in left.items():
         if node.root() is not root:
             continue
+        if node.parent is root:  # flat: the share with its usage added, the tree untouched
+            out[(root.name, e.workload.key)] = share(node, {fr: -v for fr, v in e.usage.items()})
+            continue
         add_all(node, e.usage)
         drs = share(node)
         for ancestor in node.ancestors():
