@@ -91,6 +91,11 @@ def _print(result: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        for option in ("provisioning_delay", "eviction_delay"):
+            value = getattr(args, option)
+            if value is not None and not value >= 0:  # NaN too
+                flag = "--" + option.replace("_", "-")
+                raise WhatIfError(f"{flag}: got {value:g}, expected a number of seconds >= 0")
         if args.manifests is not None:
             model = from_manifests(args.manifests)
         else:

@@ -18,10 +18,13 @@ uses their termination grace period: ``pkg/controller/jobs/pod`` ``Pod.IsActive`
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.whatif.kueue_cases import cluster_queue, flavor, flavor_quotas, group, local_queue
 from tests.whatif.test_simulator import brief, cluster, run, wl
 from whatif.cluster import Cluster, FairSharing
 from whatif.trace import parse_trace
@@ -147,3 +150,27 @@ def test_a_preemptor_that_loses_its_victim_back_at_every_release_is_a_reported_l
     assert "\n" not in message and "livelock" in message
     assert f"team-a/p has preempted team-a/v {LIVELOCK_REPEATS} times without being admitted" in message
     assert message.startswith(f"time {30 * (LIVELOCK_REPEATS - 1)}, ")
+
+
+@pytest.mark.parametrize("option", ["--eviction-delay", "--provisioning-delay"])
+def test_a_negative_delay_is_one_line_and_exit_2(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from whatif.cli import main
+
+    items = [flavor("l4"), cluster_queue("cq", group(flavor_quotas("l4", ("nvidia.com/gpu", "1"))))]
+    items.append(local_queue("team-a", "user-queue", "cq"))
+    (tmp_path / "objects.yaml").write_text(yaml.safe_dump_all(items))
+    (tmp_path / "trace.yaml").write_text(yaml.safe_dump({"workloads": [wl("a", 0, 10)]}))
+    code = main(
+        ["--manifests", str(tmp_path / "objects.yaml"), "--trace", str(tmp_path / "trace.yaml"), option, "-1"]
+    )
+    assert code == 2
+    assert capsys.readouterr().err == f"whatif: {option}: got -1, expected a number of seconds >= 0\n"
+
+
+def test_a_negative_eviction_delay_in_a_trace_is_one_line() -> None:
+    from whatif.errors import WhatIfError
+
+    with pytest.raises(WhatIfError, match=r"^trace evictionDelaySeconds: got -3, expected a number >= 0$"):
+        parse_trace({"evictionDelaySeconds": -3, "workloads": [wl("a", 0, 10)]})
