@@ -6,8 +6,9 @@ nothing, so the state at time T is the settled state (issue 14).
 
 Victims' release, as Kueue v0.19.2 does it (kubernetes-sigs/kueue@v0.19.2): the scheduler only
 marks a victim evicted (``pkg/scheduler/preemption/preemption.go`` ``IssuePreemptions`` ->
-``workloadevict.Evict``: condition ``Evicted``, reason ``Preempted``); the job reconciler then
-suspends the job and, once the job reports itself inactive, clears ``QuotaReserved``
+``workloadevict.Evict``: condition ``Evicted``, reason ``Preempted``, admission checks reset to
+Pending by ``resetChecksOnEviction``, so a ProvisioningRequest under way admits nothing); the job
+reconciler then suspends the job and, once the job reports itself inactive, clears ``QuotaReserved``
 (``pkg/controller/jobframework/reconciler.go`` ``ReconcileGenericJob`` step 6: ``stopJob``, then
 ``!job.IsActive()`` -> ``UnsetQuotaReservationWithCondition``); only that update makes the
 workload controller drop the victim from the cache, move the cohort's inadmissible workloads back
@@ -411,7 +412,8 @@ class Simulation:
                     wl.state = FINISHED
                     self._record(wl, "finished")
                 elif kind == CHECK:
-                    self._check(wl)
+                    if wl.key not in self.evicting:  # ``resetChecksOnEviction``: back to Pending
+                        self._check(wl)
                 elif kind == EVICT:
                     self._evict(wl)
                 elif kind == REQUEUE:

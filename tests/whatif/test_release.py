@@ -24,7 +24,14 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.whatif.kueue_cases import cluster_queue, flavor, flavor_quotas, group, local_queue
+from tests.whatif.kueue_cases import (
+    cluster_queue,
+    flavor,
+    flavor_quotas,
+    group,
+    local_queue,
+    provisioning_cluster,
+)
 from tests.whatif.test_simulator import brief, cluster, run, wl
 from whatif.cluster import Cluster, FairSharing
 from whatif.trace import parse_trace
@@ -174,3 +181,25 @@ def test_a_negative_eviction_delay_in_a_trace_is_one_line() -> None:
 
     with pytest.raises(WhatIfError, match=r"^trace evictionDelaySeconds: got -3, expected a number >= 0$"):
         parse_trace({"evictionDelaySeconds": -3, "workloads": [wl("a", 0, 10)]})
+
+
+def test_an_evicted_workload_is_not_admitted_by_its_admission_check_meanwhile() -> None:
+    """``workloadevict.Evict`` resets the victim's admission checks to Pending
+    (``pkg/workload/evict/evict.go`` ``resetChecksOnEviction``): ``v``, evicted at 10 while its
+    ProvisioningRequest (20 s) is under way, is not admitted at 20; ``p`` gets the quota at the
+    release (40) and its own request is provisioned by 60."""
+    from whatif.capacity import Pool
+    from whatif.cluster import Preemption
+    from whatif.results import document
+    from whatif.simulator import Simulation
+
+    c = provisioning_cluster(Pool("l4-pool", 8, 1), quota="1")
+    c.cluster_queues["cq"].preemption = Preemption(within_cluster_queue="LowerPriority")
+    trace = parse_trace(
+        {"provisioningDelaySeconds": 20, "workloads": [wl("v", 0, 100), wl("p", 10, 100, priority=10)]}
+    )
+    doc = document(c, Simulation(c, trace, eviction_delay=30).run())
+    assert [e for e in brief(doc) if e[2] in ("admitted", "preempted")][:2] == [
+        (10, "v", "preempted", "p"),
+        (60, "p", "admitted", ""),
+    ]
