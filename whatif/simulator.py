@@ -21,7 +21,8 @@ nominated again, finding the evicted victims first (``CandidatesOrdering``) and 
 new (``IssuePreemptions``: "Preemption ongoing").  ``eviction_delay`` is that time from the
 eviction to the release: how long the job takes to report itself inactive, which depends on its
 kind (``Job.IsActive``: ``status.active``, which leaves out terminating pods; KubeRay's RayJob:
-``Suspended`` once its RayCluster is deleted, re-checked every 3 s; plain pods,
+``Suspended`` once its RayCluster and submitter Job are deleted, seen on their deletion events;
+plain pods,
 ``pkg/controller/jobs/pod`` ``Pod.IsActive``: until they terminate, within the pods'
 ``terminationGracePeriodSeconds``, 30 by default).  With 0 the quota is released right after the
 cycle and the victim requeued once the instant has settled (requeueing it at once would loop at
@@ -166,6 +167,8 @@ class Simulation:
     # --- transitions --------------------------------------------------------------------------
     def _release(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
+        if wl.key in self.evicting:  # released, or it ended while its job was being stopped
+            self._evicting(wl, False)
         remove_all(self.cluster.cluster_queues[wl.cluster_queue].node, wl.usage)
         self.running[wl.cluster_queue].pop(wl.key, None)
         self.capacity.release(wl, self.now)
@@ -304,8 +307,6 @@ class Simulation:
         cannot help blocks the preemptor's queue for a cycle while the victim takes its quota
         back, and the preemptor evicts it again -- in Kueue the job's stop takes time.
         """
-        if victim.key in self.evicting:
-            self._evicting(victim, False)
         self._waited_for_capacity(victim)
         self._release(victim)
         victim.state = PENDING
