@@ -88,11 +88,17 @@ class FairPreemption:
         if node.parent is None or self.cq.preemption.reclaim_within_cohort == "Never":
             return []
         frs = self.frs
-        return [
-            other
-            for other in self.p.subtree_cluster_queues(node.root())
-            if other is not node and any(_borrowing(other, fr) for fr in frs)
-        ]
+        out = []
+        for other in self.p.subtree_cluster_queues(node.root()):
+            if other is node:
+                continue
+            usage, quotas = other.usage, other.quotas
+            for fr in frs:  # ``_borrowing`` inline: this runs for every queue of every search
+                quota = quotas.get(fr)
+                if (quota.nominal if quota else 0) < usage.get(fr, 0):
+                    out.append(other)
+                    break
+        return out
 
     def _of(self, queue: Node, policy: str | None = None) -> list[Workload]:
         """``queue``'s running workloads using a contested resource that ``policy`` lets go."""
@@ -198,7 +204,7 @@ class FairPreemption:
         for w in takeable:
             for fr, v in w.usage.items():
                 less[fr] = less.get(fr, 0) + v
-        ancestors = set(node.ancestors())
+        ancestors: set[Node] | None = None
         p_min: dict[Node, DRS] = {}
         final_share = any(s != "LessThanInitialShare" for s in strategies)
         flat = node.parent is not None and node.parent.parent is None
@@ -206,6 +212,8 @@ class FairPreemption:
             if flat and target.parent is node.parent:  # siblings under the root: the queues
                 p_side, t_side = node, target
             else:
+                if ancestors is None:
+                    ancestors = set(node.ancestors())
                 lca = next(a for a in target.ancestors() if a in ancestors)
                 p_side, t_side = almost_lca(node, lca), almost_lca(target, lca)
             if p_side not in p_min:
