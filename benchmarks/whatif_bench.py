@@ -4,20 +4,23 @@
 LowerPriority within the queue, reclaim Any in the cohort) under fair sharing (Kueue's
 Configuration ``fairSharing`` with ``preemptionStrategies: [LessThanOrEqualToFinalShare]``: with
 the default pair, rule S2-b lets a 1-GPU workload and an 8-GPU one of two queues evict each other
-at one instant in this trace, which the simulator reports as a livelock) and a 30 s eviction
-delay (a preempted pod's termination grace period; with 0 s, chains of preemptions across three
-queues repeat at one instant at 25,000 workloads and more, reported as livelocks), and a seeded
-synthetic trace arriving
+at one instant in this trace, which the simulator reports as a livelock) and victims released
+30 s after their eviction (plain pods' termination grace period, ``whatif/README.md`` "Victims'
+release"; with 0 s, chains of preemptions across three queues repeat at one instant at 25,000
+workloads and more, reported as livelocks), and a seeded synthetic trace arriving
 at 100,000 workloads per simulated week (about 70% of the GPU quota, with random bursts that
 borrow and preempt): gangs of 1-8 GPUs at priorities 0 / 100 / 1000, 10 min to 4 h long.  A size
 of N workloads spans N / 100,000 of a week, so the load is the same at every size and the cost
 per workload shows whether growth is linear; 100,000 is the full week.  Each size runs in its own
 process so that its peak memory is its own; for each it prints::
 
-    workloads=N events=E preemptions=P wall_s=W cpu_s=C cpu_us_per_workload=U peak_mib=M
+    workloads=N events=E preemptions=P nominations_per_workload=R wall_s=W cpu_s=C cpu_us_per_workload=U peak_mib=M
 
 ``cpu_us_per_workload`` (CPU time, which a shared machine disturbs less than wall time) staying
-flat as N doubles is the linear growth the issue asks for.  A last
+flat as N doubles is the linear growth the issue asks for.  ``nominations_per_workload`` (heads
+the scheduling cycles nominated, over workloads) is what the cost follows: Kueue moves every
+parked workload of a cohort back into its queue on each release of quota there
+(``QueueInadmissibleWorkloads``), so it grows with the backlog this trace builds.  A last
 line times the default what-if of every repo stack (what ``make preview`` adds to the report).
 Figures are printed, never asserted.
 """
@@ -117,13 +120,15 @@ def run_one(n: int, fair: bool = True) -> str:
     assert (cluster.fair_sharing is not None) == fair
     trace = parse_trace(_trace(n))
     start, cpu_start = time.perf_counter(), time.process_time()
-    outcome = Simulation(cluster, trace, eviction_delay=EVICTION_DELAY).run()
+    sim = Simulation(cluster, trace, eviction_delay=EVICTION_DELAY)
+    outcome = sim.run()
     doc = document(cluster, outcome)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     preempted = sum(q["preempted"] for q in doc["queues"].values())
     return (
-        f"workloads={n} events={len(doc['events'])} preemptions={preempted} wall_s={wall:.2f} "
+        f"workloads={n} events={len(doc['events'])} preemptions={preempted} "
+        f"nominations_per_workload={sim.scheduler.nominations / n:.1f} wall_s={wall:.2f} "
         f"cpu_s={cpu:.2f} cpu_us_per_workload={cpu / n * 1e6:.0f} peak_mib={peak:.0f}"
     )
 

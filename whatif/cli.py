@@ -40,7 +40,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="simulate a stack that enables fair sharing with classical preemption instead (said in every output)",
     )
-    p.add_argument("--eviction-delay", type=float, default=0.0, help="seconds an eviction takes (default 0)")
+    p.add_argument(
+        "--eviction-delay",
+        type=float,
+        help="seconds from a preemption until the victim's quota is released (default: the trace's "
+        "evictionDelaySeconds, else 0)",
+    )
     p.add_argument("--build-dir", type=Path, default=PROJECT_DIR / "build", help=argparse.SUPPRESS)
     return p
 
@@ -129,6 +134,11 @@ def _run_kai(args: argparse.Namespace, model: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        for option in ("provisioning_delay", "eviction_delay"):
+            value = getattr(args, option)
+            if value is not None and not value >= 0:  # NaN too
+                flag = "--" + option.replace("_", "-")
+                raise WhatIfError(f"{flag}: got {value:g}, expected a number of seconds >= 0")
         if args.manifests is not None:
             model = from_manifests(args.manifests)
         else:

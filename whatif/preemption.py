@@ -10,8 +10,11 @@ Upstream (kubernetes-sigs/kueue@v0.19.2):
   ``collectCandidatesForHierarchicalReclaim``, ``collectCandidatesInSubtree``;
 - ``pkg/scheduler/preemption/classical/candidate_generator.go``: ``NewCandidateIterator``
   (hierarchy candidates, then other queues', then the preemptor's own), ``candidateIsValid``;
-- ``pkg/scheduler/preemption/common/ordering.go`` ``CandidatesOrdering``: other ClusterQueues
-  first, then lower priority, then most recently admitted, then creation order (UID);
+- ``pkg/scheduler/preemption/common/ordering.go`` ``CandidatesOrdering``: workloads already
+  evicted (``Evicted`` condition set, quota not yet released) first, then other ClusterQueues,
+  then lower priority, then most recently admitted, then creation order (UID); classically the
+  evicted candidates of every group come before all the others (``candidate_generator.go``
+  ``splitEvicted``);
 - ``pkg/scheduler/preemption/common/preemption_policy.go`` ``SatisfiesPreemptionPolicy``
   (LowerPriority, LowerOrNewerEqualPriority, Any; the timestamp buffer gate is off by default);
 - ``pkg/scheduler/preemption/preemption_oracle.go`` ``SimulatePreemption``.
@@ -75,7 +78,25 @@ class Preemptor:
         # quota tree, which changes only with an admission or a release -- and each bumps the
         # tree's generation -- so a workload's searches are kept until its tree's generation moves
         self.remember = False
-        self._remembered: dict[str, tuple[int, dict[tuple[object, ...], list[Target]]]] = {}
+        self._remembered: dict[str, tuple[tuple[int, int], dict[tuple[object, ...], list[Target]]]] = {}
+        self._subtrees: dict[Node, list[Node]] = {}
+        # keys of victims evicted whose quota is not released yet (the simulator's own set); a
+        # change to it moves ``evicting_epoch``, which remembered searches are kept with
+        self.evicting: set[str] = set()
+        self.evicting_epoch = 0
+
+    def subtree_cluster_queues(self, root: Node) -> list[Node]:
+        """``SubtreeClusterQueues`` of a root cohort, depth first in child order (the tree is fixed)."""
+        found = self._subtrees.get(root)
+        if found is None:
+            found = self._subtrees[root] = []
+            stack = [root]
+            while stack:
+                n = stack.pop()
+                if n.is_cluster_queue:
+                    found.append(n)
+                stack.extend(reversed(n.children))
+        return found
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod
@@ -159,12 +180,14 @@ class Preemptor:
             )
 
     def candidate_key(self, cq: ClusterQueue) -> Callable[[Workload], Any]:
-        """``CandidatesOrdering``: other queues first, lower priority, newer reservation, UID
-        (LocalQueue usage between the first two under admission fair sharing)."""
+        """``CandidatesOrdering``: already evicted first, other queues, lower priority, newer
+        reservation, UID (LocalQueue usage between the second and third under admission fair
+        sharing)."""
+        evicting = self.evicting
 
-        def key(wl: Workload) -> tuple[bool, int, float, int]:
+        def key(wl: Workload) -> tuple[bool, bool, int, float, int]:
             reserved = wl.reserved_at if wl.reserved_at is not None else float("inf")
-            return (wl.cluster_queue == cq.name, wl.priority, -reserved, wl.seq)
+            return (wl.key not in evicting, wl.cluster_queue == cq.name, wl.priority, -reserved, wl.seq)
 
         afs = self.cluster.admission_fair_sharing
         return key if afs is None else afs.candidate_key(key)
@@ -185,7 +208,7 @@ class Preemptor:
             return self._targets(preemptor, cq, frs, requests)
         key = (preemptor.key, cq.name, frozenset(frs), tuple(sorted(requests.items())))
         if self.remember:
-            generation = cq.node.root().generation + self._afs_version()
+            generation = (cq.node.root().generation + self._afs_version(), self.evicting_epoch)
             kept = self._remembered.get(preemptor.key)
             if kept is None or kept[0] != generation:
                 kept = self._remembered[preemptor.key] = (generation, {})
@@ -233,7 +256,10 @@ class Preemptor:
                 advantage = advantage or fits_here
                 previous = root
         key = self._ordering(cq)
-        candidates = sorted(hierarchy, key=key) + sorted(priority, key=key) + sorted(same, key=key)
+        ordered = sorted(hierarchy, key=key) + sorted(priority, key=key) + sorted(same, key=key)
+        # ``splitEvicted``: each group's evicted prefix, in group order, before every other
+        candidates = [c for c in ordered if c.workload.key in self.evicting]
+        candidates += [c for c in ordered if c.workload.key not in self.evicting]
         if not self.could_fit(cq, requests, [c.workload for c in candidates]):
             return []
         forbidden = cq.preemption.borrow_within_cohort == "Never"

@@ -7,6 +7,7 @@ What-if section of the preview report) has a trace without one being written by 
 seed: 14                      # the generator's seed: the same profile gives the same trace
 hours: 168                    # arrivals are generated over this many hours (a week)
 provisioningDelaySeconds: [120, 900]  # optional: ProvisioningRequest time, seconds or [low, high]
+evictionDelaySeconds: 3       # optional: preemption until the victim's quota is released (seconds)
 arrivals:                     # one stream per team / queue
   - namespace: default
     queue: user-queue
@@ -133,6 +134,7 @@ def generate_trace(profile: dict[str, Any], model: StackModel, name: str = "prof
             workloads.append(entry)
             n += 1
     doc: dict[str, Any] = {"workloads": workloads}
-    if "provisioningDelaySeconds" in profile:
-        doc["provisioningDelaySeconds"] = profile["provisioningDelaySeconds"]
+    for key in ("provisioningDelaySeconds", "evictionDelaySeconds"):
+        if key in profile:
+            doc[key] = profile[key]
     return parse_trace(doc)

@@ -17,6 +17,12 @@ deleted) or another workload of that queue issues preemptions.
 
 Admission fair sharing (``queueOrderingFunc``): a usage-based ClusterQueue keeps one heap per
 LocalQueue and its head goes by LocalQueue usage first (:mod:`whatif.admission_fair_sharing`).
+
+Held trees (the simulator's own bookkeeping, no Kueue counterpart): Kueue pops every head again
+each cycle; when a cohort tree's last cycle changed nothing and would repeat exactly (see
+``whatif.scheduler.Scheduler.hold_settled``), its ClusterQueues are held out of ``heads`` until
+something touches the tree -- a push, a sticky change or (from the simulator) a quota change.
+``wake`` then stamps its heads as nominated in the last cycle, as the skipped cycles would have.
 """
 
 from __future__ import annotations
@@ -38,9 +44,14 @@ class QueueManager:
         self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
         self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
         self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
+        self.root_of = {name: cq.node.root() for name, cq in cluster.cluster_queues.items()}
+        # root cohort -> (its ClusterQueues held out of ``active``, their heads, the tree's generation)
+        self.held: dict[Node, tuple[list[str], list[Workload], int]] = {}
+        self.cycle = 0  # the last scheduling cycle whose heads were taken
         afs = cluster.admission_fair_sharing
         # usage-based ClusterQueues (admission fair sharing): a heap per LocalQueue instead
         self.by_usage = {n: LocalQueueHeaps(afs) for n in cluster.cluster_queues if afs and afs.takes_part(n)}
+        self._afs_seen = afs.version if afs is not None else 0
 
     def _heap_push(self, cq: str, wl: Workload) -> None:
         lq_heaps = self.by_usage.get(cq)
@@ -53,24 +64,39 @@ class QueueManager:
         """The clock moved to ``now`` (before its events): admission fair sharing's samples."""
         if self.cluster.admission_fair_sharing is not None:
             self.cluster.admission_fair_sharing.advance(now)
+            self._wake_on_usage()
 
     def reserved(self, wl: Workload, now: float) -> None:
         """Quota reserved: admission fair sharing's entry penalty (after :meth:`forget`)."""
         if self.cluster.admission_fair_sharing is not None:
             self.cluster.admission_fair_sharing.reserved(wl, now)
+            self._wake_on_usage()
 
     def admitted(self, wl: Workload, now: float) -> None:
         """Admitted (checks passed): admission fair sharing settles the penalty."""
         if self.cluster.admission_fair_sharing is not None:
             self.cluster.admission_fair_sharing.admitted_(wl, now)
+            self._wake_on_usage()
 
     def released(self, wl: Workload) -> None:
         """The workload's quota is released (still in its old state)."""
         if self.cluster.admission_fair_sharing is not None:
             self.cluster.admission_fair_sharing.released(wl)
+            self._wake_on_usage()
+
+    def _wake_on_usage(self) -> None:
+        """Admission fair sharing's usage moved (a sample, a penalty): the order of a usage-based
+        ClusterQueue's heads may differ, so a held tree holding one must take part again."""
+        afs = self.cluster.admission_fair_sharing
+        if afs is None or afs.version == self._afs_seen:
+            return
+        self._afs_seen = afs.version
+        for name in self.by_usage:
+            self.wake(self.root_of[name])
 
     def push(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
+        self.wake(self.root_of[wl.cluster_queue])
         if self.sticky.get(wl.cluster_queue) == wl.key:
             self.sticky_slot[wl.cluster_queue] = wl
         else:
@@ -83,6 +109,7 @@ class QueueManager:
         cq = wl.cluster_queue
         if self.cluster.cluster_queues[cq].strategy == "StrictFIFO":
             return
+        self.wake(self.root_of[cq])
         old = self.sticky_slot.pop(cq, None)
         if old is not None:
             self._heap_push(cq, old)
@@ -93,12 +120,14 @@ class QueueManager:
         and so does a pending admission-fair-sharing penalty (``SubPenalty``; on reservation
         :meth:`reserved` pushes the new one, which would replace it anyway)."""
         if wl.cluster_queue is not None and self.sticky.get(wl.cluster_queue) == wl.key:
+            self.wake(self.root_of[wl.cluster_queue])
             del self.sticky[wl.cluster_queue]
         if self.cluster.admission_fair_sharing is not None:
             self.cluster.admission_fair_sharing.dropped(wl)
 
     def park(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
+        self.wake(self.root_of[wl.cluster_queue])
         self.inadmissible[wl.cluster_queue][wl.key] = wl
 
     def requeue(self, wl: Workload, immediate: bool) -> None:
@@ -109,8 +138,10 @@ class QueueManager:
         else:
             self.park(wl)
 
-    def heads(self) -> list[Workload]:
-        """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order."""
+    def heads(self, cycle: int = 0) -> list[Workload]:
+        """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order; held trees'
+        queues keep their heads."""
+        self.cycle = cycle
         out = []
         for name in sorted(self.active):
             heap = self.heaps[name]
@@ -128,6 +159,24 @@ class QueueManager:
             if not heap:
                 self.active.discard(name)
         return out
+
+    def hold(self, root: Node, heads: list[Workload]) -> None:
+        """Keep the tree's queues (whose heads are ``heads``, back in place) out of ``heads``."""
+        names = [wl.cluster_queue for wl in heads if wl.cluster_queue is not None]
+        self.active.difference_update(names)
+        self.held[root] = (names, heads, root.generation)
+
+    def wake(self, root: Node) -> None:
+        """The tree was touched: its queues take part again, their heads stamped as nominated in
+        the last cycle with the tree's generation then (what the skipped cycles would record)."""
+        held = self.held.pop(root, None)
+        if held is None:
+            return
+        names, heads, generation = held
+        self.active.update(names)
+        for wl in heads:
+            wl.last_scan_cycle = self.cycle
+            wl.last_scan_generation = generation
 
     def _tree(self, node: Node) -> list[str]:
         root = node.root()

@@ -28,7 +28,7 @@ def simulate(
     trace: Trace,
     *,
     provisioning_delay: Delay | None = None,
-    eviction_delay: float = 0.0,
+    eviction_delay: float | None = None,
     ignore_fair_sharing: bool = False,
 ) -> dict[str, Any]:
     cluster = build_cluster(model, ignore_fair_sharing=ignore_fair_sharing)

@@ -44,6 +44,8 @@ class Entry:
     immediate: bool = False  # requeue into the heap (skipped, or pending preemption)
     done: bool = False  # admitted (quota reserved)
     reason: str = ""
+    evicted: bool = False  # issued at least one new eviction this cycle
+    scan_in: dict[tuple[int, str], int] | None = None  # the flavor scan it resumed from
 
     @property
     def node(self) -> Node:
@@ -87,6 +89,10 @@ class Scheduler:
         self.evicting = evicting  # keys of victims whose eviction is under way
         self.on_inadmissible = on_inadmissible
         self.cycles = 0  # ``schedulingCycle``
+        self.nominations = 0  # heads nominated, over all cycles (what a run's cost grows with)
+        # the simulator turns it on: a cohort tree whose cycle would repeat exactly is held out of
+        # the following cycles until something touches it (``QueueManager.hold`` / ``wake``)
+        self.hold_settled = False
 
     def _scan_outdated(self, wl: Workload, cq: ClusterQueue) -> bool:
         """``lastAssignmentOutdated`` with ``FlavorFungibilityPreserveScanProgress`` (on by default
@@ -101,6 +107,8 @@ class Scheduler:
         cq = self.cluster.cluster_queues[wl.cluster_queue]
         if wl.last_scan is not None and self._scan_outdated(wl, cq):
             wl.last_scan = None
+        scan_in = wl.last_scan
+        self.nominations += 1
         assignment = self.assigner.assign(wl, cq, wl.last_scan)
         # ``recordAssignment``: the next attempt resumes from this scan
         wl.last_scan = assignment.tried
@@ -109,7 +117,7 @@ class Scheduler:
         targets: list[Target] = []
         if assignment.mode == "Preempt":
             targets = self.preemptor.targets(wl, cq, assignment.needs_preemption(), assignment.usage)
-        return Entry(wl, cq, assignment, targets)
+        return Entry(wl, cq, assignment, targets, scan_in=scan_in)
 
     @staticmethod
     def _reserve(entry: Entry) -> dict[FlavorResource, int]:
@@ -130,7 +138,7 @@ class Scheduler:
     def cycle(self) -> CycleOutcome:
         self.cycles += 1
         outcome = CycleOutcome()
-        heads = self.queues.heads()
+        heads = self.queues.heads(self.cycles)
         if not heads:
             return outcome
         self.preemptor.memo = {}
@@ -156,7 +164,34 @@ class Scheduler:
                 elif e.cq.strategy != "StrictFIFO":
                     outcome.parked += 1
             self.queues.requeue(wl, e.immediate or pending)
+        if self.hold_settled:
+            self._hold_settled(entries)
         return outcome
+
+    def _hold_settled(self, entries: list[Entry]) -> None:
+        """Hold the cohort trees whose cycle changed nothing and would repeat exactly.
+
+        A tree's entries interact only with each other (quota, victims and the fair-sharing
+        tournament are per root cohort).  When none was admitted, issued a new eviction, was
+        parked or sent back to resume its scan, every head is back at its queue's head, and each
+        resumed the scan it recorded (``scan_in`` == ``last_scan``), the next cycle would see the
+        same tree, the same heads and the same scans, and do the same -- until an event touches
+        the tree.  Skipping those cycles changes no outcome and saves their nominations."""
+        trees: dict[Node, list[Entry]] = {}
+        for e in entries:
+            trees.setdefault(self.queues.root_of[e.cq.name], []).append(e)
+        for root, group in trees.items():
+            if all(self._repeats(e) for e in group):
+                self.queues.hold(root, [e.workload for e in group])
+
+    @staticmethod
+    def _repeats(e: Entry) -> bool:
+        if e.done or e.evicted or e.workload.last_scan != e.scan_in:
+            return False
+        if e.immediate:
+            return True
+        pending = e.workload.last_scan is not None and any(i != -1 for i in e.workload.last_scan.values())
+        return e.cq.strategy == "StrictFIFO" and not pending
 
     def _ordered(self, entries: list[Entry]) -> Iterator[Entry]:
         """``makeIterator``: the fair-sharing tournament, or the classical order."""
@@ -210,6 +245,7 @@ class Scheduler:
             self.queues.set_preemptor(e.workload)
             for t in e.targets:
                 if t.workload.key not in self.evicting:
+                    e.evicted = True
                     outcome.evictions.append((t.workload, e.workload, t.reason))
             return
         add_all(e.cq.node, e.assignment.usage)

@@ -2,9 +2,31 @@
 
 At each instant the simulator applies every event due (finishes, evictions and admission-check
 results first, then arrivals in creation order) and then runs scheduling cycles until one changes
-nothing, so the state at time T is the settled state (issue 14).  An eviction by preemption frees
-its quota after ``eviction_delay`` seconds (default 0: at once) and requeues the victim, which
-competes again once the cycles after its eviction have settled (see ``Simulation._evict``).
+nothing, so the state at time T is the settled state (issue 14).
+
+Victims' release, as Kueue v0.19.2 does it (kubernetes-sigs/kueue@v0.19.2): the scheduler only
+marks a victim evicted (``pkg/scheduler/preemption/preemption.go`` ``IssuePreemptions`` ->
+``workloadevict.Evict``: condition ``Evicted``, reason ``Preempted``, admission checks reset to
+Pending by ``resetChecksOnEviction``, so a ProvisioningRequest under way admits nothing); the job
+reconciler then suspends the job and, once the job reports itself inactive, clears ``QuotaReserved``
+(``pkg/controller/jobframework/reconciler.go`` ``ReconcileGenericJob`` step 6: ``stopJob``, then
+``!job.IsActive()`` -> ``UnsetQuotaReservationWithCondition``); only that update makes the
+workload controller drop the victim from the cache, move the cohort's inadmissible workloads back
+and requeue the victim at once, all before the next cycle
+(``pkg/controller/core/workload_controller.go`` ``Update``, case
+``FromQuotaReservedOrAdmittedToPending``: ``QueueAssociatedInadmissibleWorkloadsAfter`` with
+``cache.DeleteWorkload`` and ``AddOrUpdateWorkloadWithoutLock``).  Until then the victim's usage
+counts, its preemptor stays at its queue's head (``whatif.queues``: sticky preemptor) and is
+nominated again, finding the evicted victims first (``CandidatesOrdering``) and issuing nothing
+new (``IssuePreemptions``: "Preemption ongoing").  ``eviction_delay`` is that time from the
+eviction to the release: how long the job takes to report itself inactive, which depends on its
+kind (``Job.IsActive``: ``status.active``, which leaves out terminating pods; KubeRay's RayJob:
+``Suspended`` once its RayCluster and submitter Job are deleted, seen on their deletion events;
+plain pods,
+``pkg/controller/jobs/pod`` ``Pod.IsActive``: until they terminate, within the pods'
+``terminationGracePeriodSeconds``, 30 by default).  With 0 the quota is released right after the
+cycle and the victim requeued once the instant has settled (requeueing it at once would loop at
+one instant, see ``Simulation._evict``).
 
 Admission checks (Kueue v0.19.2 ``pkg/controller/admissionchecks/provisioning``; see
 ``whatif.capacity``): on a flavor with a ``queued-provisioning.gke.io`` ProvisioningRequest check a
@@ -102,13 +124,15 @@ class Simulation:
         trace: Trace,
         *,
         provisioning_delay: Delay | None = None,
-        eviction_delay: float = 0.0,
+        eviction_delay: float | None = None,
     ) -> None:
         self.cluster = cluster
         self.provisioning_delay: Delay = (
             provisioning_delay if provisioning_delay is not None else (trace.provisioning_delay or 0.0)
         )
         self.capacity = Capacity(cluster.pools)
+        if eviction_delay is None:
+            eviction_delay = trace.eviction_delay if trace.eviction_delay is not None else 0.0
         self.eviction_delay = eviction_delay
         self.workloads = build_workloads(cluster, trace)
         self.running: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
@@ -116,12 +140,16 @@ class Simulation:
         self.preemptor = Preemptor(cluster, self.running)
         self.preemptor.remember = True  # every committed quota change bumps the tree's generation
         self.evicting: set[str] = set()
+        self.preemptor.evicting = self.evicting  # ``CandidatesOrdering``: evicted candidates first
         self.scheduler = Scheduler(cluster, self.queues, self.preemptor, self.evicting, self._inadmissible)
+        self.scheduler.hold_settled = True  # every change to a tree below wakes it (``_bump``)
         self.events: list[Event] = []
         self.agenda: list[tuple[float, int, int, int, Workload]] = []
         self.now = 0.0
         self._tie = 0
         self._evicted_at_instant: dict[tuple[str, str], int] = {}
+        # preemptor -> victim -> evictions since the preemptor was last admitted (over time)
+        self._evicted_since_admission: dict[str, dict[str, int]] = {}
 
     # --- agenda -----------------------------------------------------------------------------
     def _schedule(self, time: float, kind: int, wl: Workload) -> None:
@@ -139,6 +167,8 @@ class Simulation:
     # --- transitions --------------------------------------------------------------------------
     def _release(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
+        if wl.key in self.evicting:  # released, or it ended while its job was being stopped
+            self._evicting(wl, False)
         remove_all(self.cluster.cluster_queues[wl.cluster_queue].node, wl.usage)
         self.running[wl.cluster_queue].pop(wl.key, None)
         self.capacity.release(wl, self.now)
@@ -151,7 +181,23 @@ class Simulation:
     def _bump(self, wl: Workload) -> None:
         """``AllocatableResourceGeneration`` moves on every admission or release in the cohort."""
         assert wl.cluster_queue is not None
-        self.cluster.cluster_queues[wl.cluster_queue].node.root().generation += 1
+        root = self.queues.root_of[wl.cluster_queue]
+        root.generation += 1
+        self.queues.wake(root)
+
+    def _wake(self, wl: Workload) -> None:
+        """Something the cycle reads changed in ``wl``'s cohort tree: it is examined again."""
+        assert wl.cluster_queue is not None
+        self.queues.wake(self.queues.root_of[wl.cluster_queue])
+
+    def _evicting(self, wl: Workload, evicting: bool) -> None:
+        """``wl`` is evicted and still holds its quota (or no longer): searches see it first."""
+        if evicting:
+            self.evicting.add(wl.key)
+        else:
+            self.evicting.discard(wl.key)
+        self.preemptor.evicting_epoch += 1
+        self._wake(wl)
 
     def _checks(self, wl: Workload) -> dict[str, Check]:
         assert wl.cluster_queue is not None
@@ -177,6 +223,7 @@ class Simulation:
         wl.last_scan = None
         assert wl.cluster_queue is not None
         self.running[wl.cluster_queue][wl.key] = wl
+        self._evicted_since_admission.pop(wl.key, None)
         self.queues.forget(wl)  # out of the queue: no longer its sticky head
         self.queues.reserved(wl, self.now)  # admission fair sharing: the entry penalty
         self._bump(wl)
@@ -253,20 +300,24 @@ class Simulation:
         self._record(wl, "finished", reason="maxRunDurationSeconds reached: GKE removed its nodes")
 
     def _evict(self, victim: Workload) -> None:
-        """Free the victim's quota now; requeue it once this instant has settled.
+        """The victim's job is stopped: ``QuotaReserved`` is cleared and its usage leaves the
+        cache, the cohort's inadmissible workloads are moved back (``_release``) and the victim
+        is requeued with them (``workload_controller.go`` ``Update``).
 
-        The preemptor, requeued at once, is admitted into the freed quota by the next cycles;
-        the victim competes again only after that (its pods must stop before its job is
-        suspended and requeued).  Requeueing both together can loop forever at one instant: a
-        head the victim's quota cannot help blocks the preemptor's queue for a cycle while the
-        victim takes its quota back, and the preemptor evicts it again.
+        With no delay the victim competes again only once this instant has settled: the
+        preemptor, requeued at once, is admitted into the freed quota by the next cycles first.
+        Requeueing both together at one instant can loop for ever: a head the victim's quota
+        cannot help blocks the preemptor's queue for a cycle while the victim takes its quota
+        back, and the preemptor evicts it again -- in Kueue the job's stop takes time.
         """
-        self.evicting.discard(victim.key)
         self._waited_for_capacity(victim)
         self._release(victim)
         victim.state = PENDING
         victim.reported_inadmissible = False
-        self._schedule(self.now, REQUEUE, victim)
+        if self.eviction_delay > 0:
+            self.queues.push(victim)
+        else:
+            self._schedule(self.now, REQUEUE, victim)
 
     def _submit(self, wl: Workload) -> None:
         if wl.cluster_queue is None or wl.cluster_queue not in self.cluster.cluster_queues:
@@ -284,12 +335,25 @@ class Simulation:
         pair = (by.key, victim.key)
         seen = self._evicted_at_instant.get(pair, 0) + 1
         self._evicted_at_instant[pair] = seen
+        victims = self._evicted_since_admission.setdefault(by.key, {})
+        victims[victim.key] = again = victims.get(victim.key, 0) + 1
+        if again % LIVELOCK_REPEATS == 0 and seen < LIVELOCK_REPEATS and self._only_evictions_ahead():
+            raise NotSettledError(
+                f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: livelock: {by.key} has preempted "
+                f"{victim.key} {again} times without being admitted, each release letting the victim back in "
+                "first, and nothing else is left to happen (Kueue's scheduler would repeat this for ever)"
+            )
         if seen >= LIVELOCK_REPEATS:
             raise NotSettledError(
                 f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: livelock: {by.key} has preempted "
                 f"{victim.key} {seen} times at this instant and the cycles keep repeating (Kueue's scheduler "
                 "would repeat them for ever)"
             )
+
+    def _only_evictions_ahead(self) -> bool:
+        """Nothing but releases of evicted victims is left on the agenda: a preemptor that keeps
+        losing its victim back at each release will never be admitted."""
+        return all(kind == EVICT for _, kind, _, _, _ in self.agenda)
 
     def _settle(self) -> None:
         """Cycles until one changes nothing.  A cycle that only sends heads back to resume their
@@ -311,7 +375,7 @@ class Simulation:
                 self._livelock(victim, by)
                 self._record(victim, "preempted", by=by.key, reason=reason)
                 if self.eviction_delay > 0:
-                    self.evicting.add(victim.key)
+                    self._evicting(victim, True)
                     self._schedule(self.now + self.eviction_delay, EVICT, victim)
                 else:
                     self._evict(victim)
@@ -353,7 +417,8 @@ class Simulation:
                     wl.state = FINISHED
                     self._record(wl, "finished")
                 elif kind == CHECK:
-                    self._check(wl)
+                    if wl.key not in self.evicting:  # ``resetChecksOnEviction``: back to Pending
+                        self._check(wl)
                 elif kind == EVICT:
                     self._evict(wl)
                 elif kind == REQUEUE:

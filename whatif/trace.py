@@ -4,6 +4,8 @@
 provisioningDelaySeconds: [120, 900]  # optional: seconds a ProvisioningRequest takes to be
                                      # provisioned, a number or [low, high] (uniform per
                                      # request, seeded); CLI --provisioning-delay wins
+evictionDelaySeconds: 3              # optional: seconds from a preemption until the victim's job
+                                     # is stopped and its quota released; CLI --eviction-delay wins
 workloads:
   - name: a                 # unique per namespace
     namespace: team-a
@@ -53,6 +55,7 @@ class TraceEntry:
 class Trace:
     entries: tuple[TraceEntry, ...]
     provisioning_delay: Delay | None = None
+    eviction_delay: float | None = None
 
 
 def _fail(path: str, value: Any, expected: str) -> WhatIfError:
@@ -138,9 +141,9 @@ def parse_trace(doc: Any) -> Trace:
         raise _fail(
             "workloads", None if not isinstance(doc, dict) else doc.get("workloads"), "a list of workloads"
         )
-    extra = sorted(set(doc) - {"workloads", "provisioningDelaySeconds"})
+    extra = sorted(set(doc) - {"workloads", "provisioningDelaySeconds", "evictionDelaySeconds"})
     if extra:
-        raise _fail(extra[0], doc[extra[0]], "workloads or provisioningDelaySeconds")
+        raise _fail(extra[0], doc[extra[0]], "workloads, provisioningDelaySeconds or evictionDelaySeconds")
     entries = tuple(_entry(w, f"workloads[{i}]") for i, w in enumerate(doc["workloads"]))
     seen: set[tuple[str, str]] = set()
     for i, e in enumerate(entries):
@@ -148,7 +151,12 @@ def parse_trace(doc: Any) -> Trace:
             raise _fail(f"workloads[{i}].name", e.name, f"a name unique in namespace {e.namespace}")
         seen.add((e.namespace, e.name))
     delay = doc.get("provisioningDelaySeconds")
-    return Trace(entries, None if delay is None else parse_delay(delay, "provisioningDelaySeconds"))
+    eviction = doc.get("evictionDelaySeconds")
+    return Trace(
+        entries,
+        None if delay is None else parse_delay(delay, "provisioningDelaySeconds"),
+        None if eviction is None else _number(eviction, "evictionDelaySeconds", minimum=0),
+    )
 
 
 def parse_delay(raw: Any, path: str) -> Delay:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
@@ -45,13 +46,23 @@ class Node:
     # admission and release of quota in the tree
     generation: int = 0
     lendable: dict[str, int] | None = None  # fair sharing's ``calculateLendable`` (quota only)
+    # bumped on every change of ``usage`` or quota: what is computed from them (the fair share)
+    # is kept with the version it was computed at
+    version: int = 0
+    share_cache: tuple[int, Any] | None = None
+    local_cache: dict[FlavorResource, int] = field(default_factory=dict)
 
     def local_quota(self, fr: FlavorResource) -> int:
-        """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit)."""
-        quota = self.quotas.get(fr)
-        if quota is not None and quota.lending_limit is not None:
-            return max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit)
-        return 0
+        """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit).
+        Quotas only: kept per node until ``accumulate`` recomputes the subtree."""
+        found = self.local_cache.get(fr)
+        if found is None:
+            quota = self.quotas.get(fr)
+            found = 0
+            if quota is not None and quota.lending_limit is not None:
+                found = max(0, self.subtree_quota.get(fr, 0) - quota.lending_limit)
+            self.local_cache[fr] = found
+        return found
 
     def root(self) -> Node:
         node = self
@@ -117,6 +128,7 @@ def potential_available(node: Node, fr: FlavorResource) -> int:
 
 def add_usage(node: Node, fr: FlavorResource, val: int) -> None:
     local = local_available(node, fr)
+    node.version += 1
     node.usage[fr] = node.usage.get(fr, 0) + val
     if node.parent is not None and val > local:
         add_usage(node.parent, fr, val - local)
@@ -124,6 +136,7 @@ def add_usage(node: Node, fr: FlavorResource, val: int) -> None:
 
 def remove_usage(node: Node, fr: FlavorResource, val: int) -> None:
     stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
+    node.version += 1
     node.usage[fr] = node.usage.get(fr, 0) - val
     if stored_in_parent <= 0 or node.parent is None:
         return
@@ -191,6 +204,8 @@ def accumulate(root: Node) -> None:
     """Recompute subtree quotas bottom-up (``updateCohortResourceNode``/``accumulateFromChild``)."""
     root.subtree_quota = {fr: q.nominal for fr, q in root.quotas.items()}
     root.lendable = None
+    root.local_cache = {}
+    root.version += 1
     for child in root.children:
         accumulate(child)
         for fr, child_quota in child.subtree_quota.items():

@@ -48,10 +48,10 @@ class Workload:
     failed_requests: int = 0  # ProvisioningRequest attempts that failed (Kueue's attempt count)
     reserved_since: float | None = None  # quota reserved, waiting for its admission checks
     capacity_wait: float = 0.0  # before first admission: waiting for nodes (checks and back-off)
+    key: str = field(init=False)  # namespace/name, fixed: kept rather than formatted at every use
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.namespace}/{self.name}"
 
     def holds_quota(self) -> bool:
         return self.state in (RESERVED, ADMITTED)

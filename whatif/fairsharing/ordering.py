@@ -41,7 +41,7 @@ class TargetQueue:
 
     def _almost_lcas(self) -> tuple[Node, Node]:
         lca = next(a for a in self.node.ancestors() if a in self.ordering.ancestors)
-        return _almost_lca(self.ordering.preemptor, lca), _almost_lca(self.node, lca)
+        return almost_lca(self.ordering.preemptor, lca), almost_lca(self.node, lca)
 
     def shares(self) -> tuple[DRS, DRS]:
         """``ComputeShares``: (preemptor's new share, target's old share)."""
@@ -60,7 +60,7 @@ class TargetQueue:
             add_all(self.node, wl.usage)
 
 
-def _almost_lca(node: Node, lca: Node) -> Node:
+def almost_lca(node: Node, lca: Node) -> Node:
     below = node
     for ancestor in node.ancestors():
         if ancestor is lca:

@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from whatif.fairsharing.ordering import Ordering
-from whatif.fairsharing.share import DRS, compare
+from whatif.fairsharing.ordering import Ordering, almost_lca
+from whatif.fairsharing.share import DRS, compare, share
 from whatif.tree import FlavorResource, Node, add_all, remove_all
 from whatif.workload import Workload
 
@@ -72,29 +72,43 @@ class FairPreemption:
         self.requests = requests
 
     def _candidates(self) -> list[Workload]:
-        out: list[Workload] = []
-        policy = self.cq.preemption
-        uses = self._uses
-        if policy.within_cluster_queue != "Never":
-            out += [
-                w
-                for w in self.p.running.get(self.cq.name, {}).values()
-                if uses(w) and self.p.satisfies(self.wl, w, policy.within_cluster_queue)
-            ]
-        node = self.cq.node
-        if node.parent is not None and policy.reclaim_within_cohort != "Never":
-            for other in _subtree_cluster_queues(node.root()):
-                if other is node or not any(_borrowing(other, fr) for fr in self.frs):
-                    continue
-                out += [
-                    w
-                    for w in self.p.running.get(other.name, {}).values()
-                    if uses(w) and self.p.satisfies(self.wl, w, policy.reclaim_within_cohort)
-                ]
+        out = self._own()
+        for other in self._borrowing_queues():
+            out += self._of(other)
         return out
 
-    def _uses(self, w: Workload) -> bool:
-        return any(fr in self.frs for fr in w.usage)
+    def _own(self) -> list[Workload]:
+        """Candidates of the preemptor's own ClusterQueue (withinClusterQueue)."""
+        policy = self.cq.preemption.within_cluster_queue
+        return [] if policy == "Never" else self._of(self.cq.node, policy)
+
+    def _borrowing_queues(self) -> list[Node]:
+        """Other ClusterQueues of the tree borrowing a contested resource (reclaimWithinCohort)."""
+        node = self.cq.node
+        if node.parent is None or self.cq.preemption.reclaim_within_cohort == "Never":
+            return []
+        frs = self.frs
+        out = []
+        for other in self.p.subtree_cluster_queues(node.root()):
+            if other is node:
+                continue
+            usage, quotas = other.usage, other.quotas
+            for fr in frs:  # ``_borrowing`` inline: this runs for every queue of every search
+                quota = quotas.get(fr)
+                if (quota.nominal if quota else 0) < usage.get(fr, 0):
+                    out.append(other)
+                    break
+        return out
+
+    def _of(self, queue: Node, policy: str | None = None) -> list[Workload]:
+        """``queue``'s running workloads using a contested resource that ``policy`` lets go."""
+        policy = policy or self.cq.preemption.reclaim_within_cohort
+        frs, satisfies, wl = self.frs, self.p.satisfies, self.wl
+        return [
+            w
+            for w in self.p.running.get(queue.name, {}).values()
+            if not frs.isdisjoint(w.usage) and satisfies(wl, w, policy)
+        ]
 
     def _fits(self) -> bool:
         """``workloadFitsForFairSharing``: the preemptor's simulated usage taken out first."""
@@ -152,13 +166,84 @@ class FairPreemption:
             ordering.drop(target)
         return False
 
+    def _hopeless(self, strategies: tuple[str, ...]) -> bool:
+        """True when no run of the strategies can free enough: ``could_fit`` over the candidates
+        some strategy could ever take fails (shares taken with the request admitted).
+
+        Own-queue candidates are always taken, and while the preemptor stays within nominal every
+        other queue's too (then this says nothing).  Otherwise a candidate ``w`` of another queue
+        needs the preemptor's new share at most the target side's share after removing ``w``
+        (``LessThanOrEqualToFinalShare``) or below the target side's share
+        (``LessThanInitialShare``, also rule S2-b).  Shares only fall as candidates are removed,
+        so the preemptor's side is never below its share with every own-queue candidate removed
+        (``less``), and the target side never above its share now (without ``w`` when the side
+        is the queue itself); a candidate that fails both bounds can never be taken, and a queue
+        whose share now is below the bound is skipped whole.  When this says yes, the full
+        search would return no targets.
+
+        In a cohort without parents above it the preemptor's side is its own ClusterQueue, whose
+        share with the request added is its share with the request taken off ``less``: the tree
+        is not touched.  Deeper, the request is added for the bound and removed again."""
+        node = self.cq.node
+        if node.parent is not None and node.parent.parent is not None:
+            add_all(node, self.requests)
+            try:
+                return self._hopeless_with(strategies, {}, in_tree=True)
+            finally:
+                remove_all(node, self.requests)
+        return self._hopeless_with(strategies, {fr: -v for fr, v in self.requests.items()}, in_tree=False)
+
+    def _hopeless_with(
+        self, strategies: tuple[str, ...], less: dict[FlavorResource, int], *, in_tree: bool
+    ) -> bool:
+        """``_hopeless`` with the request added to the tree, or (flat) as negative ``less``."""
+        node = self.cq.node
+        if not any(_borrowing(node, fr, -less.get(fr, 0)) for fr in self.frs):
+            return False  # within nominal: every candidate may be taken
+        takeable = self._own()
+        for w in takeable:
+            for fr, v in w.usage.items():
+                less[fr] = less.get(fr, 0) + v
+        ancestors: set[Node] | None = None
+        p_min: dict[Node, DRS] = {}
+        final_share = any(s != "LessThanInitialShare" for s in strategies)
+        flat = node.parent is not None and node.parent.parent is None
+        for target in self._borrowing_queues():
+            if flat and target.parent is node.parent:  # siblings under the root: the queues
+                p_side, t_side = node, target
+            else:
+                if ancestors is None:
+                    ancestors = set(node.ancestors())
+                lca = next(a for a in target.ancestors() if a in ancestors)
+                p_side, t_side = almost_lca(node, lca), almost_lca(target, lca)
+            if p_side not in p_min:
+                p_min[p_side] = share(p_side, less)
+            low = p_min[p_side]
+            order = compare(low, share(t_side))
+            if order < 0:  # LessThanInitialShare may take any of them
+                takeable += self._of(target)
+            elif order == 0 and final_share:
+                ws = self._of(target)
+                if t_side is target:
+                    ws = [w for w in ws if compare(low, share(target, w.usage)) <= 0]
+                takeable += ws
+        if not in_tree:
+            return not self.p.could_fit(self.cq, self.requests, takeable)
+        remove_all(node, self.requests)
+        try:
+            return not self.p.could_fit(self.cq, self.requests, takeable)
+        finally:
+            add_all(node, self.requests)
+
     def targets(self, strategies: tuple[str, ...]) -> Picked:
+        if self._hopeless(strategies):
+            return []
         candidates = self._candidates()
         if not candidates or not self.p.could_fit(self.cq, self.requests, candidates):
             return []
-        candidates.sort(key=self.p.candidate_key(self.cq))
-        add_all(self.cq.node, self.requests)  # shares include the incoming workload
+        add_all(self.cq.node, self.requests)
         try:
+            candidates.sort(key=self.p.candidate_key(self.cq))
             fits, picked, retry = self._first(candidates, STRATEGIES[strategies[0]])
             if not fits and len(strategies) > 1:
                 fits = self._second(retry, picked)
@@ -174,19 +259,7 @@ class FairPreemption:
         return kept
 
 
-def _borrowing(node: Node, fr: FlavorResource) -> bool:
-    """``ClusterQueueSnapshot.Borrowing``: usage above nominal quota."""
+def _borrowing(node: Node, fr: FlavorResource, extra: int = 0) -> bool:
+    """``ClusterQueueSnapshot.Borrowing``: usage (plus ``extra``) above nominal quota."""
     quota = node.quotas.get(fr)
-    return (quota.nominal if quota else 0) < node.usage.get(fr, 0)
-
-
-def _subtree_cluster_queues(root: Node) -> list[Node]:
-    """``SubtreeClusterQueues`` of the root cohort."""
-    out: list[Node] = []
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.is_cluster_queue:
-            out.append(n)
-        stack.extend(reversed(n.children))
-    return out
+    return (quota.nominal if quota else 0) < node.usage.get(fr, 0) + extra

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from whatif.tree import FlavorResource, Node, potential_available
 
@@ -26,6 +26,12 @@ class DRS:
     dominant: str = ""
     borrowing: bool = False
     borrowed: frozenset[FlavorResource] = frozenset()
+    # what ``compare`` orders by: (1, ratio) for a zero-weight borrower, else (0, weighted share)
+    order: tuple[int, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        order = (1, self.ratio) if self.zero_weight_borrows() else (0, self.precise())
+        object.__setattr__(self, "order", order)
 
     def is_zero(self) -> bool:
         return self.ratio == 0
@@ -57,16 +63,12 @@ NEGATIVE = DRS(1.0, -1.0)  # ``NegativeDRS``: below every real share
 
 
 def compare(a: DRS, b: DRS) -> int:
-    """``CompareDRS``: -1 when ``a`` is preferred for scheduling, 1 when it is for preemption."""
-    az, bz = a.zero_weight_borrows(), b.zero_weight_borrows()
-    if az and bz:
-        return (a.ratio > b.ratio) - (a.ratio < b.ratio)
-    if az:
-        return 1
-    if bz:
-        return -1
-    pa, pb = a.precise(), b.precise()
-    return (pa > pb) - (pa < pb)
+    """``CompareDRS``: -1 when ``a`` is preferred for scheduling, 1 when it is for preemption.
+
+    Two zero-weight borrowers compare by unweighted ratio, one is above everything else, the
+    rest compare by weighted share: the order of ``DRS.order``."""
+    ka, kb = a.order, b.order
+    return (ka > kb) - (ka < kb)
 
 
 def lendable(parent: Node) -> dict[str, int]:
@@ -85,6 +87,18 @@ def share(node: Node, less: Mapping[FlavorResource, int] | None = None) -> DRS:
     """``dominantResourceShare(node, nil)``; ``less``: as if that usage were removed from ``node``
     (a ClusterQueue -- what ``SimulateUsageRemoval`` then the share would give, without the
     tree being touched)."""
+    if less is None:
+        cached = node.share_cache
+        if cached is not None and cached[0] == node.version:
+            drs: DRS = cached[1]
+            return drs
+        drs = _share(node, None)
+        node.share_cache = (node.version, drs)
+        return drs
+    return _share(node, less)
+
+
+def _share(node: Node, less: Mapping[FlavorResource, int] | None) -> DRS:
     if node.parent is None:
         return DRS(node.fair_weight, 0.0)
     borrowing: dict[str, int] = {}

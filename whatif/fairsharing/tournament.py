@@ -34,12 +34,17 @@ class Entry(Protocol):
 def fair_order(entries: list[Entry]) -> Iterator[Entry]:
     """Yield ``entries`` in fair-sharing order; the caller processes each before the next."""
     left: dict[Node, Entry] = {e.node: e for e in sorted(entries, key=lambda e: e.node.name)}
+    roots = {node: node.root() for node in left}
+    count: dict[Node, int] = {}
+    for root in roots.values():
+        count[root] = count.get(root, 0) + 1
     while left:
         node = next(iter(left))
-        if node.parent is None:
+        root = roots[node]
+        count[root] -= 1
+        if count[root] == 0:  # the tree's last entry (or one without a cohort): no tournament
             yield left.pop(node)
             continue
-        root = node.root()
         shares = _shares(root, left)
         winner = _tournament(root, left, shares)
         assert winner is not None
@@ -55,6 +60,9 @@ def _shares(root: Node, left: Mapping[Node, Entry]) -> Shares:
     out: Shares = {}
     for node, e in left.items():
         if node.root() is not root:
+            continue
+        if node.parent is root:  # flat: the share with its usage added, the tree untouched
+            out[(root.name, e.workload.key)] = share(node, {fr: -v for fr, v in e.usage.items()})
             continue
         add_all(node, e.usage)
         drs = share(node)
