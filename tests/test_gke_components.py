@@ -90,7 +90,7 @@ class TestCluster:
         assert sorted(p["name"] for p in gpu_pools) == ["h100-queued", "l4-queued"]
         h100 = next(p for p in gpu_pools if p["name"] == "h100-queued")
         assert h100["nodeConfig"]["guestAccelerators"][0]["count"] == 8
-        assert prod.outputs["gpuCapacity"] == 8 * 2 + 4 * 8
+        assert prod.outputs["gpuCapacity"] == 12 * 2 + 4 * 8
 
     def test_kubeconfig_is_secret_and_provider_waits_for_system_pool(self, dev: RunResult) -> None:
         assert is_secret(dev.outputs["kubeconfig"])

@@ -157,9 +157,13 @@ def manifest_seeds() -> list[Seed]:
 
 def plan_seeds() -> list[Seed]:
     from preview.stack_files import stack_names
+    from tests.compact_crds import with_compact_crd_schemas
     from tests.stack_runner import run_stack
 
-    return [Seed(f"plan:{stack}", run_stack(stack).resources) for stack in stack_names(ROOT)]
+    return [
+        Seed(f"plan:{stack}", with_compact_crd_schemas(run_stack(stack).resources))
+        for stack in stack_names(ROOT)
+    ]
 
 
 # --- mutations --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import pytest
 from preview.analyzer import PolicyPackProcess, ProviderResolver
 from preview.records import RecordedResource
 from preview.stack_files import stack_names
+from tests.compact_crds import with_compact_crd_schemas
 from tests.stack_runner import ROOT, program_records
 
 POLICIES = ROOT / "policies"
@@ -142,7 +143,7 @@ def _stock_pack_dir(root: Path) -> Path:
 
 def _stack_records() -> Iterator[tuple[str, list[RecordedResource]]]:
     for stack in stack_names(ROOT):
-        yield stack, program_records(ROOT, stack)
+        yield stack, with_compact_crd_schemas(program_records(ROOT, stack))
     for stack in ("broken", "fixed"):
         yield f"foreign/{stack}", program_records(FOREIGN, stack)
 
