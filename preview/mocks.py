@@ -12,7 +12,6 @@ from typing import Any
 
 import pulumi
 
-
 # Kinds whose outputs are left unknown instead of echoing their inputs: a CustomResourceDefinition's
 # inputs are its whole schema (hundreds of KB for Kueue's Workload and each KubeRay kind), no
 # program code reads them back, and echoing them costs the SDK two more passes over every node

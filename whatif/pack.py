@@ -15,6 +15,7 @@ if str(POLICIES_DIR) not in sys.path:
     sys.path.insert(0, str(POLICIES_DIR))
 
 from gpu_batch_policy import pools  # noqa: E402
+from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
 from gpu_batch_policy.model.kueue import (  # noqa: E402
     MULTIKUEUE_CONTROLLER,
@@ -32,6 +33,7 @@ __all__ = [
     "StackModel",
     "Unknown",
     "kueue_gangs",
+    "parse_go_duration",
     "pools",
     "quantity",
 ]

@@ -9,7 +9,6 @@ only some versions serve.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
@@ -20,21 +19,18 @@ from components.kueue import KUEUE_VERSION
 from components.kueue_config import KNOWN_FRAMEWORKS
 from stacks.base import ConfigModel, NonEmptyStr, NonNegativeInt, PositiveInt
 from stacks.errors import suggest
+from stacks.quantity import POLICIES_DIR
 
-_GO_DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-
-def duration_seconds(text: str) -> float:
-    """``1h30m`` -> 5400.0 (a Go ``time.Duration`` string, as Kueue's config takes)."""
-    return sum(
-        float(number) * _UNIT_SECONDS[unit]
-        for number, _, unit in re.findall(r"([0-9]+(\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", text)
-    )
+from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 
 
 def _positive_duration(text: str) -> str:
-    if not _GO_DURATION.fullmatch(text) or duration_seconds(text) <= 0:
+    """A Go duration Kueue accepts (its Configuration is parsed with Go's ``time.ParseDuration``,
+    :mod:`gpu_batch_policy.go_duration`), and above zero."""
+    seconds = parse_go_duration(text)
+    if seconds is None or seconds <= 0:
         raise ValueError("expected a positive duration such as 10m, 90s or 1h30m")
     return text
 

@@ -22,11 +22,11 @@ Upstream (kubernetes-sigs/kueue@v0.19.2):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from whatif.errors import WhatIfError
+from whatif.pack import parse_go_duration
 
 USAGE_BASED = "UsageBasedAdmissionFairSharing"
 ADMISSION_MODES = (USAGE_BASED, "NoAdmissionFairSharing")
@@ -34,29 +34,13 @@ GATE = "AdmissionFairSharing"
 DEFAULT_SAMPLING_SECONDS = 300.0  # defaults.go: 5*time.Minute
 WHERE = "Kueue Configuration admissionFairSharing"
 
-# Go ``time.ParseDuration``: an optional sign, then decimal numbers each with a unit, or "0".
-_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "\u00b5s": 1e-6,
-    "\u03bcs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-_PART = r"(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h)"
-_DURATION = re.compile(rf"([-+]?)((?:{_PART})+|0)")
-_PARTS = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
-
 
 def go_duration_seconds(raw: Any, where: str) -> float:
     """A ``metav1.Duration`` (a Go duration string such as ``168h`` or ``1h30m``) in seconds."""
-    match = _DURATION.fullmatch(raw) if isinstance(raw, str) else None
-    if match is None:
+    seconds = parse_go_duration(raw)
+    if seconds is None:
         raise WhatIfError(f"{where}: got {raw!r}, expected a Go duration such as 5m, 168h or 1h30m")
-    seconds = sum(float(n) * _UNITS[u] for n, u in _PARTS.findall(match.group(2)))
-    return -seconds if match.group(1) == "-" else seconds
+    return seconds
 
 
 @dataclass(frozen=True)

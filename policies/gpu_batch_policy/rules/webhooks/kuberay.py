@@ -47,7 +47,6 @@ All from ray-project/kuberay v1.7.0 ``ray-operator/controllers/ray/utils/validat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -55,6 +54,7 @@ from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...demand import CannotTellError
+from ...go_duration import parse_go_duration
 from ...k8s_names import (
     dns1035_label_error,
     go_atoi,
@@ -384,17 +384,12 @@ def check_rayjob_spec(model: StackModel, reporter: Reporter, _config: Mapping[st
 # --- kuberay-rayservice-spec --------------------------------------------------------------------
 UPGRADE_TYPES = ("NewClusterWithIncrementalUpgrade", "NewCluster", "None")
 INITIALIZING_TIMEOUT = "ray.io/initializing-timeout"
-_GO_DURATION = re.compile(r"([-+]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+|0)")
-_GO_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 
 
 def go_duration_positive(text: str) -> bool | None:
     """Go ``time.ParseDuration``: None when it fails to parse, else whether the duration is > 0."""
-    match = _GO_DURATION.fullmatch(text)
-    if match is None:
-        return None
-    total = sum(float(number) for number, _unit in _GO_DURATION_PART.findall(match.group(2)))
-    return match.group(1) != "-" and total > 0
+    seconds = parse_go_duration(text)
+    return None if seconds is None else seconds > 0
 
 
 def rayservice_problems(workload: RayWorkload) -> list[Problem]:
