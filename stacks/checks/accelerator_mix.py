@@ -11,7 +11,7 @@ option: Kueue's webhook refuses a resource covered by two groups of one queue
 ClusterQueue of its own, and teams pick the type by LocalQueue (``teams[].gpuQueues``).
 
 The policy pack's ``kueue-flavors-mix-accelerator-types`` judges the planned objects of any
-program the same way; a queue with ``mixAcceleratorTypes: true`` carries the annotation that rule
+program with the same decision (``gpu_batch_policy.accelerator_mix``); a queue with ``mixAcceleratorTypes: true`` carries the annotation that rule
 reads (``components.kueue_queues.ACCELERATOR_MIXING_ANNOTATION``).
 """
 
@@ -24,9 +24,12 @@ from stacks.checks.queue import QUEUES_KEY
 from stacks.config.cluster import GpuPoolConfig
 from stacks.config.queues import KueueQueuesConfig
 from stacks.errors import ConfigIssue
+from stacks.quantity import POLICIES_DIR
 
-# GKE sets it on every GPU node (reference/kueue.md §8 "Node labels").
-ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
+
+from gpu_batch_policy.accelerator_mix import mixes_accelerator_types  # noqa: E402
+from gpu_batch_policy.model.gke import ACCELERATOR_LABEL  # noqa: E402
 
 
 def flavor_accelerators(queues: KueueQueuesConfig, gpu_pools: list[GpuPoolConfig]) -> dict[str, str]:
@@ -56,7 +59,7 @@ def check_accelerator_mix(
             continue
         for g_index, group in enumerate(cq.resource_groups):
             typed = [(f.name, accelerators[f.name]) for f in group.flavors if f.name in accelerators]
-            if len({t for _, t in typed}) < 2:
+            if not mixes_accelerator_types([frozenset({t}) for _, t in typed]):
                 continue
             yield ConfigIssue(
                 f"{QUEUES_KEY}.clusterQueues[{index}].resourceGroups[{g_index}].flavors",

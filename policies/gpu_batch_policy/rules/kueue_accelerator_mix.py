@@ -52,6 +52,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
+from ..accelerator_mix import mixes_accelerator_types
 from ..builders import stack_policy
 from ..model import ClusterQueue, ResourceFlavor, StackModel
 from ..model.gke import ACCELERATOR_LABEL, INSTANCE_TYPE_LABEL, MACHINE_TYPE_GPUS
@@ -126,10 +127,7 @@ def _mixed_flavors(
             continue
         if types:
             typed.append((fq.name, types))
-    for i, (_, earlier) in enumerate(typed):
-        if any(later - earlier for _, later in typed[i + 1 :]):
-            return typed
-    return None
+    return typed if mixes_accelerator_types([types for _, types in typed]) else None
 
 
 def check_accelerator_mix(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
