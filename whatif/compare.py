@@ -15,7 +15,7 @@ from preview.base_plan import BasePlanError, plan_at
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel
 from whatif.sources import PROJECT_DIR, plan_items
-from whatif.summary import cells, fmt_seconds, fmt_use, table
+from whatif.summary import cells, fmt_seconds, fmt_use, side_summary, table
 
 
 def model_at(ref: str, stack: str, project_dir: Path = PROJECT_DIR) -> StackModel:
@@ -36,16 +36,7 @@ def _refused_rows(
 ) -> list[list[str]]:
     """A side that was not simulated says why in every queue's row, instead of a number."""
 
-    def side(result: dict[str, Any] | str, name: str) -> str:
-        if isinstance(result, str):
-            return result
-        fig = result["queues"].get(name)
-        if fig is None:
-            return "(no such queue)"
-        wait = fig["waitSeconds"]
-        return f"p50 {fmt_seconds(wait['p50'])}, p95 {fmt_seconds(wait['p95'])}, GPU {fmt_use(fig['gpuUtilisation'])}"
-
-    return [[name, side(base, name), side(head, name)] for name in queues]
+    return [[name, side_summary(base, name), side_summary(head, name)] for name in queues]
 
 
 def _notes(*results: dict[str, Any] | str) -> list[str]:

@@ -47,6 +47,20 @@ def cells(figures: dict[str, Any]) -> list[str]:
     ]
 
 
+def side_summary(result: dict[str, Any] | str, name: str, *, never_admitted: bool = False) -> str:
+    """One queue of one side of a ``--base`` comparison in a cell: its waits and GPU use (and how
+    many were never admitted), the side's refusal when it was not simulated, or that the queue
+    does not exist on that side."""
+    if isinstance(result, str):
+        return result
+    fig = result["queues"].get(name)
+    if fig is None:
+        return "(no such queue)"
+    wait = fig["waitSeconds"]
+    text = f"p50 {fmt_seconds(wait['p50'])}, p95 {fmt_seconds(wait['p95'])}, GPU {fmt_use(fig['gpuUtilisation'])}"
+    return f"{text}, never admitted {len(fig['neverAdmitted'])}" if never_admitted else text
+
+
 def table(rows: Sequence[Sequence[str]], header: Sequence[str] = HEADER) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]

@@ -18,7 +18,7 @@ from whatif.errors import NotModelledError
 from whatif.kai.run import has_kai_queues, simulate_kai
 from whatif.kai.section import HEADER, kai_cells
 from whatif.pack import StackModel
-from whatif.summary import fmt_seconds, fmt_use, table
+from whatif.summary import side_summary, table
 from whatif.trace import Trace
 
 Side = dict[str, Any] | str
@@ -36,19 +36,6 @@ def simulate_side(model: StackModel, trace: Trace) -> Side:
         return f"not simulated: {error}"
 
 
-def _summary(result: Side, name: str) -> str:
-    if isinstance(result, str):
-        return result
-    fig = result["queues"].get(name)
-    if fig is None:
-        return "(no such queue)"
-    wait = fig["waitSeconds"]
-    return (
-        f"p50 {fmt_seconds(wait['p50'])}, p95 {fmt_seconds(wait['p95'])}, "
-        f"GPU {fmt_use(fig['gpuUtilisation'])}, never admitted {len(fig['neverAdmitted'])}"
-    )
-
-
 def _names(*results: Side) -> list[str]:
     return sorted({n for r in results if not isinstance(r, str) for n in r["queues"]})
 
@@ -61,7 +48,10 @@ def kai_diff_lines(
     names = queues if queues is not None else _names(base, head)
     notes = dict.fromkeys(n for r in (base, head) if not isinstance(r, str) for n in r.get("notes", []))
     if isinstance(base, str) or isinstance(head, str):
-        rows = [[f"`{n}`", _summary(base, n), _summary(head, n)] for n in names]
+        rows = [
+            [f"`{n}`", side_summary(base, n, never_admitted=True), side_summary(head, n, never_admitted=True)]
+            for n in names
+        ]
         out += table(rows, ["KAI queue", f"at {ref}", "working tree"])
         out += ["", "A side that uses a KAI behaviour the what-if does not model is not simulated."]
         return out + [f"- note: {n}" for n in notes]
