@@ -15,18 +15,26 @@ if str(POLICIES_DIR) not in sys.path:
     sys.path.insert(0, str(POLICIES_DIR))
 
 from gpu_batch_policy import pools  # noqa: E402
+from gpu_batch_policy.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
 from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
+from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
 from gpu_batch_policy.model.kueue import (  # noqa: E402
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
     ResourceGroup,
 )
+from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION  # noqa: E402
 from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
 
 __all__ = [
+    "GPU_FRACTION_ANNOTATION",
+    "GPU_FRACTION_DEVICES_ANNOTATION",
+    "GPU_MEMORY_ANNOTATION",
+    "KAI_BUILTIN_PRIORITIES",
     "MULTIKUEUE_CONTROLLER",
+    "NON_PREEMPTIBLE_FROM",
     "PROVISIONING_REQUEST_CONTROLLER",
     "Quantity",
     "ResourceGroup",

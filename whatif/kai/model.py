@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.kai.cluster import Node
 from whatif.kai.proportion import CPU, GPU, MEMORY, UNLIMITED, QueueAttrs
-from whatif.pack import StackModel, Unknown, pools
+from whatif.pack import KAI_BUILTIN_PRIORITIES, StackModel, Unknown, pools
 
 MB = 1_000_000.0  # proportion.go "mebibytes" = 1000 * 1000
 DEFAULT_QUEUE_PRIORITY = 100
 DEFAULT_JOB_PRIORITY = 50
-KAI_PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+KAI_PRIORITY_CLASSES = dict(KAI_BUILTIN_PRIORITIES)  # the pack's table of the chart's classes
 _FIELDS = {"cpu": CPU, "memory": MEMORY, "gpu": GPU}
 
 

@@ -57,8 +57,7 @@ from whatif.kai.proportion import (
     vector,
     victim_filter,
 )
-
-NON_PREEMPTIBLE_FROM = 100  # preemptible.go nonPreemptiblePriorityThreshold
+from whatif.pack import NON_PREEMPTIBLE_FROM  # preemptible.go nonPreemptiblePriorityThreshold
 
 
 def preemptible(priority: int) -> bool:

@@ -20,12 +20,13 @@ from whatif.errors import NotModelledError, WhatIfError
 from whatif.kai.cluster import PodSpec
 from whatif.kai.model import DEFAULT_JOB_PRIORITY
 from whatif.kai.session import preemptible
+from whatif.pack import GPU_FRACTION_ANNOTATION, GPU_FRACTION_DEVICES_ANNOTATION, GPU_MEMORY_ANNOTATION
 from whatif.trace import TraceEntry
 
 GPU_REQUEST = "nvidia.com/gpu"
-FRACTION = "gpu-fraction"
-FRACTION_DEVICES = "gpu-fraction-num-devices"
-GPU_MEMORY = "gpu-memory"
+FRACTION = GPU_FRACTION_ANNOTATION
+FRACTION_DEVICES = GPU_FRACTION_DEVICES_ANNOTATION
+GPU_MEMORY = GPU_MEMORY_ANNOTATION
 KNOWN = {"cpu", "memory", GPU_REQUEST, FRACTION, FRACTION_DEVICES}
 
 
