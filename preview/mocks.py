@@ -12,12 +12,14 @@ from typing import Any
 
 import pulumi
 
+from preview.replacements import CRD
+
 # Kinds whose outputs are left unknown instead of echoing their inputs: a CustomResourceDefinition's
 # inputs are its whole schema (hundreds of KB for Kueue's Workload and each KubeRay kind), no
 # program code reads them back, and echoing them costs the SDK two more passes over every node
 # of the schema (about half the program's run time).  Unknown is what a real preview would say
 # of any output not yet known; plan.json records the inputs either way.
-UNECHOED_TYPES = ("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",)
+UNECHOED_TYPES = (CRD,)
 
 
 class PreviewMocks(pulumi.runtime.Mocks):

@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from preview.replacements import HELM_RELEASE, NODE_POOL, replacing_paths
+from preview.replacements import CRD, HELM_RELEASE, NODE_POOL, replacing_paths
 
 QUEUE_KINDS: Final = ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "AdmissionCheck", "Queue")
-CRD_TYPE: Final = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
 Action = Literal["create", "update", "replace", "delete"]
 
@@ -51,7 +50,7 @@ class Change:
         """What a replacement or deletion takes down with the resource, for the reviewer."""
         if self.action not in ("replace", "delete") or self.retained:
             return None
-        if self.type == CRD_TYPE:
+        if self.type == CRD:
             return "every custom resource of its kind (the API server deletes them with their definition)"
         if self.type == NODE_POOL:
             return "every node of the pool and the pods running on them"

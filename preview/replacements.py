@@ -73,6 +73,7 @@ FORCE_NEW: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 HELM_RELEASE: Final = "kubernetes:helm.sh/v3:Release"
+CRD: Final = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 KUBERNETES_IDENTITY: Final = ("metadata.name", "metadata.namespace")
 HELM_IDENTITY: Final = ("name", "namespace")
 
