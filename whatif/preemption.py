@@ -81,9 +81,9 @@ class Preemptor:
         self._remembered: dict[str, tuple[tuple[int, int], dict[tuple[object, ...], list[Target]]]] = {}
         self._subtrees: dict[Node, list[Node]] = {}
         # keys of victims evicted whose quota is not released yet (the simulator's own set); a
-        # change to it moves ``evicting_epoch``, which remembered searches are kept with
+        # change to it moves its tree's ``Node.evicting_epoch``, which remembered searches are
+        # kept with
         self.evicting: set[str] = set()
-        self.evicting_epoch = 0
 
     def subtree_cluster_queues(self, root: Node) -> list[Node]:
         """``SubtreeClusterQueues`` of a root cohort, depth first in child order (the tree is fixed)."""
@@ -208,7 +208,8 @@ class Preemptor:
             return self._targets(preemptor, cq, frs, requests)
         key = (preemptor.key, cq.name, frozenset(frs), tuple(sorted(requests.items())))
         if self.remember:
-            generation = (cq.node.root().generation + self._afs_version(), self.evicting_epoch)
+            root = cq.node.root()
+            generation = (root.generation + self._afs_version(), root.evicting_epoch)
             kept = self._remembered.get(preemptor.key)
             if kept is None or kept[0] != generation:
                 kept = self._remembered[preemptor.key] = (generation, {})

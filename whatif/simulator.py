@@ -196,7 +196,8 @@ class Simulation:
             self.evicting.add(wl.key)
         else:
             self.evicting.discard(wl.key)
-        self.preemptor.evicting_epoch += 1
+        assert wl.cluster_queue is not None
+        self.queues.root_of[wl.cluster_queue].evicting_epoch += 1
         self._wake(wl)
 
     def _checks(self, wl: Workload) -> dict[str, Check]:

@@ -45,12 +45,18 @@ class Node:
     # on a root: ``AllocatableResourceGeneration`` of its ClusterQueues, bumped on every
     # admission and release of quota in the tree
     generation: int = 0
+    # on a root: moves when a workload of the tree starts or stops being evicted (the candidate
+    # order of every preemption search in the tree reads it; no other tree's does)
+    evicting_epoch: int = 0
     lendable: dict[str, int] | None = None  # fair sharing's ``calculateLendable`` (quota only)
     # bumped on every change of ``usage`` or quota: what is computed from them (the fair share)
     # is kept with the version it was computed at
     version: int = 0
     share_cache: tuple[int, Any] | None = None
     local_cache: dict[FlavorResource, int] = field(default_factory=dict)
+    # quota-only facts, kept per node until ``accumulate`` recomputes the tree
+    potential_cache: dict[FlavorResource, int] = field(default_factory=dict)
+    height_cache: int | None = None
 
     def local_quota(self, fr: FlavorResource) -> int:
         """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit).
@@ -97,17 +103,21 @@ def local_available(node: Node, fr: FlavorResource) -> int:
 
 def available(node: Node, fr: FlavorResource) -> int:
     """What ``node`` can still use of ``fr`` now, through its ancestors (``available``)."""
-    if node.parent is None:
+    parent = node.parent
+    if parent is None:
         return node.subtree_quota.get(fr, 0) - node.usage.get(fr, 0)
-    parent_available = available(node.parent, fr)
+    parent_available = available(parent, fr)
+    lq = node.local_cache.get(fr)
+    if lq is None:
+        lq = node.local_quota(fr)
+    used = node.usage.get(fr, 0)
     quota = node.quotas.get(fr)
     if quota is not None and quota.borrowing_limit is not None:
-        lq = node.local_quota(fr)
         stored_in_parent = node.subtree_quota.get(fr, 0) - lq
-        used_in_parent = max(0, node.usage.get(fr, 0) - lq)
+        used_in_parent = used - lq if used > lq else 0
         with_max_from_parent = stored_in_parent - used_in_parent + quota.borrowing_limit
-        parent_available = min(with_max_from_parent, parent_available)
-    return local_available(node, fr) + parent_available
+        parent_available = min(parent_available, with_max_from_parent)
+    return (lq - used if lq > used else 0) + parent_available
 
 
 def cq_available(node: Node, fr: FlavorResource) -> int:
@@ -116,14 +126,20 @@ def cq_available(node: Node, fr: FlavorResource) -> int:
 
 
 def potential_available(node: Node, fr: FlavorResource) -> int:
-    """What ``node`` could use of ``fr`` if nothing else used any (``potentialAvailable``)."""
+    """What ``node`` could use of ``fr`` if nothing else used any (``potentialAvailable``).
+    Quotas only: kept per node until ``accumulate`` recomputes the tree."""
+    found = node.potential_cache.get(fr)
+    if found is not None:
+        return found
     if node.parent is None:
-        return node.subtree_quota.get(fr, 0)
-    result = node.local_quota(fr) + potential_available(node.parent, fr)
-    quota = node.quotas.get(fr)
-    if quota is not None and quota.borrowing_limit is not None:
-        result = min(node.subtree_quota.get(fr, 0) + quota.borrowing_limit, result)
-    return result
+        found = node.subtree_quota.get(fr, 0)
+    else:
+        found = node.local_quota(fr) + potential_available(node.parent, fr)
+        quota = node.quotas.get(fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            found = min(node.subtree_quota.get(fr, 0) + quota.borrowing_limit, found)
+    node.potential_cache[fr] = found
+    return found
 
 
 def add_usage(node: Node, fr: FlavorResource, val: int) -> None:
@@ -177,11 +193,14 @@ def within_nominal(node: Node, frs: Iterable[FlavorResource]) -> bool:
 
 
 def node_height(node: Node) -> int:
-    """``getNodeHeight`` (hierarchical_preemption.go): 1 for a cohort of ClusterQueues, +1 per level."""
-    height = min(len(node.children), 1)
-    for child in node.child_cohorts():
-        height = max(height, node_height(child) + 1)
-    return height
+    """``getNodeHeight`` (hierarchical_preemption.go): 1 for a cohort of ClusterQueues, +1 per level.
+    The tree's shape only: kept per node until ``accumulate``."""
+    if node.height_cache is None:
+        height = min(len(node.children), 1)
+        for child in node.child_cohorts():
+            height = max(height, node_height(child) + 1)
+        node.height_cache = height
+    return node.height_cache
 
 
 def height_of_lowest_subtree_that_fits(cq: Node, fr: FlavorResource, val: int) -> tuple[int, bool]:
@@ -205,6 +224,8 @@ def accumulate(root: Node) -> None:
     root.subtree_quota = {fr: q.nominal for fr, q in root.quotas.items()}
     root.lendable = None
     root.local_cache = {}
+    root.potential_cache = {}
+    root.height_cache = None
     root.version += 1
     for child in root.children:
         accumulate(child)
