@@ -14,24 +14,48 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from whatif.tree import FlavorResource, Node, potential_available
 
 
-@dataclass(frozen=True)
 class DRS:
-    weight: float
-    ratio: float  # unweighted, per mille of what the parent can lend
-    dominant: str = ""
-    borrowing: bool = False
-    borrowed: frozenset[FlavorResource] = frozenset()
-    # what ``compare`` orders by: (1, ratio) for a zero-weight borrower, else (0, weighted share)
-    order: tuple[int, float] = field(init=False, repr=False, compare=False)
+    """One node's share.  A plain slotted class: it is built for every share computed (millions
+    in a long run), and a frozen dataclass's generated ``__init__`` costs several times more."""
 
-    def __post_init__(self) -> None:
-        order = (1, self.ratio) if self.zero_weight_borrows() else (0, self.precise())
-        object.__setattr__(self, "order", order)
+    __slots__ = ("borrowed", "borrowing", "dominant", "order", "ratio", "weight")
+
+    def __init__(
+        self,
+        weight: float,
+        ratio: float,  # unweighted, per mille of what the parent can lend
+        dominant: str = "",
+        borrowing: bool = False,
+        borrowed: frozenset[FlavorResource] = frozenset(),
+    ) -> None:
+        self.weight = weight
+        self.ratio = ratio
+        self.dominant = dominant
+        self.borrowing = borrowing
+        self.borrowed = borrowed
+        # what ``compare`` orders by: (1, ratio) for a zero-weight borrower, else (0, weighted share)
+        self.order: tuple[int, float] = (1, ratio) if self.zero_weight_borrows() else (0, self.precise())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DRS):
+            return NotImplemented
+        return (self.weight, self.ratio, self.dominant, self.borrowing, self.borrowed) == (
+            other.weight,
+            other.ratio,
+            other.dominant,
+            other.borrowing,
+            other.borrowed,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.weight, self.ratio, self.dominant, self.borrowing, self.borrowed))
+
+    def __repr__(self) -> str:
+        return f"DRS(weight={self.weight}, ratio={self.ratio}, dominant={self.dominant!r}, borrowing={self.borrowing})"
 
     def is_zero(self) -> bool:
         return self.ratio == 0

@@ -34,35 +34,42 @@ class Entry(Protocol):
 def fair_order(entries: list[Entry]) -> Iterator[Entry]:
     """Yield ``entries`` in fair-sharing order; the caller processes each before the next."""
     left: dict[Node, Entry] = {e.node: e for e in sorted(entries, key=lambda e: e.node.name)}
-    roots = {node: node.root() for node in left}
-    count: dict[Node, int] = {}
-    for root in roots.values():
-        count[root] = count.get(root, 0) + 1
+    trees: dict[Node, dict[Node, Entry]] = {}  # root -> its entries still left
+    for node, e in left.items():
+        trees.setdefault(node.root(), {})[node] = e
+    kept: dict[Node, _Kept] = {}
     while left:
         node = next(iter(left))
-        root = roots[node]
-        count[root] -= 1
-        if count[root] == 0:  # the tree's last entry (or one without a cohort): no tournament
+        root = node.root()
+        tree = trees[root]
+        if len(tree) == 1:  # the tree's last entry (or one without a cohort): no tournament
+            del tree[node]
             yield left.pop(node)
             continue
-        shares = _shares(root, left)
-        winner = _tournament(root, left, shares)
+        winner = _tournament(root, tree, _shares(tree, kept))
         assert winner is not None
-        del left[winner.node]
+        del left[winner.node], tree[winner.node]
         yield winner
 
 
 Shares = dict[tuple[str, str], DRS]  # (parent cohort, workload key) -> share below it
+_Kept = tuple[int, DRS]  # a flat entry's share with its usage added, and its queue's version then
 
 
-def _shares(root: Node, left: Mapping[Node, Entry]) -> Shares:
-    """``computeDRS``: each node's share on the entry's path, with the entry admitted."""
+def _shares(tree: Mapping[Node, Entry], kept: dict[Node, _Kept]) -> Shares:
+    """``computeDRS``: each node's share on the entry's path, with the entry admitted.
+
+    Recomputed at every pop as Kueue does; an entry right under the root whose ClusterQueue's
+    usage has not changed since (its ``version``) keeps the share it had.  Deeper entries are
+    computed again: adding and removing their usage moves their ancestors' versions."""
     out: Shares = {}
-    for node, e in left.items():
-        if node.root() is not root:
-            continue
+    for node, e in tree.items():
+        root = node.root()
         if node.parent is root:  # flat: the share with its usage added, the tree untouched
-            out[(root.name, e.workload.key)] = share(node, {fr: -v for fr, v in e.usage.items()})
+            found = kept.get(node)
+            if found is None or found[0] != node.version:
+                found = kept[node] = (node.version, share(node, {fr: -v for fr, v in e.usage.items()}))
+            out[(root.name, e.workload.key)] = found[1]
             continue
         add_all(node, e.usage)
         drs = share(node)
