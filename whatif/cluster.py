@@ -71,13 +71,18 @@ class ClusterQueue:
     # flavor -> its ProvisioningRequest check (queued provisioning or check-capacity)
     provisioning: dict[str, Check] = field(default_factory=dict)
     check_names: tuple[str, ...] = ()
+    _group_index: dict[str, Group | None] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def provisioning_flavors(self) -> frozenset[str]:
         return frozenset(self.provisioning)
 
     def group_of(self, resource: str) -> Group | None:
-        return next((g for g in self.groups if resource in g.covered), None)
+        """The resource group covering ``resource`` (``groups`` is fixed: the answer is kept)."""
+        index = self._group_index
+        if resource not in index:
+            index[resource] = next((g for g in self.groups if resource in g.covered), None)
+        return index[resource]
 
     @property
     def cohort(self) -> Node | None:

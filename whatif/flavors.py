@@ -158,23 +158,27 @@ class FlavorAssigner:
         reasons: list[str],
         start: int = 0,
     ) -> tuple[dict[str, FlavorChoice] | None, int]:
-        """The chosen flavor's resources, and the ``TriedFlavorIdx`` to record (-1: start over)."""
-        wanted = {r: v for r, v in requests.items() if r in group.covered}
+        """The chosen flavor's resources, and the ``TriedFlavorIdx`` to record (-1: start over).
+        ``requests`` is in resource-name order (``PodSet.totals``)."""
+        covered = group.covered
+        wanted = [(r, v) for r, v in requests.items() if r in covered]
+        flavors = group.flavors
+        known = self.cluster.flavors
         best: dict[str, FlavorChoice] | None = None
         best_mode = WORST
         attempted = -1
-        for idx in range(start, len(group.flavors)):
+        for idx in range(start, len(flavors)):
             attempted = idx
-            fname = group.flavors[idx]
-            if fname not in self.cluster.flavors:
+            fname = flavors[idx]
+            if fname not in known:
                 reasons.append(f"flavor {fname} not found")
                 continue
             choices: dict[str, FlavorChoice] = {}
             rep = BEST
-            for res in sorted(wanted):
+            for res, request in wanted:
                 fr = (fname, res)
                 mode, borrow = self._fits_quota(
-                    wl, cq, fr, assumed=usage.get(fr, 0), request=wanted[res], reasons=reasons
+                    wl, cq, fr, assumed=usage.get(fr, 0), request=request, reasons=reasons
                 )
                 if is_preferred(rep, (mode, borrow), cq):
                     rep = (mode, borrow)
@@ -186,7 +190,7 @@ class FlavorAssigner:
                 break
             if is_preferred(rep, best_mode, cq):
                 best, best_mode = choices, rep
-        return best, -1 if attempted == len(group.flavors) - 1 else attempted
+        return best, -1 if attempted == len(flavors) - 1 else attempted
 
     def assign(
         self, wl: Workload, cq: ClusterQueue, last: dict[tuple[int, str], int] | None = None
@@ -195,11 +199,11 @@ class FlavorAssigner:
         result = Assignment()
         counts_pods = cq.group_of("pods") is not None
         for ps_idx, ps in enumerate(wl.pod_sets):
-            requests = ps.total()
+            requests = ps.totals  # in resource-name order; read only
             if counts_pods:
-                requests["pods"] = ps.count * 1000
+                requests = dict(sorted({**requests, "pods": ps.count * 1000}.items()))
             chosen: dict[str, FlavorChoice] = {}
-            for res in sorted(requests):
+            for res in requests:
                 group = cq.group_of(res)
                 if group is None:
                     if requests[res] == 0:

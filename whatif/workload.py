@@ -18,9 +18,14 @@ class PodSet:
     name: str
     count: int
     requests: dict[str, int]  # per pod, milli-units
+    # the pod set's total per resource, by resource name: every nomination reads it
+    totals: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "totals", {r: self.requests[r] * self.count for r in sorted(self.requests)})
 
     def total(self) -> dict[str, int]:
-        return {r: v * self.count for r, v in self.requests.items()}
+        return dict(self.totals)
 
 
 @dataclass(eq=False)
