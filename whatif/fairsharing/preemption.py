@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from whatif.fairsharing.ordering import Ordering, almost_lca
 from whatif.fairsharing.share import DRS, compare, share
-from whatif.tree import FlavorResource, Node, add_all, remove_all
+from whatif.tree import FlavorResource, Node, add_all, cq_available, remove_all
 from whatif.workload import Workload
 
 if TYPE_CHECKING:
@@ -200,10 +200,13 @@ class FairPreemption:
         node = self.cq.node
         if not any(_borrowing(node, fr, -less.get(fr, 0)) for fr in self.frs):
             return False  # within nominal: every candidate may be taken
-        takeable = self._own()
-        for w in takeable:
+        requests = self.requests
+        freed: dict[FlavorResource, int] = {}  # what the takeable candidates hold of the request
+        for w in self._own():
             for fr, v in w.usage.items():
                 less[fr] = less.get(fr, 0) + v
+                if fr in requests:
+                    freed[fr] = freed.get(fr, 0) + v
         ancestors: set[Node] | None = None
         p_min: dict[Node, DRS] = {}
         final_share = any(s != "LessThanInitialShare" for s in strategies)
@@ -221,19 +224,24 @@ class FairPreemption:
             low = p_min[p_side]
             order = compare(low, share(t_side))
             if order < 0:  # LessThanInitialShare may take any of them
-                takeable += self._of(target)
+                ws = self._of(target)
             elif order == 0 and final_share:
                 ws = self._of(target)
                 if t_side is target:
                     ws = [w for w in ws if compare(low, share(target, w.usage)) <= 0]
-                takeable += ws
-        if not in_tree:
-            return not self.p.could_fit(self.cq, self.requests, takeable)
-        remove_all(node, self.requests)
-        try:
-            return not self.p.could_fit(self.cq, self.requests, takeable)
+            else:
+                continue
+            for w in ws:
+                for fr, v in w.usage.items():
+                    if fr in requests:
+                        freed[fr] = freed.get(fr, 0) + v
+        if in_tree:
+            remove_all(node, requests)
+        try:  # ``could_fit`` over the takeable candidates, from their usage summed above
+            return any(cq_available(node, fr) + freed.get(fr, 0) < val for fr, val in requests.items())
         finally:
-            add_all(node, self.requests)
+            if in_tree:
+                add_all(node, requests)
 
     def targets(self, strategies: tuple[str, ...]) -> Picked:
         if self._hopeless(strategies):
