@@ -149,5 +149,20 @@ def document(cluster: Cluster, outcome: Outcome) -> dict[str, Any]:
         "queues": queue_figures(cluster, outcome),
         "pools": pool_figures(cluster, outcome),
         "fairSharing": {"preemptionStrategies": list(fair.strategies)} if fair else None,
+        "admissionFairSharing": admission_fair_sharing_facts(cluster),
         "notes": list(cluster.notes),
+    }
+
+
+def admission_fair_sharing_facts(cluster: Cluster) -> dict[str, Any] | None:
+    """What the run simulated of admission fair sharing: the usage-based ClusterQueues and the
+    Configuration's half-life and sampling interval (None when no ClusterQueue uses it, as then
+    it changes nothing: ``whatif.cluster``)."""
+    afs = cluster.admission_fair_sharing
+    if afs is None:
+        return None
+    return {
+        "clusterQueues": sorted(afs.cluster_queues),
+        "usageHalfLifeTimeSeconds": afs.config.half_life,
+        "usageSamplingIntervalSeconds": afs.config.sampling,
     }

@@ -9,6 +9,7 @@ MultiKueue, partial admission), so a reviewer never mistakes a missing section f
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.kai.run import has_kai_queues
@@ -47,12 +48,7 @@ def _kueue_lines(stack: str, model: StackModel) -> list[str]:
     except WhatIfError as error:
         return [*out, f"**What-if failed:** {error}", ""]
     hours = profile.get("hours", 168)
-    fair = result["fairSharing"]
-    rules = (
-        f"admission rules with fair sharing (preemptionStrategies {', '.join(fair['preemptionStrategies'])})"
-        if fair
-        else "admission rules"
-    )
+    rules = "admission rules" + rule_options(result)
     out += [
         f"{len(trace.entries)} workloads from `whatif/{path.name}` over {hours} h (seed {profile.get('seed', 0)}), "
         f"simulated with Kueue v0.19.2's {rules} (`python -m whatif`; what is and is not "
@@ -70,3 +66,18 @@ def _kueue_lines(stack: str, model: StackModel) -> list[str]:
     out += ["Never admitted:", "", *starved, ""] if starved else ["Every workload was admitted.", ""]
     out += [f"- note: {n}" for n in result["notes"]]
     return [*out, ""] if result["notes"] else out
+
+
+def rule_options(result: dict[str, Any]) -> str:
+    """The Configuration options the run simulated, said next to the admission rules."""
+    options = []
+    fair = result["fairSharing"]
+    if fair:
+        options.append(f"fair sharing (preemptionStrategies {', '.join(fair['preemptionStrategies'])})")
+    afs = result.get("admissionFairSharing")
+    if afs:
+        options.append(
+            f"admission fair sharing on {', '.join(afs['clusterQueues'])} (usage half-life "
+            f"{afs['usageHalfLifeTimeSeconds']:g} s, sampled every {afs['usageSamplingIntervalSeconds']:g} s)"
+        )
+    return " with " + " and ".join(options) if options else ""

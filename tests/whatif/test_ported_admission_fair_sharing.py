@@ -28,6 +28,7 @@ from whatif.errors import WhatIfError
 from whatif.queues import QueueManager
 from whatif.results import document
 from whatif.run import simulate
+from whatif.section import rule_options
 from whatif.simulator import Simulation
 from whatif.trace import parse_trace
 from whatif.workload import ADMITTED, Workload
@@ -771,3 +772,20 @@ def test_two_local_queues_of_one_cluster_queue_alternate_by_usage() -> None:
     classic = simulate(StackModel.from_plain(objects(None)), trace)
     order = [e["workload"].split("/")[1][0] for e in classic["events"] if e["event"] == "admitted"]
     assert order == ["a"] * 6 + ["b"] * 6
+
+
+def test_the_document_and_the_report_say_what_admission_fair_sharing_was_simulated() -> None:
+    """A run under admission fair sharing says so, with the usage-based ClusterQueues and the
+    Configuration's half-life and sampling interval; a run without it says nothing of it."""
+    doc = run(schedule_for_afs(), [wl("a", "lq-a", "1")], {})
+    assert doc["admissionFairSharing"] == {
+        "clusterQueues": ["cq1"],
+        "usageHalfLifeTimeSeconds": 10.0,
+        "usageSamplingIntervalSeconds": 1.0,
+    }
+    said = rule_options(doc)
+    assert said == " with admission fair sharing on cq1 (usage half-life 10 s, sampled every 1 s)"
+    plain = build([configuration(None), flavor("default"), afs_cq("cq1", mode=None), lq("lq-a")])
+    doc = document(plain, Simulation(plain, parse_trace({"workloads": [wl("a", "lq-a", "1")]})).run())
+    assert doc["admissionFairSharing"] is None
+    assert rule_options(doc) == ""
