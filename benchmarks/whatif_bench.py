@@ -1,4 +1,4 @@
-"""``python -m benchmarks.whatif_bench``: the what-if simulator at scale (issue 14).
+"""``python -m benchmarks.whatif_bench``: the what-if simulator at scale (issues 14 and 22).
 
 1,000 ClusterQueues in 100 cohorts of 10 (each 8 GPUs nominal, may borrow 8 more; preemption
 LowerPriority within the queue, reclaim Any in the cohort) under fair sharing (Kueue's
@@ -6,23 +6,34 @@ Configuration ``fairSharing`` with ``preemptionStrategies: [LessThanOrEqualToFin
 the default pair, rule S2-b lets a 1-GPU workload and an 8-GPU one of two queues evict each other
 at one instant in this trace, which the simulator reports as a livelock) and victims released
 30 s after their eviction (plain pods' termination grace period, ``whatif/README.md`` "Victims'
-release"; with 0 s, chains of preemptions across three queues repeat at one instant at 25,000
-workloads and more, reported as livelocks), and a seeded synthetic trace arriving
-at 100,000 workloads per simulated week (about 70% of the GPU quota, with random bursts that
-borrow and preempt): gangs of 1-8 GPUs at priorities 0 / 100 / 1000, 10 min to 4 h long.  A size
-of N workloads spans N / 100,000 of a week, so the load is the same at every size and the cost
-per workload shows whether growth is linear; 100,000 is the full week.  Each size runs in its own
-process so that its peak memory is its own; for each it prints::
+release"; with 0 s, chains of preemptions across three queues repeat at one instant, reported as
+livelocks).  A seeded synthetic trace arrives at 100,000 workloads per simulated week: gangs of
+1-8 GPUs in random queues at priorities 0 / 100 / 1000, each running 10 min to a maximum.  A size
+of N workloads spans N / 100,000 of a week, so the arrival rate is the same at every size; 100,000
+is the full week.
 
-    workloads=N events=E preemptions=P nominations_per_workload=R wall_s=W cpu_s=C cpu_us_per_workload=U peak_mib=M
+Two loads, by the longest run (offered load: GPU-seconds asked for over the nominal GPU quota):
 
-``cpu_us_per_workload`` (CPU time, which a shared machine disturbs less than wall time) staying
-flat as N doubles is the linear growth the issue asks for.  ``nominations_per_workload`` (heads
-the scheduling cycles nominated, over workloads) is what the cost follows: Kueue moves every
-parked workload of a cohort back into its queue on each release of quota there
-(``QueueInadmissibleWorkloads``), so it grows with the backlog this trace builds.  A last
-line times the default what-if of every repo stack (what ``make preview`` adds to the report).
-Figures are printed, never asserted.
+- **steady**, runs up to 2.8 h, 50% offered.  The backlog stays level, so the work Kueue itself
+  does per workload is the same at every size: the cost per workload staying flat as N doubles is
+  the simulator's linear growth, and 100,000 workloads is the issue's scale target (at most 20 s
+  of CPU).
+- **overloaded**, runs up to 4 h, 70% offered: the previous benchmark's trace.  Preempted
+  workloads restart from the beginning, so reclaims and priority preemptions (half of all
+  workloads at 200,000) push demand past what the quota serves and the backlog grows for as long
+  as the trace runs.  Kueue moves every parked workload of a cohort back into its queue on each
+  release of quota there (``QueueInadmissibleWorkloads``) and nominates it again, so the
+  nominations per workload -- Kueue's own work -- grow with the trace (5.1 at 12,500, 11.3 at
+  100,000, 15.1 at 200,000); a faithful simulator follows.  ``cpu_us_per_nomination`` shows that
+  the cost of each stays flat.
+
+Each size runs in its own process so that its peak memory is its own; for each it prints::
+
+    load=L workloads=N events=E preemptions=P nominations_per_workload=R wall_s=W cpu_s=C cpu_us_per_workload=U cpu_us_per_nomination=V peak_mib=M
+
+(CPU time, which a shared machine disturbs less than wall time.)  A last line times the default
+what-if of every repo stack (what ``make preview`` adds to the report).  Figures are printed,
+never asserted.
 """
 
 from __future__ import annotations
@@ -41,6 +52,9 @@ SIZES = (12_500, 25_000, 50_000, 100_000)
 WEEK = 7 * 24 * 3600
 PER_WEEK = 100_000
 COHORTS, PER_COHORT = 100, 10
+NOMINAL_GPUS, MEAN_GANG_GPUS, SHORTEST_RUN = 8, 4.5, 600
+# load -> the longest run in seconds (runs are uniform from SHORTEST_RUN up to it)
+LONGEST_RUN = {"steady": 10_153, "overloaded": 4 * 3600}
 # a preempted pod stops within its termination grace period (Kubernetes default 30 s) before its
 # quota is free; with 0 the flapping of this trace collapses into one instant (a livelock)
 EVICTION_DELAY = 30.0
@@ -87,7 +101,14 @@ def _objects(fair: bool = True) -> list[tuple[str, Any, str, str]]:
     return items
 
 
-def _trace(n: int) -> dict[str, Any]:
+def offered_load(longest_run: int) -> float:
+    """GPU-seconds the trace asks for per second, over the nominal GPU quota of all queues."""
+    mean_run = (SHORTEST_RUN + longest_run - 1) / 2
+    quota = COHORTS * PER_COHORT * NOMINAL_GPUS
+    return PER_WEEK / WEEK * MEAN_GANG_GPUS * mean_run / quota
+
+
+def _trace(n: int, longest_run: int = LONGEST_RUN["overloaded"]) -> dict[str, Any]:
     rng = random.Random(14)
     span = WEEK * n // PER_WEEK
     workloads = []
@@ -100,7 +121,7 @@ def _trace(n: int) -> dict[str, Any]:
                 "queue": "q",
                 "priority": rng.choice((0, 100, 1000)),
                 "submit": rng.randrange(span),
-                "duration": rng.randrange(600, 4 * 3600),
+                "duration": rng.randrange(SHORTEST_RUN, longest_run),
                 "podSets": [
                     {"name": "main", "count": 1, "requests": {"nvidia.com/gpu": str(rng.randint(1, 8))}}
                 ],
@@ -109,7 +130,7 @@ def _trace(n: int) -> dict[str, Any]:
     return {"workloads": workloads}
 
 
-def run_one(n: int, fair: bool = True) -> str:
+def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
     from whatif.cluster import build_cluster
     from whatif.pack import StackModel
     from whatif.results import document
@@ -118,7 +139,7 @@ def run_one(n: int, fair: bool = True) -> str:
 
     cluster = build_cluster(StackModel.from_plain(_objects(fair)))
     assert (cluster.fair_sharing is not None) == fair
-    trace = parse_trace(_trace(n))
+    trace = parse_trace(_trace(n, LONGEST_RUN[load]))
     start, cpu_start = time.perf_counter(), time.process_time()
     sim = Simulation(cluster, trace, eviction_delay=EVICTION_DELAY)
     outcome = sim.run()
@@ -126,10 +147,12 @@ def run_one(n: int, fair: bool = True) -> str:
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     preempted = sum(q["preempted"] for q in doc["queues"].values())
+    nominations = sim.scheduler.nominations
     return (
-        f"workloads={n} events={len(doc['events'])} preemptions={preempted} "
-        f"nominations_per_workload={sim.scheduler.nominations / n:.1f} wall_s={wall:.2f} "
-        f"cpu_s={cpu:.2f} cpu_us_per_workload={cpu / n * 1e6:.0f} peak_mib={peak:.0f}"
+        f"load={load} workloads={n} events={len(doc['events'])} preemptions={preempted} "
+        f"nominations_per_workload={nominations / n:.1f} wall_s={wall:.2f} cpu_s={cpu:.2f} "
+        f"cpu_us_per_workload={cpu / n * 1e6:.0f} cpu_us_per_nomination={cpu / max(1, nominations) * 1e6:.0f} "
+        f"peak_mib={peak:.0f}"
     )
 
 
@@ -149,24 +172,39 @@ def stacks_line() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.whatif_bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.whatif_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES), help="numbers of workloads")
+    parser.add_argument(
+        "--loads", nargs="*", choices=sorted(LONGEST_RUN), default=list(LONGEST_RUN), help="trace loads"
+    )
     parser.add_argument(
         "--stacks-only", action="store_true", help="only time the repo stacks' default what-if"
     )
     args = parser.parse_args(argv)
     if args.one:
-        print(run_one(args.one), flush=True)
+        print(run_one(args.one, load=args.loads[0]), flush=True)
         return 0
     if not args.stacks_only:
-        print(f"{COHORTS * PER_COHORT} ClusterQueues in {COHORTS} cohorts, trace over a simulated week")
-        for n in args.sizes:
-            child = subprocess.run(
-                [sys.executable, "-m", "benchmarks.whatif_bench", "--one", str(n)],
-                cwd=ROOT, capture_output=True, text=True, check=False,
-            )  # fmt: skip
-            print(child.stdout.strip() or child.stderr.strip().splitlines()[-1], flush=True)
+        print(
+            f"{COHORTS * PER_COHORT} ClusterQueues in {COHORTS} cohorts, {PER_WEEK:,} workloads per simulated week"
+        )
+        for load in args.loads:
+            longest = LONGEST_RUN[load]
+            print(
+                f"{load}: runs of {SHORTEST_RUN // 60} min to {longest / 3600:.1f} h, offered load "
+                f"{offered_load(longest):.0%} of the nominal GPU quota"
+            )
+            for n in args.sizes:
+                child = subprocess.run(
+                    [sys.executable, "-m", "benchmarks.whatif_bench", "--one", str(n), "--loads", load],
+                    cwd=ROOT, capture_output=True, text=True, check=False,
+                )  # fmt: skip
+                print(child.stdout.strip() or child.stderr.strip().splitlines()[-1], flush=True)
     print(stacks_line())
     return 0
 

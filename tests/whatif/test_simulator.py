@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,34 @@ def test_output_is_deterministic() -> None:
     first = json.dumps(run(cluster("3", preemption={"withinClusterQueue": "LowerPriority"}), trace))
     second = json.dumps(run(cluster("3", preemption={"withinClusterQueue": "LowerPriority"}), trace))
     assert first == second
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_paused_for_the_run_and_left_as_it_was(
+    enabled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``_collector_paused``: off while the run makes its events, then as the caller had it (also
+    when the run fails)."""
+    seen: list[bool] = []
+    record = Simulation._record
+
+    def spy(self: Simulation, *args: Any, **kwargs: Any) -> None:
+        seen.append(gc.isenabled())
+        record(self, *args, **kwargs)
+
+    monkeypatch.setattr(Simulation, "_record", spy)
+    (gc.enable if enabled else gc.disable)()
+    try:
+        run(cluster("1"), [wl("a", 0, 10), wl("b", 0, 10)])
+        assert seen and not any(seen)
+        assert gc.isenabled() is enabled
+        bad = Simulation(cluster("1"), parse_trace({"workloads": [wl("a", 0, 10)]}))
+        monkeypatch.setattr(Simulation, "_settle", lambda self: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            bad.run()
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 def test_an_unknown_local_queue_is_reported_not_dropped() -> None:
