@@ -36,7 +36,10 @@ from gpu_batch_policy.values import Unknown
 
 from components.chart_lock import locked_charts
 from preview.manifest_resources import HELM_RELEASE_TYPE
+from preview.postrender import post_render
 from preview.records import RecordedResource, for_display
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent  # where ``pulumi up`` runs the program
 
 __all__ = [
     "ChartUnavailableError",
@@ -86,8 +89,12 @@ def _markers_as_unknown(value: Any, path: str = "") -> Any:
     return value
 
 
-def render_recorded_releases(resources: Iterable[RecordedResource]) -> list[ReleaseManifests]:
-    """Every release among ``resources`` rendered as ``helm install`` would, in display form."""
+def render_recorded_releases(
+    resources: Iterable[RecordedResource], project_dir: Path = PROJECT_DIR
+) -> list[ReleaseManifests]:
+    """Every release among ``resources`` rendered as ``helm install`` would, in display form:
+    through its ``postrender`` executable when it has one (:mod:`preview.postrender`; a relative
+    path from ``project_dir``)."""
     out: list[tuple[RecordedResource, ReleaseRender]] = []
     for resource in resources:
         if resource.type != HELM_RELEASE_TYPE:
@@ -105,6 +112,9 @@ def render_recorded_releases(resources: Iterable[RecordedResource]) -> list[Rele
             resolver=default_resolver(),
             skip_crds=inputs.get("skipCrds"),
         )
+        command = inputs.get("postrender")
+        if isinstance(command, str) and command:
+            render = post_render(render, command, project_dir)
         out.append((resource, render))
     scoped = crd_cluster_scoped(render for _, render in out)
     return [

@@ -158,7 +158,8 @@ def _write_outputs(args: argparse.Namespace, files: StackFiles, result: RunResul
         for line in render_tree(result.resources):
             print(line)
     print(f"\n{len(result.resources)} resources planned for stack {args.stack}; wrote {_rel(plan_path)}")
-    return 1 if _charts_and_manifests(result, out_dir / "manifests.yaml", clock) else 0
+    manifests = out_dir / "manifests.yaml"
+    return 1 if _charts_and_manifests(result, manifests, clock, args.project_dir) else 0
 
 
 def _changes_against(ref: str, stack: str, project_dir: Path, out: Path) -> tuple[list[str], int]:
@@ -237,12 +238,14 @@ def _print_policy_results(analysis: AnalysisResult, result: RunResult) -> None:
     )
 
 
-def _charts_and_manifests(result: RunResult, manifests_path: Path, clock: StageClock) -> int:
+def _charts_and_manifests(
+    result: RunResult, manifests_path: Path, clock: StageClock, project_dir: Path
+) -> int:
     """Render every release, write ``manifests.yaml`` and validate every object in it.
 
     Returns the failures: objects their schema rejects plus releases whose chart refuses them."""
     with clock.stage("render"):
-        releases = render_recorded_releases(result.resources)
+        releases = render_recorded_releases(result.resources, project_dir)
     refused = _print_renders(releases)
     with clock.stage("manifests"):
         declared = render_manifests(result.resources)

@@ -34,6 +34,7 @@ from components.kuberay import KUBERAY_CHART, KUBERAY_REPOSITORY, KUBERAY_VERSIO
 from components.kueue import KUEUE_CHART, KUEUE_VERSION
 from components.operator_release import DROP_CRDS_POSTRENDER, ChartRef
 from preview.harness import RunResult
+from preview.postrender import helm_stream
 from preview.records import RecordedResource
 from tests.stack_runner import ROOT, of_type, run_stack
 
@@ -123,16 +124,6 @@ def test_kueue_crds_are_retained_resources_rendered_with_the_releases_values() -
     assert release.inputs.get("postrender") == DROP_CRDS_POSTRENDER
 
 
-def _helm_manifest(objects: tuple[RenderedObject, ...]) -> str:
-    """The templates as Helm hands them to a post-renderer (helm/helm v3.20.2
-    ``pkg/action/action.go`` ``renderResources``: ``"---\\n# Source: %s\\n%s\\n"`` per document)."""
-    return "".join(
-        f"---\n# Source: {o.source}\n{yaml.safe_dump(o.manifest, sort_keys=False)}\n"
-        for o in objects
-        if not in_crds_dir(o.source)
-    )
-
-
 def _post_render(text: str) -> str:
     """Run the post-renderer the way Helm does (``pkg/postrender/exec.go`` ``execRender.Run``:
     the manifest on stdin, the result from stdout), from the project root as pulumi-kubernetes does."""
@@ -159,7 +150,7 @@ def _helm_uninstall_deletes(manifest: str) -> list[dict[str, Any]]:
 def test_the_kueue_release_manifest_holds_no_crd_so_uninstall_deletes_none() -> None:
     release = _release(dev(), "kueue")
     objects = _rendered(ChartRef(KUEUE_CHART, KUEUE_VERSION), release)
-    before = _helm_manifest(objects)
+    before = helm_stream(objects)
     assert any(d["kind"] == "CustomResourceDefinition" for d in _helm_uninstall_deletes(before))
     after = _post_render(before)
     kept = [d for d in yaml.safe_load_all(after) if isinstance(d, dict)]
