@@ -1,12 +1,14 @@
 # gpu-batch: two commands on a fresh machine.
 #   make preview [STACK=dev] [BASE=<git ref>]   offline preview of a stack with the policy pack -> build/<stack>/;
 #                              with BASE, what `pulumi up` would create/update/replace/delete against that ref
-#   make test [TEST_WORKERS=auto]  lint, type-check and the whole test suite (one pytest worker per core)
+#   make test [TEST_WORKERS=auto TEST_MAX_WORKERS=4]  lint, type-check and the whole test suite (a pytest worker per core, at most 4)
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
 #   make whatif [STACK=dev] [BASE=<git ref>]   Kueue (or KAI) admission what-if; with BASE, the change per queue
 STACK ?= dev
 TEST_WORKERS ?= auto
+# each worker runs the stacks' programs and previews: bounded so a many-core runner does not multiply the memory
+TEST_MAX_WORKERS ?= 4
 FUZZ_MUTATIONS ?= 5000
 PYTHON ?= python3
 VENV := venv
@@ -43,7 +45,7 @@ typecheck: $(STAMP)
 	$(PY) -m mypy policies/__main__.py
 
 unit: $(STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS)
 
 test: lint typecheck unit
 
