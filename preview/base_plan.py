@@ -22,7 +22,7 @@ from typing import Any
 
 from gpu_batch_policy.charts.resolver import CACHE_ENV, MIRROR_ENV, default_cache, default_mirror
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+from preview.project import PROJECT_DIR
 
 
 def _chart_sources() -> dict[str, str]:

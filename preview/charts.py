@@ -37,9 +37,8 @@ from gpu_batch_policy.values import Unknown
 from components.chart_lock import locked_charts
 from preview.manifest_resources import HELM_RELEASE_TYPE
 from preview.postrender import post_render
+from preview.project import PROJECT_DIR
 from preview.records import RecordedResource, for_display
-
-PROJECT_DIR = Path(__file__).resolve().parent.parent  # where ``pulumi up`` runs the program
 
 __all__ = [
     "ChartUnavailableError",

@@ -38,12 +38,11 @@ from preview.manifests import (
 )
 from preview.plan import plan_document, write_plan
 from preview.plan_diff import diff_plans, render_changes
+from preview.project import PROJECT_DIR
 from preview.report import capacity_sections, policy_section
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
 from stacks.errors import ConfigError
-
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:

@@ -33,10 +33,11 @@ from preview.analyzer import (
     stop_process,
 )
 from preview.frames import TruncatedFrameError, encode, grow_pipe, read_frame
+from preview.project import PROJECT_DIR
 from preview.records import RecordedResource
 
 # Where ``python -m preview.analysis_host`` imports ``preview`` from.
-_SOURCE_ROOT = Path(__file__).resolve().parent.parent
+_SOURCE_ROOT = PROJECT_DIR
 
 
 class HostedSession:

@@ -13,13 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from preview.project import PROJECT_DIR
 from whatif.compare import diff_lines, model_at
 from whatif.errors import NotModelledError, NotSettledError, WhatIfError
 from whatif.kai.compare import kai_compare_lines
 from whatif.kai.run import default_kai_trace, has_kai_queues, simulate_kai
 from whatif.kai.section import kai_starved_lines, kai_table
 from whatif.run import default_trace, simulate
-from whatif.sources import PROJECT_DIR, from_manifests, from_stack
+from whatif.sources import from_manifests, from_stack
 from whatif.summary import queue_table, starved_lines
 from whatif.trace import Trace, load_trace
 

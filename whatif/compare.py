@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from preview.base_plan import BasePlanError, plan_at
+from preview.project import PROJECT_DIR
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel
-from whatif.sources import PROJECT_DIR, plan_items
+from whatif.sources import plan_items
 from whatif.summary import cells, fmt_seconds, fmt_use, side_summary, table
 
 

@@ -19,11 +19,11 @@ from typing import Any
 
 import yaml
 
+from preview.project import PROJECT_DIR
 from whatif.capacity import Pool
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel, pools
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 Plain = tuple[str, Any, str, str]
 
 
