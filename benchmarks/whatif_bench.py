@@ -52,7 +52,8 @@ SIZES = (12_500, 25_000, 50_000, 100_000)
 WEEK = 7 * 24 * 3600
 PER_WEEK = 100_000
 COHORTS, PER_COHORT = 100, 10
-NOMINAL_GPUS, MEAN_GANG_GPUS, SHORTEST_RUN = 8, 4.5, 600
+NOMINAL_GPUS, SHORTEST_RUN = 8, 600
+GANG_GPUS = (1, 8)  # a gang asks for a uniform number of GPUs in this range
 # load -> the longest run in seconds (runs are uniform from SHORTEST_RUN up to it)
 LONGEST_RUN = {"steady": 10_153, "overloaded": 4 * 3600}
 # a preempted pod stops within its termination grace period (Kubernetes default 30 s) before its
@@ -86,7 +87,11 @@ def _objects(fair: bool = True) -> list[tuple[str, Any, str, str]]:
                             {
                                 "name": "gpu",
                                 "resources": [
-                                    {"name": "nvidia.com/gpu", "nominalQuota": "8", "borrowingLimit": "8"}
+                                    {
+                                        "name": "nvidia.com/gpu",
+                                        "nominalQuota": str(NOMINAL_GPUS),
+                                        "borrowingLimit": "8",
+                                    }
                                 ],
                             }
                         ],
@@ -105,7 +110,8 @@ def offered_load(longest_run: int) -> float:
     """GPU-seconds the trace asks for per second, over the nominal GPU quota of all queues."""
     mean_run = (SHORTEST_RUN + longest_run - 1) / 2
     quota = COHORTS * PER_COHORT * NOMINAL_GPUS
-    return PER_WEEK / WEEK * MEAN_GANG_GPUS * mean_run / quota
+    mean_gpus = sum(GANG_GPUS) / 2
+    return PER_WEEK / WEEK * mean_gpus * mean_run / quota
 
 
 def _trace(n: int, longest_run: int = LONGEST_RUN["overloaded"]) -> dict[str, Any]:
@@ -123,7 +129,7 @@ def _trace(n: int, longest_run: int = LONGEST_RUN["overloaded"]) -> dict[str, An
                 "submit": rng.randrange(span),
                 "duration": rng.randrange(SHORTEST_RUN, longest_run),
                 "podSets": [
-                    {"name": "main", "count": 1, "requests": {"nvidia.com/gpu": str(rng.randint(1, 8))}}
+                    {"name": "main", "count": 1, "requests": {"nvidia.com/gpu": str(rng.randint(*GANG_GPUS))}}
                 ],
             }
         )
