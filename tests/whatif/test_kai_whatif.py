@@ -121,3 +121,42 @@ spec:
 def test_a_workload_for_a_parent_queue_is_never_admitted() -> None:
     doc = simulate_kai(_model(), parse_trace({"workloads": [_wl("p", "dept", 0, 1), _wl("q", "a", 0, 1)]}))
     assert doc["queues"]["(no KAI leaf queue)"]["neverAdmitted"] == ["ns/p"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        (
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: x}\nspec:\n  parentQueue: y\n"
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: y}\nspec:\n  parentQueue: x\n"
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: c}\nspec:\n  parentQueue: x\n",
+            "its parentQueue chain is a cycle",
+        ),
+        (
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: c}\nspec:\n  parentQueue: gone\n",
+            "parent queue gone is not in this stack",
+        ),
+    ],
+)
+def test_a_queue_without_a_root_is_never_scheduled_and_the_run_ends(extra: str, why: str) -> None:
+    """The pack's ``QueueTree.ancestors`` stops at a cycle or a missing parent (rule
+    ``kai-queue-parent-exists``); KAI schedules no job of such a queue (``input_jobs.go``).  The run
+    ends (a cycle once made it walk the parent chain for ever) and the rooted queues still run."""
+    from whatif.kai.simulator import simulate
+
+    cluster = _with_nodes(_model(extra), 2)
+    assert "c" in cluster.unrooted and "c" not in cluster.queues
+    gpu = {"nvidia.com/gpu": "1"}
+    trace = parse_trace(
+        {
+            "workloads": [
+                {"name": q, "namespace": "ns", "queue": q, "submit": 0, "duration": 10,
+                 "podSets": [{"name": "w", "count": 1, "requests": gpu}]}
+                for q in ("c", "a")
+            ]
+        }
+    )  # fmt: skip
+    events = [(e.workload, e.event, e.reason or "") for e in simulate(cluster, trace).events]
+    assert ("ns/c", "inadmissible") in [(w, ev) for w, ev, _ in events]
+    assert why in next(r for w, ev, r in events if w == "ns/c")
+    assert ("ns/a", "admitted", "") in events

@@ -40,6 +40,9 @@ class KaiCluster:
     nodes: list[Node]
     priority_classes: dict[str, int]
     notes: list[str] = field(default_factory=list)
+    # queues without a root (a parentQueue cycle, or a parent that does not exist) -> why: left
+    # out of ``queues``, their PodGroups are never scheduled
+    unrooted: dict[str, str] = field(default_factory=dict)
 
     def leaves(self) -> list[str]:
         return sorted(n for n, q in self.queues.items() if not q.children)
@@ -55,14 +58,28 @@ def _number(raw: object, where: str) -> float:
     return float(raw)
 
 
-def kai_queues(model: StackModel) -> dict[str, QueueAttrs]:
-    """Every KAI queue with its quota, limit and over-quota weight per resource."""
+def kai_queues(model: StackModel, unrooted: dict[str, str] | None = None) -> dict[str, QueueAttrs]:
+    """Every KAI queue with its quota, limit and over-quota weight per resource.
+
+    A queue whose ``parentQueue`` chain ends in a cycle or at a queue that does not exist has no
+    root: KAI drops its jobs (``input_jobs.go``; the pack's ``QueueTree.ancestors`` and rule
+    ``kai-queue-parent-exists``), so it is left out and recorded in ``unrooted`` with why."""
     from gpu_batch_policy.kai.tree import QueueTree
 
     tree = QueueTree(model)
     out: dict[str, QueueAttrs] = {}
     for index, node in enumerate(tree.nodes.values()):
         where = node.describe()
+        stop = tree.ancestors(node.name)[1]
+        if stop == "cycle" or (stop or "").startswith("missing:"):
+            if unrooted is not None:
+                unrooted[node.name] = (
+                    "its parentQueue chain is a cycle: no root, KAI never schedules it"
+                    if stop == "cycle"
+                    else f"parent queue {(stop or '').removeprefix('missing:')} is not in this stack: the what-if "
+                    "cannot place it (KAI drops the jobs of a queue whose parent does not exist)"
+                )
+            continue
         if node.queue is not None:
             spec = node.queue.obj.spec if isinstance(node.queue.obj.spec, dict) else {}
             for key in ("preemptMinRuntime", "reclaimMinRuntime"):
@@ -142,4 +159,6 @@ def gpu_nodes(model: StackModel, notes: list[str]) -> list[Node]:
 
 def build_kai(model: StackModel) -> KaiCluster:
     notes: list[str] = []
-    return KaiCluster(kai_queues(model), gpu_nodes(model, notes), priority_classes(model), notes)
+    unrooted: dict[str, str] = {}
+    queues = kai_queues(model, unrooted)
+    return KaiCluster(queues, gpu_nodes(model, notes), priority_classes(model), notes, unrooted)

@@ -145,7 +145,7 @@ class Session:
                     best = (child, found[0], found[1])
             return (best[1], best[2]) if best else None
 
-        roots = [n for n, q in self.queues.items() if q.parent is None or q.parent not in self.queues]
+        roots = [n for n, q in self.queues.items() if q.parent is None]  # unrooted ones are left out
         while True:
             best: tuple[str, str, Job] | None = None
             for root in roots:

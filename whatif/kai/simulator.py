@@ -104,7 +104,9 @@ def simulate(cluster: KaiCluster, trace: Trace) -> Outcome:
             job = arrivals[a]
             a += 1
             if job.queue not in leaves:
-                why = "no such KAI queue" if job.queue not in cluster.queues else "not a leaf queue"
+                why = cluster.unrooted.get(job.queue) or (
+                    "no such KAI queue" if job.queue not in cluster.queues else "not a leaf queue"
+                )
                 out.events.append(Event(now, job.key, "inadmissible", job.queue, reason=why))
                 continue
             active.append(job)
