@@ -20,6 +20,11 @@ def to_decimal(amount: int) -> Decimal:
     return Decimal(amount) / SCALE
 
 
+def figure(value: float) -> float | int:
+    """A number as the JSON output writes it: a whole number as an int, else 3 decimals."""
+    return int(value) if float(value).is_integer() else round(value, 3)
+
+
 def fmt_amount(amount: int) -> str:
     value = to_decimal(amount).normalize()
     return f"{value:f}"

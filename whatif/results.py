@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from whatif.amounts import figure
 from whatif.cluster import Cluster
 from whatif.simulator import GPU, Outcome
 
@@ -32,8 +33,13 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[rank - 1]
 
 
-def _num(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else round(value, 3)
+def wait_figures(waits: list[float]) -> dict[str, float | int]:
+    """``waitSeconds``: nearest-rank p50 and p95, and the longest."""
+    return {
+        "p50": figure(percentile(waits, 50)),
+        "p95": figure(percentile(waits, 95)),
+        "max": figure(max(waits) if waits else 0.0),
+    }
 
 
 def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any]]:
@@ -87,15 +93,11 @@ def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any
         out[name] = {
             "admitted": admitted.get(name, 0),
             "preempted": preempted.get(name, 0),
-            "waitSeconds": {
-                "p50": _num(percentile(w, 50)),
-                "p95": _num(percentile(w, 95)),
-                "max": _num(max(w) if w else 0.0),
-            },
-            "waitForQuotaSeconds": _num(_mean([a - b for a, b in zip(w, cap, strict=True)])),
-            "waitForCapacitySeconds": _num(_mean(cap)),
+            "waitSeconds": wait_figures(w),
+            "waitForQuotaSeconds": figure(_mean([a - b for a, b in zip(w, cap, strict=True)])),
+            "waitForCapacitySeconds": figure(_mean(cap)),
             "failedProvisioningRequests": failed_requests.get(name, 0),
-            "gpuCapacity": _num(capacity) if capacity else None,
+            "gpuCapacity": figure(capacity) if capacity else None,
             "gpuUtilisation": round(gpu_seconds.get(name, 0.0) / (capacity * span_end), 4)
             if capacity and span_end > 0
             else None,

@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from whatif.amounts import figure
 from whatif.capacity import Capacity, Check
 from whatif.cluster import Cluster
 from whatif.errors import NotSettledError, WhatIfError
@@ -77,7 +78,7 @@ class Event:
     reason: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"time": _num(self.time), "workload": self.workload, "event": self.event}
+        out: dict[str, object] = {"time": figure(self.time), "workload": self.workload, "event": self.event}
         out["clusterQueue"] = self.cluster_queue
         if self.flavors is not None:
             out["flavors"] = self.flavors
@@ -86,10 +87,6 @@ class Event:
         if self.reason is not None:
             out["reason"] = self.reason
         return out
-
-
-def _num(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else round(value, 3)
 
 
 @dataclass

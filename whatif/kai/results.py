@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from whatif.amounts import figure
 from whatif.kai.model import KaiCluster
 from whatif.kai.proportion import GPU, UNLIMITED, chain
 from whatif.kai.simulator import Outcome
-from whatif.results import percentile
-
-
-def _num(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else round(value, 3)
+from whatif.results import wait_figures
 
 
 def _leaves_under(cluster: KaiCluster, name: str) -> set[str]:
@@ -72,13 +69,9 @@ def queue_figures(cluster: KaiCluster, outcome: Outcome) -> dict[str, dict[str, 
             "admitted": sum(counts.get(leaf, {}).get("admitted", 0) for leaf in leaves),
             "reclaimed": sum(counts.get(leaf, {}).get("reclaimed", 0) for leaf in leaves),
             "preempted": sum(counts.get(leaf, {}).get("preempted", 0) for leaf in leaves),
-            "waitSeconds": {
-                "p50": _num(percentile(waits, 50)),
-                "p95": _num(percentile(waits, 95)),
-                "max": _num(max(waits) if waits else 0.0),
-            },
-            "gpuQuota": None if deserved == UNLIMITED else _num(deserved),
-            "gpuCapacity": _num(capacity),
+            "waitSeconds": wait_figures(waits),
+            "gpuQuota": None if deserved == UNLIMITED else figure(deserved),
+            "gpuCapacity": figure(capacity),
             "gpuUtilisation": round(held / (capacity * span), 4) if capacity and span > 0 else None,
             "neverAdmitted": sorted(j.key for j in mine if j.first_started is None),
         }

@@ -14,7 +14,7 @@ from typing import Any
 
 from whatif.amounts import fmt_amount, to_amount
 from whatif.errors import WhatIfError
-from whatif.kai.model import build_kai
+from whatif.kai.model import KaiCluster, build_kai
 from whatif.kai.results import document
 from whatif.kai.simulator import simulate
 from whatif.kai.workloads import FRACTION, FRACTION_DEVICES, GPU_MEMORY, GPU_REQUEST
@@ -86,6 +86,7 @@ def default_kai_trace(model: StackModel, stack: str | None, profile: Path | None
     return generate_trace(kai_profile(raw, model, path.name), model, path.name)
 
 
-def simulate_kai(model: StackModel, trace: Trace) -> dict[str, Any]:
-    cluster = build_kai(model)
+def simulate_kai(model: StackModel, trace: Trace, cluster: KaiCluster | None = None) -> dict[str, Any]:
+    """The run's document; ``cluster``: the stack's, when the caller has built it already."""
+    cluster = cluster if cluster is not None else build_kai(model)
     return document(cluster, simulate(cluster, trace))

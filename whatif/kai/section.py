@@ -80,10 +80,10 @@ def kai_section_lines(stack: str, model: StackModel) -> list[str]:
     if not path.exists():
         return [*out, f"No load profile (`whatif/{path.name}`): not simulated.", ""]
     try:
-        build_kai(model)  # refusals first: a behaviour not modelled, whatever the profile
+        cluster = build_kai(model)  # refusals first: a behaviour not modelled, whatever the profile
         profile = load_profile(path)
         trace = generate_trace(kai_profile(profile, model, path.name), model, path.name)
-        result = simulate_kai(model, trace)
+        result = simulate_kai(model, trace, cluster)
     except NotModelledError as error:
         return [*out, f"**Not simulated:** {error}.", ""]
     except WhatIfError as error:
