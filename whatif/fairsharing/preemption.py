@@ -93,7 +93,7 @@ class FairPreemption:
             if other is node:
                 continue
             usage, quotas = other.usage, other.quotas
-            for fr in frs:  # ``_borrowing`` inline: this runs for every queue of every search
+            for fr in frs:  # ``Node.borrowing_with(fr, 0)`` inline: this runs for every queue of every search
                 quota = quotas.get(fr)
                 if (quota.nominal if quota else 0) < usage.get(fr, 0):
                     out.append(other)
@@ -119,7 +119,7 @@ class FairPreemption:
             add_all(self.cq.node, self.requests)
 
     def _within_nominal(self) -> bool:
-        return not any(_borrowing(self.cq.node, fr) for fr in self.frs)
+        return not any(self.cq.node.borrowing_with(fr, 0) for fr in self.frs)
 
     def _take(self, w: Workload, reason: str, picked: Picked) -> bool:
         self.p.remove_workload(w)
@@ -198,7 +198,7 @@ class FairPreemption:
     ) -> bool:
         """``_hopeless`` with the request added to the tree, or (flat) as negative ``less``."""
         node = self.cq.node
-        if not any(_borrowing(node, fr, -less.get(fr, 0)) for fr in self.frs):
+        if not any(node.borrowing_with(fr, -less.get(fr, 0)) for fr in self.frs):
             return False  # within nominal: every candidate may be taken
         requests = self.requests
         freed: dict[FlavorResource, int] = {}  # what the takeable candidates hold of the request
@@ -265,9 +265,3 @@ class FairPreemption:
         for w, _ in kept:
             self.p.add_workload(w)
         return kept
-
-
-def _borrowing(node: Node, fr: FlavorResource, extra: int = 0) -> bool:
-    """``ClusterQueueSnapshot.Borrowing``: usage (plus ``extra``) above nominal quota."""
-    quota = node.quotas.get(fr)
-    return (quota.nominal if quota else 0) < node.usage.get(fr, 0) + extra
