@@ -198,10 +198,15 @@ def in_crds_dir(source: str) -> bool:
     return "crds" in parts[:-1] and "templates" not in parts
 
 
-def _is_test_hook(manifest: Mapping[str, Any]) -> bool:
+def helm_hooks(manifest: Mapping[str, Any]) -> frozenset[str]:
+    """The hooks an object's ``helm.sh/hook`` annotation names (comma-separated), none when absent."""
     annotations = (manifest.get("metadata") or {}).get("annotations") or {}
     hooks = str(annotations.get(_HOOK_ANNOTATION, "")) if isinstance(annotations, Mapping) else ""
-    return "test" in {h.strip() for h in hooks.split(",")}
+    return frozenset(h.strip() for h in hooks.split(",") if h.strip())
+
+
+def _is_test_hook(manifest: Mapping[str, Any]) -> bool:
+    return "test" in helm_hooks(manifest)
 
 
 def helm_values(value: Any) -> Any:

@@ -36,14 +36,13 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..charts.render import RenderedObject, in_crds_dir
+from ..charts.render import RenderedObject, helm_hooks, in_crds_dir
 from ..model import StackModel
 from ..rbac import rules_grant
 from ..report import Reporter
 from ..values import dig
 
 CRD_GROUP = "apiextensions.k8s.io"
-HOOK_ANNOTATION = "helm.sh/hook"
 
 
 def _name(manifest: Mapping[str, Any]) -> str:
@@ -62,8 +61,7 @@ def _upgrade_hook_accounts(objects: Iterable[Mapping[str, Any]], namespace: str)
     for doc in objects:
         if doc.get("kind") != "Job":
             continue
-        hooks = dig(doc, "metadata", "annotations", HOOK_ANNOTATION)
-        if not isinstance(hooks, str) or "pre-upgrade" not in {h.strip() for h in hooks.split(",")}:
+        if "pre-upgrade" not in helm_hooks(doc):
             continue
         account = dig(doc, "spec", "template", "spec", "serviceAccountName")
         accounts.add(
