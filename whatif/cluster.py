@@ -29,6 +29,8 @@ from whatif.amounts import to_amount
 from whatif.capacity import CHECK_CAPACITY, QUEUED, Check, Pool, Retry
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.pack import (
+    DEFAULT_WHEN_CAN_BORROW,
+    DEFAULT_WHEN_CAN_PREEMPT,
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
     Quantity,
@@ -65,8 +67,8 @@ class ClusterQueue:
     groups: tuple[Group, ...]
     preemption: Preemption = Preemption()
     strategy: str = "BestEffortFIFO"
-    when_can_borrow: str = "MayStopSearch"
-    when_can_preempt: str = "TryNextFlavor"
+    when_can_borrow: str = DEFAULT_WHEN_CAN_BORROW
+    when_can_preempt: str = DEFAULT_WHEN_CAN_PREEMPT
     preference: str | None = None
     # flavor -> its ProvisioningRequest check (queued provisioning or check-capacity)
     provisioning: dict[str, Check] = field(default_factory=dict)
@@ -444,8 +446,8 @@ def _cluster_queue(
         groups=groups,
         preemption=_preemption(spec.get("preemption") or {}),
         strategy=str(spec.get("queueingStrategy") or "BestEffortFIFO"),
-        when_can_borrow=_fungibility(fung.get("whenCanBorrow"), "MayStopSearch"),
-        when_can_preempt=_fungibility(fung.get("whenCanPreempt"), "TryNextFlavor"),
+        when_can_borrow=_fungibility(fung.get("whenCanBorrow"), DEFAULT_WHEN_CAN_BORROW),
+        when_can_preempt=_fungibility(fung.get("whenCanPreempt"), DEFAULT_WHEN_CAN_PREEMPT),
         preference=fung.get("preference"),
         provisioning=provisioning,
         check_names=names,

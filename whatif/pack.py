@@ -20,6 +20,8 @@ from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
 from gpu_batch_policy.model.kueue import (  # noqa: E402
+    DEFAULT_WHEN_CAN_BORROW,
+    DEFAULT_WHEN_CAN_PREEMPT,
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
     ResourceGroup,
@@ -29,6 +31,8 @@ from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
 
 __all__ = [
+    "DEFAULT_WHEN_CAN_BORROW",
+    "DEFAULT_WHEN_CAN_PREEMPT",
     "GPU_FRACTION_ANNOTATION",
     "GPU_FRACTION_DEVICES_ANNOTATION",
     "GPU_MEMORY_ANNOTATION",

@@ -132,6 +132,12 @@ class AdmissionCheckRef:
     path: str
 
 
+# spec.flavorFungibility when a field is omitted (kueue v0.19.2 pkg/cache/scheduler/clusterqueue.go
+# defaultFlavorFungibility): stay on a flavor that fits by borrowing, try the next on preemption.
+DEFAULT_WHEN_CAN_BORROW = "MayStopSearch"
+DEFAULT_WHEN_CAN_PREEMPT = "TryNextFlavor"
+
+
 @dataclass(frozen=True)
 class ClusterQueue(ObjectView):
     cohort: str | Unknown | None

@@ -56,7 +56,7 @@ from ..accelerator_mix import mixes_accelerator_types
 from ..builders import stack_policy
 from ..model import ClusterQueue, ResourceFlavor, StackModel
 from ..model.gke import ACCELERATOR_LABEL, INSTANCE_TYPE_LABEL, MACHINE_TYPE_GPUS
-from ..model.kueue import ResourceGroup
+from ..model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
 from ..report import Reporter
 from ..values import Unknown
 from .capacity import flavor_selection
@@ -64,9 +64,6 @@ from .capacity import flavor_selection
 MIXING_ANNOTATION = "gpu-batch/accelerator-mixing"
 MIXING_ALLOWED = "allowed"
 TRY_NEXT_FLAVOR = "TryNextFlavor"
-# Kueue v0.19.2 defaults (pkg/cache/scheduler/clusterqueue.go defaultFlavorFungibility).
-DEFAULT_WHEN_CAN_BORROW = "MayStopSearch"
-DEFAULT_WHEN_CAN_PREEMPT = TRY_NEXT_FLAVOR
 
 
 def flavor_accelerators(model: StackModel, flavor: ResourceFlavor) -> frozenset[str] | Unknown:

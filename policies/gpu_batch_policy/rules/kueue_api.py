@@ -27,7 +27,7 @@ from pulumi_policy import Policy
 from ..builders import resource_policy
 from ..model import AdmissionCheck, ClusterQueue, Cohort, WorkloadPriorityClass
 from ..model.base import KubeObject
-from ..model.kueue import ResourceGroup
+from ..model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
 from ..report import Reporter
 from ..values import Quantity, Unknown, dig, fmt_num
 
@@ -213,8 +213,8 @@ def check_preemption(cq: ClusterQueue, reporter: Reporter, _config: Mapping[str,
         )
     ff = cq.flavor_fungibility
     if "preference" in ff:
-        when_borrow = ff.get("whenCanBorrow", "MayStopSearch")
-        when_preempt = ff.get("whenCanPreempt", "TryNextFlavor")
+        when_borrow = ff.get("whenCanBorrow", DEFAULT_WHEN_CAN_BORROW)
+        when_preempt = ff.get("whenCanPreempt", DEFAULT_WHEN_CAN_PREEMPT)
         if isinstance(when_borrow, Unknown) or isinstance(when_preempt, Unknown):
             reporter.cannot_check(cq, "spec.flavorFungibility is unknown until apply")
         elif not (when_borrow == "TryNextFlavor" and when_preempt == "TryNextFlavor"):
