@@ -51,8 +51,10 @@ HELM_KEEP: Final = "keep"
 MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 
 
-class ChartCrdsError(ValueError):
-    """The chart could not be resolved or rendered, or ships no CRD where one is expected."""
+class ChartCrdsError(pulumi.RunError):
+    """The chart could not be resolved or rendered, or ships no CRD where one is expected.  A
+    ``pulumi.RunError``, as :class:`stacks.errors.ConfigError`: the language host prints it as its
+    one line, not as a traceback."""
 
 
 def chart_crds(

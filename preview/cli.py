@@ -93,10 +93,7 @@ def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
         return 2
     try:
         return _preview(args, files, session, clock)
-    except ConfigError as error:
-        print(str(error), file=sys.stderr)
-        return 2
-    except ChartCrdsError as error:  # a chart whose CRDs the program declares cannot be read
+    except (ConfigError, ChartCrdsError) as error:  # the config, or a chart whose CRDs it declares
         print(str(error), file=sys.stderr)
         return 2
     except StackFileError as error:
