@@ -77,3 +77,12 @@ def test_the_tenancy_section_shows_how_skypilot_is_exposed() -> None:
         "- SkyPilot `team2/skypilot-team2`: HTTPS on `skypilot.example.com/team2`, basic auth; ClusterRole management off."
         in text
     )
+
+
+def test_the_section_does_not_depend_on_registration_order() -> None:
+    """Registration order varies from run to run (outputs resolve concurrently); report.md must
+    not: the kai stack's two readiness gates once swapped rows between two previews."""
+    resources = run_stack("kai").resources
+    forward = render_report("kai", resources, None)
+    backward = render_report("kai", list(reversed(resources)), None)
+    assert forward == backward

@@ -113,7 +113,7 @@ def _gate_rows(resources: Sequence[RecordedResource]) -> list[list[object]]:
         )
         waiting = sum(1 for r in resources if gate.urn in r.dependencies and r.custom)
         rows.append([gate.name, kinds, after, waiting])
-    return rows
+    return sorted(rows, key=lambda row: str(row[0]))  # by gate name: registration order varies
 
 
 def network_section(resources: Sequence[RecordedResource], table: Any) -> list[str]:
