@@ -28,6 +28,7 @@ deterministic (seeded generator, stable order).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,19 @@ def _number(raw: Any, where: str) -> float:
     return float(raw)
 
 
-def generate_trace(profile: dict[str, Any], model: StackModel, name: str = "profile") -> Trace:
+# (model, declared workload name, key path) -> its pod sets in trace form
+DeclaredPodSets = Callable[[StackModel, str, str], list[dict[str, Any]]]
+
+
+def generate_trace(
+    profile: dict[str, Any],
+    model: StackModel,
+    name: str = "profile",
+    declared: DeclaredPodSets | None = None,
+) -> Trace:
+    """The seeded trace of ``profile``; a ``declared`` shape becomes the pod sets ``declared``
+    gives (default: Kueue's gang, :func:`declared_pod_sets`; KAI's: ``whatif.kai.run``)."""
+    pod_sets_of = declared or declared_pod_sets
     seed = profile.get("seed", 0)
     hours = _number(profile.get("hours", 168), f"{name} hours")
     workloads: list[dict[str, Any]] = []
@@ -105,7 +118,7 @@ def generate_trace(profile: dict[str, Any], model: StackModel, name: str = "prof
         shapes: list[list[dict[str, Any]]] = []
         for j, shape in enumerate(stream.get("shapes") or []):
             if isinstance(shape, dict) and "declared" in shape:
-                shapes.append(declared_pod_sets(model, str(shape["declared"]), f"{where}.shapes[{j}]"))
+                shapes.append(pod_sets_of(model, str(shape["declared"]), f"{where}.shapes[{j}]"))
             elif isinstance(shape, dict) and isinstance(shape.get("podSets"), list):
                 shapes.append(shape["podSets"])
             else:

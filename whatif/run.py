@@ -8,19 +8,26 @@ from typing import Any
 from whatif.cluster import build_cluster
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel
-from whatif.profiles import generate_trace, load_profile, profile_path
+from whatif.profiles import DeclaredPodSets, generate_trace, load_profile, profile_path
 from whatif.results import document
 from whatif.simulator import Simulation
 from whatif.sources import flavor_pools
 from whatif.trace import Delay, Trace
 
 
-def default_trace(model: StackModel, stack: str | None, profile: Path | None = None) -> Trace:
+def default_trace(
+    model: StackModel,
+    stack: str | None,
+    profile: Path | None = None,
+    declared: DeclaredPodSets | None = None,
+) -> Trace:
+    """The trace of ``--profile`` or the stack's load profile (``declared``: see
+    :func:`whatif.profiles.generate_trace`)."""
     path = profile or (profile_path(stack) if stack else None)
     if path is None or not path.exists():
         where = path.name if path else "--profile"
         raise WhatIfError(f"no trace: pass --trace FILE, or write a load profile ({where})")
-    return generate_trace(load_profile(path), model, path.name)
+    return generate_trace(load_profile(path), model, path.name, declared)
 
 
 def simulate(

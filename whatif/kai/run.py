@@ -19,7 +19,7 @@ from whatif.kai.results import document
 from whatif.kai.simulator import simulate
 from whatif.kai.workloads import FRACTION, FRACTION_DEVICES, GPU_MEMORY, GPU_REQUEST
 from whatif.pack import StackModel
-from whatif.profiles import generate_trace, load_profile, profile_path
+from whatif.run import default_trace
 from whatif.trace import Trace
 
 
@@ -59,31 +59,9 @@ def declared_kai_pod_sets(model: StackModel, name: str, where: str) -> list[dict
     raise WhatIfError(f"{where}.declared: got {name!r}, expected a RayJob or RayCluster the stack declares")
 
 
-def kai_profile(profile: dict[str, Any], model: StackModel, name: str) -> dict[str, Any]:
-    """``profile`` with every ``declared`` shape replaced by the pod sets KAI gangs."""
-    streams = []
-    for i, stream in enumerate(profile["arrivals"]):
-        if not isinstance(stream, dict):
-            streams.append(stream)
-            continue
-        shapes = []
-        for j, shape in enumerate(stream.get("shapes") or []):
-            if isinstance(shape, dict) and "declared" in shape:
-                where = f"{name} arrivals[{i}].shapes[{j}]"
-                shapes.append({"podSets": declared_kai_pod_sets(model, str(shape["declared"]), where)})
-            else:
-                shapes.append(shape)
-        streams.append({**stream, "shapes": shapes})
-    return {**profile, "arrivals": streams}
-
-
 def default_kai_trace(model: StackModel, stack: str | None, profile: Path | None = None) -> Trace:
-    path = profile or (profile_path(stack) if stack else None)
-    if path is None or not path.exists():
-        where = path.name if path else "--profile"
-        raise WhatIfError(f"no trace: pass --trace FILE, or write a load profile ({where})")
-    raw = load_profile(path)
-    return generate_trace(kai_profile(raw, model, path.name), model, path.name)
+    """:func:`whatif.run.default_trace` with ``declared`` shapes as the pod sets KAI gangs."""
+    return default_trace(model, stack, profile, declared_kai_pod_sets)
 
 
 def simulate_kai(model: StackModel, trace: Trace, cluster: KaiCluster | None = None) -> dict[str, Any]:

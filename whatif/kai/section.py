@@ -10,7 +10,7 @@ from typing import Any
 
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.kai.model import build_kai
-from whatif.kai.run import kai_profile, simulate_kai
+from whatif.kai.run import declared_kai_pod_sets, simulate_kai
 from whatif.pack import StackModel
 from whatif.profiles import generate_trace, load_profile, profile_path
 from whatif.summary import fmt_seconds, fmt_use, table
@@ -82,7 +82,7 @@ def kai_section_lines(stack: str, model: StackModel) -> list[str]:
     try:
         cluster = build_kai(model)  # refusals first: a behaviour not modelled, whatever the profile
         profile = load_profile(path)
-        trace = generate_trace(kai_profile(profile, model, path.name), model, path.name)
+        trace = generate_trace(profile, model, path.name, declared_kai_pod_sets)
         result = simulate_kai(model, trace, cluster)
     except NotModelledError as error:
         return [*out, f"**Not simulated:** {error}.", ""]
