@@ -79,24 +79,10 @@ class Preemptor:
         # tree's generation -- so a workload's searches are kept until its tree's generation moves
         self.remember = False
         self._remembered: dict[str, tuple[tuple[int, int], dict[tuple[object, ...], list[Target]]]] = {}
-        self._subtrees: dict[Node, list[Node]] = {}
         # keys of victims evicted whose quota is not released yet (the simulator's own set); a
         # change to it moves its tree's ``Node.evicting_epoch``, which remembered searches are
         # kept with
         self.evicting: set[str] = set()
-
-    def subtree_cluster_queues(self, root: Node) -> list[Node]:
-        """``SubtreeClusterQueues`` of a root cohort, depth first in child order (the tree is fixed)."""
-        found = self._subtrees.get(root)
-        if found is None:
-            found = self._subtrees[root] = []
-            stack = [root]
-            while stack:
-                n = stack.pop()
-                if n.is_cluster_queue:
-                    found.append(n)
-                stack.extend(reversed(n.children))
-        return found
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod

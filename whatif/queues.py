@@ -31,7 +31,7 @@ import heapq
 
 from whatif.admission_fair_sharing.heads import LocalQueueHeaps
 from whatif.cluster import Cluster
-from whatif.tree import Node
+from whatif.tree import Node, subtree_cluster_queues
 from whatif.workload import Workload
 
 
@@ -179,16 +179,10 @@ class QueueManager:
             wl.last_scan_generation = generation
 
     def _tree(self, node: Node) -> list[str]:
+        """Names of the ClusterQueues of ``node``'s cohort tree, sorted."""
         root = node.root()
         if root not in self.members:
-            names: list[str] = []
-            stack = [root]
-            while stack:
-                n = stack.pop()
-                if n.is_cluster_queue:
-                    names.append(n.name)
-                stack.extend(n.children)
-            self.members[root] = sorted(names)
+            self.members[root] = sorted(n.name for n in subtree_cluster_queues(root))
         return self.members[root]
 
     def queue_inadmissible(self, cluster_queue: str) -> None:

@@ -57,6 +57,7 @@ class Node:
     # quota-only facts, kept per node until ``accumulate`` recomputes the tree
     potential_cache: dict[FlavorResource, int] = field(default_factory=dict)
     height_cache: int | None = None
+    cluster_queues_cache: list[Node] | None = None
 
     def local_quota(self, fr: FlavorResource) -> int:
         """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit).
@@ -203,6 +204,21 @@ def node_height(node: Node) -> int:
     return node.height_cache
 
 
+def subtree_cluster_queues(node: Node) -> list[Node]:
+    """``SubtreeClusterQueues``: the ClusterQueues under ``node``, depth first in child order.
+    The tree's shape only: kept per node until ``accumulate``."""
+    if node.cluster_queues_cache is None:
+        found: list[Node] = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.is_cluster_queue:
+                found.append(n)
+            stack.extend(reversed(n.children))
+        node.cluster_queues_cache = found
+    return node.cluster_queues_cache
+
+
 def height_of_lowest_subtree_that_fits(cq: Node, fr: FlavorResource, val: int) -> tuple[int, bool]:
     """``FindHeightOfLowestSubtreeThatFits`` (classical/hierarchical_preemption.go).
 
@@ -226,6 +242,7 @@ def accumulate(root: Node) -> None:
     root.local_cache = {}
     root.potential_cache = {}
     root.height_cache = None
+    root.cluster_queues_cache = None
     root.version += 1
     for child in root.children:
         accumulate(child)

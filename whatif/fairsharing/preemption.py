@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from whatif.fairsharing.ordering import Ordering, almost_lca
 from whatif.fairsharing.share import DRS, compare, share
-from whatif.tree import FlavorResource, Node, add_all, cq_available, remove_all
+from whatif.tree import FlavorResource, Node, add_all, cq_available, remove_all, subtree_cluster_queues
 from whatif.workload import Workload
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class FairPreemption:
             return []
         frs = self.frs
         out = []
-        for other in self.p.subtree_cluster_queues(node.root()):
+        for other in subtree_cluster_queues(node.root()):
             if other is node:
                 continue
             usage, quotas = other.usage, other.quotas
