@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -57,6 +57,19 @@ def namespace_selector(namespaces: Sequence[str]) -> dict[str, Any] | None:
 
 
 POD_VERBS_UNMANAGED = ("get", "list", "watch", "delete")
+
+PodSecurityLevel = Literal["privileged", "baseline", "restricted"]
+POD_SECURITY_PREFIX = "pod-security.kubernetes.io/"
+
+
+def pod_security_labels(level: PodSecurityLevel | None) -> dict[str, str]:
+    """The namespace labels PodSecurity admission reads (kubernetes/pod-security-admission
+    v0.36.2 ``api/constants.go``): ``enforce`` refuses violating pods at the API server's own
+    minor (no ``enforce-version``: latest); ``warn`` and ``audit`` at the same level tell the
+    submitter and the audit log why."""
+    if level is None:
+        return {}
+    return {f"{POD_SECURITY_PREFIX}{mode}": level for mode in ("enforce", "warn", "audit")}
 
 
 def submit_kinds(scheduler: Scheduler | None, *, ray: bool, pods_managed: bool) -> tuple[WorkloadKind, ...]:
@@ -117,33 +130,42 @@ class TeamArgs:
     # LocalQueue, or its leaf KAI queue); None: the team has no queue and submits nothing.
     scheduler: Scheduler | None = "kueue"
     queues: tuple[str, ...] = ()
+    # Pod Security level enforced in the namespace; None: no label (the cluster's default).
+    pod_security: PodSecurityLevel | None = "baseline"
 
 
 class TeamTenancy(pulumi.ComponentResource):
-    """One team's namespace (when created here), Role and RoleBinding.
+    """One team's namespace (created here, or labelled by a patch when it exists), Role and
+    RoleBinding.
 
-    ``namespace`` is the Namespace resource, or None for a namespace that already exists
-    (``default``): other objects in the team's namespace depend on it.
+    ``namespace`` is the Namespace resource, or the NamespacePatch that labels a namespace that
+    already exists (``default``): other objects in the team's namespace depend on it.
     """
 
-    namespace: k8s.core.v1.Namespace | None
+    namespace: k8s.core.v1.Namespace | k8s.core.v1.NamespacePatch
     role: k8s.rbac.v1.Role
 
     def __init__(self, name: str, args: TeamArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-batch:tenancy:Team", name, None, opts)
         labels = {**MANAGED_BY, TEAM_LABEL: args.name}
-        self.namespace = None
+        namespace_labels = {**labels, **pod_security_labels(args.pod_security), **args.namespace_labels}
         if args.create_namespace:
             self.namespace = k8s.core.v1.Namespace(
                 f"{name}-namespace",
-                metadata=k8s.meta.v1.ObjectMetaArgs(
-                    name=args.namespace, labels={**labels, **args.namespace_labels}
-                ),
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=namespace_labels),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-        after_namespace = pulumi.ResourceOptions(
-            parent=self, depends_on=[self.namespace] if self.namespace else []
-        )
+        else:
+            # A namespace that exists (``default``) still needs the labels Kueue's
+            # managedJobsNamespaceSelector and PodSecurity read, or its jobs run outside every
+            # quota and its pods unchecked: server-side apply of just these labels, released again
+            # on destroy (pulumi-kubernetes NamespacePatch; the namespace itself is never deleted).
+            self.namespace = k8s.core.v1.NamespacePatch(
+                f"{name}-namespace-labels",
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=args.namespace, labels=namespace_labels),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
         role_name = f"{args.name}-submitter"
         metadata = k8s.meta.v1.ObjectMetaArgs(name=role_name, namespace=args.namespace, labels=labels)
         self.role = k8s.rbac.v1.Role(

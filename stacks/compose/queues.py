@@ -93,11 +93,7 @@ def build_queues(
         )
         for team in config.teams
     }
-    namespaces: dict[str, pulumi.Resource] = {}
-    for team in config.teams:
-        created = teams[team.name].namespace
-        if created is not None:
-            namespaces[team.namespace_name] = created
+    namespaces: dict[str, pulumi.Resource] = {t.namespace_name: teams[t.name].namespace for t in config.teams}
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
         kueue = KueueQueues(
@@ -127,8 +123,7 @@ def build_queues(
         waits += _queue_dependencies(workload, team, kueue, kai)
         if workload.scheduler == "kai" and gpu_runtime is not None:
             waits.append(gpu_runtime)
-        if team.namespace_name in namespaces:
-            waits.append(namespaces[team.namespace_name])
+        waits.append(namespaces[team.namespace_name])
         workloads[f"{team.namespace_name}/{workload.kind}/{workload.name}"] = RayWorkload(
             f"{team.namespace_name}-{workload.name}",
             _workload_args(workload, team),
@@ -153,9 +148,10 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
         users=tuple(team.members.users),
         namespace_labels=dict(MANAGED_NAMESPACE_LABEL) if labelled else {},
         ray=config.kuberay.enabled,
-        # Bare pods only where Kueue's pod integration manages them (the namespace is labelled
-        # and created here, so the label really is on it).
-        pods_managed=pods and labelled and team.create_namespace,
+        # Bare pods only where Kueue's pod integration manages them (the namespace is labelled,
+        # by the Namespace or, for one that exists, by the NamespacePatch).
+        pods_managed=pods and labelled,
+        pod_security=team.pod_security,
         **_team_queue(team, config),
     )
 
@@ -372,9 +368,7 @@ def _skypilot_servers(
         server = team.skypilot
         assert server is not None and team.local_queue is not None
         waits: list[pulumi.Resource] = [*([schedulers.kueue.release] if schedulers.kueue else [])]
-        namespace = teams[team.name].namespace
-        if namespace is not None:
-            waits.append(namespace)
+        waits.append(teams[team.name].namespace)
         if kueue is not None and f"{team.namespace_name}/{team.local_queue}" in kueue.local_queues:
             waits.append(kueue.local_queues[f"{team.namespace_name}/{team.local_queue}"])
         if controller is not None:

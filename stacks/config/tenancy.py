@@ -88,7 +88,15 @@ class TeamConfig(ConfigModel):
     name: DnsLabel = Field(description="Team name; also the SkyPilot ingress path /<name>.")
     namespace: DnsLabel | None = Field(None, description="The team's namespace; default: the team name.")
     create_namespace: bool = Field(
-        True, description="Create (and on destroy delete) the namespace; false for one that exists (default)."
+        True,
+        description="Create (and on destroy delete) the namespace; false for one that exists (default): its "
+        "labels are then set by a server-side patch (NamespacePatch).",
+    )
+    pod_security: Literal["privileged", "baseline", "restricted"] = Field(
+        "baseline",
+        description="Pod Security level the namespace enforces (pod-security.kubernetes.io/enforce, at the "
+        "cluster's minor): baseline refuses privileged pods, hostPath, hostNetwork; restricted also needs "
+        "non-root, no privilege escalation, capabilities dropped, a seccomp profile.",
     )
     members: MembersConfig = Field(
         default_factory=lambda: MembersConfig.model_validate({}),
