@@ -30,6 +30,7 @@ from typing import Any, Literal
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import tenant_network
 from components.queue_admission import (
     JOB,
     POD,
@@ -132,6 +133,10 @@ class TeamArgs:
     queues: tuple[str, ...] = ()
     # Pod Security level enforced in the namespace; None: no label (the cluster's default).
     pod_security: PodSecurityLevel | None = "baseline"
+    # NetworkPolicies isolating the namespace (components.tenant_network): only on a cluster that
+    # enforces them.  ``platform_namespaces``: where the platform's callers run.
+    network_isolation: bool = False
+    platform_namespaces: tuple[str, ...] = ()
 
 
 class TeamTenancy(pulumi.ComponentResource):
@@ -166,6 +171,8 @@ class TeamTenancy(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
+        if args.network_isolation:
+            tenant_network.create(name, args.namespace, args.platform_namespaces, after_namespace)
         role_name = f"{args.name}-submitter"
         metadata = k8s.meta.v1.ObjectMetaArgs(name=role_name, namespace=args.namespace, labels=labels)
         self.role = k8s.rbac.v1.Role(

@@ -16,6 +16,7 @@ from tests.stack_runner import config_value, custom_objects, named, of_type, run
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 ENFORCE = "pod-security.kubernetes.io/enforce"
 ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
@@ -147,7 +148,8 @@ class TestNamespacesAndRbac:
             assert teams
             grants = {r.type for r in result.resources if r.parent in teams} - {NAMESPACE, NAMESPACE_PATCH}
             # The queue admission policy is cluster-scoped but only ever refuses (issue 19).
-            assert grants <= {ROLE, ROLE_BINDING, "gpu-batch:tenancy:QueueAdmission"}
+            # NetworkPolicies only ever restrict who reaches the team's pods (issue 27).
+            assert grants <= {ROLE, ROLE_BINDING, "gpu-batch:tenancy:QueueAdmission", NETWORK_POLICY}
 
     def test_no_members_no_binding(self) -> None:
         teams = config_value("skypilot", TEAMS)

@@ -35,6 +35,7 @@ from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
 from .rules.kueue_managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from .rules.pod_security import POLICIES as RULES_POD_SECURITY
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
@@ -78,4 +79,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_HELM_CRDS,
     *RULES_POD_SECURITY,
     *RULES_KUEUE_MANAGED_NAMESPACES,
+    *RULES_NETWORK_ISOLATION,
 ]

@@ -18,8 +18,9 @@ import pulumi
 
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
-from components.ingress_controller import IngressController, IngressControllerArgs
+from components.ingress_controller import INGRESS_NAMESPACE, IngressController, IngressControllerArgs
 from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
+from components.kuberay import KUBERAY_NAMESPACE
 from components.kueue_config import MANAGED_NAMESPACE_LABEL
 from components.kueue_queues import (
     CheckUse,
@@ -40,6 +41,7 @@ from components.kueue_queues import (
 )
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
+from components.tenant_network import GMP_NAMESPACE
 from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
 from stacks.compose.readiness import ReadinessGates
 from stacks.compose.schedulers import Schedulers, WorkloadNeeds
@@ -152,7 +154,20 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
         # by the Namespace or, for one that exists, by the NamespacePatch).
         pods_managed=pods and labelled,
         pod_security=team.pod_security,
+        network_isolation=config.cluster.dataplane_v2,
+        platform_namespaces=_platform_namespaces(team, config),
         **_team_queue(team, config),
+    )
+
+
+def _platform_namespaces(team: TeamConfig, config: StackConfig) -> tuple[str, ...]:
+    """Where the platform's connections into a team's pods come from: the KubeRay operator (it
+    polls each Ray head's dashboard), GKE Managed Prometheus, and the SkyPilot ingress controller
+    for a team with a server (components.tenant_network)."""
+    return (
+        *((KUBERAY_NAMESPACE,) if config.kuberay.enabled else ()),
+        GMP_NAMESPACE,
+        *((INGRESS_NAMESPACE,) if team.skypilot is not None else ()),
     )
 
 
