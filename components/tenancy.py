@@ -84,8 +84,15 @@ def submit_kinds(scheduler: Scheduler | None, *, ray: bool, pods_managed: bool) 
     return (JOB, *ray_kinds, *pods)
 
 
+TEAM_OBJECTS = ("configmaps", "secrets", "services")
+
+
 def team_rules(
-    *, ray: bool = True, pods_managed: bool = False, scheduler: Scheduler | None = "kueue"
+    *,
+    ray: bool = True,
+    pods_managed: bool = False,
+    scheduler: Scheduler | None = "kueue",
+    queues: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """What a team member may do in the team's namespace, and nothing cluster-wide."""
     kinds = submit_kinds(scheduler, ray=ray, pods_managed=pods_managed)
@@ -107,11 +114,33 @@ def team_rules(
             "verbs": list(SUBMIT_VERBS if POD in kinds else POD_VERBS_UNMANAGED),
         },
         {"apiGroups": [""], "resources": ["pods/log", "events"], "verbs": list(READ_VERBS)},
+        # Real work (issue 27 #8): hand a job its config and tokens, reach a Ray dashboard or a
+        # notebook.  Services are held to ClusterIP by components.service_admission; exec and
+        # port-forward are "create" on the subresource (and "get" for the SPDY/WebSocket upgrade
+        # older clients send), kubernetes.io docs reference/access-authn-authz/authorization.
+        {"apiGroups": [""], "resources": list(TEAM_OBJECTS), "verbs": list(SUBMIT_VERBS)},
+        {"apiGroups": [""], "resources": ["pods/exec", "pods/portforward"], "verbs": ["get", "create"]},
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["localqueues", "workloads"],
             "verbs": list(READ_VERBS),
         },
+        *(
+            [
+                # Where the team's workloads stand in its queues: Kueue's visibility API
+                # (visibility.kueue.x-k8s.io, served by the Kueue controller; the 0.19.2 chart's
+                # pending_workloads_lq_viewer_role.yaml grants the same resource), only for the
+                # team's own LocalQueues.
+                {
+                    "apiGroups": ["visibility.kueue.x-k8s.io"],
+                    "resources": ["localqueues/pendingworkloads"],
+                    "verbs": ["get"],
+                    "resourceNames": sorted(queues),
+                }
+            ]
+            if scheduler == "kueue" and queues
+            else []
+        ),
     ]
 
 
@@ -180,7 +209,9 @@ class TeamTenancy(pulumi.ComponentResource):
             metadata=metadata,
             rules=[
                 k8s.rbac.v1.PolicyRuleArgs(**_snake(rule))
-                for rule in team_rules(ray=args.ray, pods_managed=args.pods_managed, scheduler=args.scheduler)
+                for rule in team_rules(
+                    ray=args.ray, pods_managed=args.pods_managed, scheduler=args.scheduler, queues=args.queues
+                )
             ],
             opts=after_namespace,
         )
@@ -218,4 +249,7 @@ class TeamTenancy(pulumi.ComponentResource):
 
 
 def _snake(rule: Mapping[str, Any]) -> dict[str, Any]:
-    return {"api_groups": rule["apiGroups"], "resources": rule["resources"], "verbs": rule["verbs"]}
+    out = {"api_groups": rule["apiGroups"], "resources": rule["resources"], "verbs": rule["verbs"]}
+    if "resourceNames" in rule:
+        out["resource_names"] = rule["resourceNames"]
+    return out

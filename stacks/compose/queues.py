@@ -39,6 +39,7 @@ from components.kueue_queues import (
     RetryArgs,
     Toleration,
 )
+from components.service_admission import TenantServiceAdmission
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
 from components.tenant_network import GMP_NAMESPACE
@@ -96,6 +97,10 @@ def build_queues(
         for team in config.teams
     }
     namespaces: dict[str, pulumi.Resource] = {t.namespace_name: teams[t.name].namespace for t in config.teams}
+    if namespaces:
+        TenantServiceAdmission(
+            "tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
+        )
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
         kueue = KueueQueues(
