@@ -38,6 +38,7 @@ from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from .rules.pod_security import POLICIES as RULES_POD_SECURITY
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from .rules.ray_auth import POLICIES as RULES_RAY_AUTH
 from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
 from .rules.webhooks import POLICIES as RULES_WEBHOOKS
@@ -80,4 +81,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_POD_SECURITY,
     *RULES_KUEUE_MANAGED_NAMESPACES,
     *RULES_NETWORK_ISOLATION,
+    *RULES_RAY_AUTH,
 ]
