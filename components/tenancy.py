@@ -166,6 +166,8 @@ class TeamArgs:
     # enforces them.  ``platform_namespaces``: where the platform's callers run.
     network_isolation: bool = False
     platform_namespaces: tuple[str, ...] = ()
+    # The priority classes the team's admission policy lets it name; None: any.
+    priority_classes: tuple[str, ...] | None = None
 
 
 class TeamTenancy(pulumi.ComponentResource):
@@ -225,6 +227,7 @@ class TeamTenancy(pulumi.ComponentResource):
                     scheduler=args.scheduler,
                     queues=args.queues,
                     kinds=kinds,
+                    priority_classes=args.priority_classes,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -113,3 +113,69 @@ class TestServiceAdmission:
         ]
         (expr,) = binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"]
         assert expr["values"] == ["applied", "research"] and binding["spec"]["validationActions"] == ["Deny"]
+
+
+class TestPriorityClassesPerTeam:
+    """Issue 27 #7: which priority classes a team may name is config, enforced by its queue
+    admission policy (Kueue's kueue.x-k8s.io/priority-class label, KAI's priorityClassName
+    label, and a Pod's or Job's spec.priorityClassName)."""
+
+    @staticmethod
+    def spec(scheduler: str = "kueue") -> dict[str, Any]:
+        from components.queue_admission import JOB, POD, QueueAdmissionArgs
+        from components.queue_admission import policy_spec as queue_policy
+
+        queue = "default" if scheduler == "kueue" else "team-a"
+        return queue_policy(
+            QueueAdmissionArgs("research", "research", scheduler, (queue,), (JOB, POD), ("dev-priority",))  # type: ignore[arg-type]
+        )
+
+    @staticmethod
+    def admitted(
+        spec: dict[str, Any], labels: dict[str, str], pod_spec: dict[str, Any] | None = None
+    ) -> bool:
+        from tests.test_queue_admission import admitted
+
+        job = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "j", "namespace": "research", "labels": labels},
+            "spec": {"template": {"spec": {"schedulerName": "kai-scheduler", **(pod_spec or {})}}},
+        }
+        result = admitted(spec, job)
+        assert result is not None
+        return result
+
+    def test_a_team_cannot_take_a_class_it_was_not_given(self) -> None:
+        spec, q = self.spec(), {"kueue.x-k8s.io/queue-name": "default"}
+        assert not self.admitted(spec, {**q, "kueue.x-k8s.io/priority-class": "prod-priority"})
+        assert not self.admitted(spec, q, {"priorityClassName": "system-cluster-critical"})
+        kai = self.spec("kai")
+        assert not self.admitted(kai, {"kai.scheduler/queue": "team-a", "priorityClassName": "inference"})
+
+    def test_what_the_team_may_still_do(self) -> None:
+        spec, q = self.spec(), {"kueue.x-k8s.io/queue-name": "default"}
+        assert self.admitted(spec, {**q, "kueue.x-k8s.io/priority-class": "dev-priority"})
+        assert self.admitted(spec, q)  # no class: the queue's default priority
+        assert self.admitted(spec, q, {"priorityClassName": "dev-priority"})
+
+    def test_config_names_declared_classes_and_workloads_stay_within(self) -> None:
+        from stacks.errors import ConfigError
+        from tests.stack_runner import config_value
+
+        teams = config_value("dev", "gpu-batch:teams")
+        teams[0]["priorityClasses"] = ["dev-priority"]
+        # dev's second workload runs at prod-priority: refused before anything is planned.
+        with pytest.raises(ConfigError, match=r"gpu-batch:workloads\[1\]\.priorityClass: got 'prod-priority'"):
+            run_stack("dev", {"gpu-batch:teams": teams})
+        teams[0]["priorityClasses"] = ["dev-priority", "urgent"]
+        with pytest.raises(ConfigError, match=r"gpu-batch:teams\[0\]\.priorityClasses\[1\]"):
+            run_stack("dev", {"gpu-batch:teams": teams})
+        teams[0]["priorityClasses"] = ["dev-priority", "prod-priority"]
+        result = run_stack("dev", {"gpu-batch:teams": teams})
+        (policy,) = [
+            p
+            for p in custom_objects(result, "ValidatingAdmissionPolicy")
+            if p["metadata"]["name"] == "gpu-batch-queue-ml"
+        ]
+        assert any("prod-priority" in v["expression"] for v in policy["spec"]["validations"])

@@ -160,6 +160,7 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
         pods_managed=pods and labelled,
         pod_security=team.pod_security,
         network_isolation=config.cluster.dataplane_v2,
+        priority_classes=tuple(team.priority_classes) if team.priority_classes is not None else None,
         platform_namespaces=_platform_namespaces(team, config),
         **_team_queue(team, config),
     )
