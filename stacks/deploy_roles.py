@@ -35,6 +35,10 @@ GCP_ROLES: Final[dict[str, tuple[str, ...]]] = {
     "gcp:compute/firewall:Firewall": ("roles/compute.securityAdmin",),
     "gcp:serviceaccount/account:Account": ("roles/iam.serviceAccountAdmin",),
     "gcp:projects/iAMMember:IAMMember": ("roles/resourcemanager.projectIamAdmin",),
+    # Per-team Workload Identity (components/team_identity.py): the team account's own IAM policy
+    # (iam.serviceAccounts.setIamPolicy) and each bucket's (storage.buckets.setIamPolicy).
+    "gcp:serviceaccount/iAMMember:IAMMember": ("roles/iam.serviceAccountAdmin",),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": ("roles/storage.admin",),
 }
 
 # The readiness gates (components/readiness_gate.py, runtime_class_gate.py) call the cluster's
@@ -58,6 +62,11 @@ def roles_for(type_token: str) -> tuple[str, ...]:
     raise UnknownResourceTypeError(
         f"{type_token}: no deploy role recorded; add it to stacks/deploy_roles.py, docs/ci.md and docs/runbook.md"
     )
+
+
+def every_role() -> set[str]:
+    """What the deploy identity needs for everything the program can create (what the docs list)."""
+    return {CONTAINER_ADMIN} | {role for roles in GCP_ROLES.values() for role in roles}
 
 
 def deploy_roles(type_tokens: Iterable[str]) -> set[str]:

@@ -19,6 +19,7 @@ from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
+from stacks.compose.identity import build_team_identities
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -146,6 +147,7 @@ def build(config: StackConfig, project: str) -> Platform:
         gates,
         gpu_runtime=gpu_operator.runtime_class_ready if gpu_operator else None,
     )
+    build_team_identities(config, project, provider, queues.teams)
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export(
         "gkeVersion",
