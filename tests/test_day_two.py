@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from components.readiness_gate import fingerprint, must_wait_again
+from components.gates.runtime import must_wait_again
+from components.readiness_gate import fingerprint
 from preview.records import RecordedResource
 from preview.replacements import CLUSTER, NODE_POOL, replacing_paths
 from tests.stack_runner import config_value, of_type, run_stack
