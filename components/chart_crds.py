@@ -15,7 +15,7 @@ replaced or removed Release) deletes together with every custom resource of thei
   outgrow (ray-project/kuberay ``helm-chart/kuberay-operator/README.md`` @ v1.7.0, "CRDs too long");
 - **re-created by upsert**: a retained CRD is still in the cluster when the stack declares it
   again, so it goes through a provider that creates with a server-side apply
-  (:func:`components.k8s_provider.retained_objects_provider`);
+  (:func:`components.k8s_provider.cluster_provider` (``retained_objects``));
 - **kept when the release goes**: ``retainOnDelete``, so neither a replaced or uninstalled
   release nor ``pulumi destroy`` deletes a ClusterQueue, LocalQueue, Workload or RayJob; and
   ``helm.sh/resource-policy: keep``, which ``helm upgrade`` honours on the *live* object when a
@@ -109,7 +109,7 @@ def crd_resources(
     object given as a document, so it reaches the provider as the chart wrote it, except that
     ``app.kubernetes.io/managed-by`` says who manages it now and ``status`` (the API server's)
     is not sent.  ``provider``: the stack's retained-objects provider, which creates by upsert
-    (:func:`components.k8s_provider.retained_objects_provider`), so re-enabling a component whose
+    (:func:`components.k8s_provider.cluster_provider` (``retained_objects``)), so re-enabling a component whose
     CRDs stayed in the cluster succeeds; ``None`` inherits the parent's."""
     out: list[KubeObject] = []
     for crd in crds:

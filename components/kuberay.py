@@ -76,7 +76,7 @@ class KubeRayOperator(pulumi.ComponentResource):
         retained_provider: pulumi.ProviderResource | None = None,
     ) -> None:
         """``retained_provider``: where the retained CRDs go (creates by upsert, see
-        :func:`components.k8s_provider.retained_objects_provider`); ``None``: ``opts``' provider."""
+        :func:`components.k8s_provider.cluster_provider` (``retained_objects``)); ``None``: ``opts``' provider."""
         super().__init__("gpu-batch:kuberay:Operator", name, None, opts)
         values: dict[str, Any] = {"nodeSelector": dict(args.node_selector)}
         if args.batch_scheduler is not None:

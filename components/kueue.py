@@ -92,7 +92,7 @@ class KueueInstall(pulumi.ComponentResource):
         retained_provider: pulumi.ProviderResource | None = None,
     ) -> None:
         """``retained_provider``: where the retained CRDs go (creates by upsert, see
-        :func:`components.k8s_provider.retained_objects_provider`); ``None``: ``opts``' provider."""
+        :func:`components.k8s_provider.cluster_provider` (``retained_objects``)); ``None``: ``opts``' provider."""
         # Refuse what would crash-loop the manager, before anything is registered.
         problems = [*args.configuration.problems(), *gate_problems(args.feature_gates)]
         if problems:

@@ -16,7 +16,7 @@ from components.cluster_access import grant_cluster_access, iam_member
 from components.gke import GkeCluster, GkeClusterArgs, MaintenanceExclusion, MaintenanceWindow, SystemPoolArgs
 from components.gpu_catalog import gpu_machine
 from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
-from components.k8s_provider import cluster_provider, kubeconfig_for, retained_objects_provider
+from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
 from stacks.compose.network import NetworkLayer, build_network
@@ -132,11 +132,12 @@ def build(config: StackConfig, project: str) -> Platform:
     )
     # Retained objects (the CRDs) are re-created by upsert: they outlive their resources.
     retained_provider = (
-        retained_objects_provider(
+        cluster_provider(
             f"{spec.name}-k8s-retained",
             cluster.cluster,
             kubeconfig,
             depends_on=[cluster.system_pool, *network.resources],
+            retained_objects=True,
         )
         if config.kueue.enabled or config.kuberay.enabled
         else None

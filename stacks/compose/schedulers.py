@@ -111,7 +111,7 @@ def install_schedulers(
     """Declare the chosen operators on the cluster behind ``provider``; ``cdi``: the NVIDIA GPU
     Operator (CDI on) gives the GPUs, so KAI's binder is told so (components/kai.py);
     ``retained_provider``: the one the retained CRDs are created through, by upsert
-    (:func:`components.k8s_provider.retained_objects_provider`)."""
+    (:func:`components.k8s_provider.cluster_provider` (``retained_objects``))."""
     needs = needs or WorkloadNeeds()
     kueue = kai = kuberay = None
     if config.kueue.enabled:
