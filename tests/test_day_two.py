@@ -89,7 +89,9 @@ def test_without_ignore_changes_the_same_edit_would_replace_the_system_pool() ->
 def test_keys_that_must_replace_are_reported() -> None:
     """A different driver version is ForceNew (node_config.go, gpu_driver_installation_config)."""
     changed = replaced("dev", "gpu-batch:gpuPools", _set((0, "driverVersion"), "DEFAULT"))
-    assert changed == {"gpu-node-pool-pool": ["nodeConfig.guestAccelerators"]}
+    assert changed == {
+        "gpu-node-pool-pool": ["nodeConfig.guestAccelerators.gpuDriverInstallationConfig.gpuDriverVersion"]
+    }
 
 
 def test_the_master_version_is_set_once_from_the_channel_default() -> None:
