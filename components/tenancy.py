@@ -129,7 +129,21 @@ class TeamTenancy(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace | None
     role: k8s.rbac.v1.Role
 
-    def __init__(self, name: str, args: TeamArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: TeamArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        controllers: Sequence[pulumi.Resource] = (),
+    ) -> None:
+        """``controllers``: the releases of the controllers whose finalizers the team's objects
+        carry (Kueue's ``kueue.x-k8s.io/resource-in-use`` on Workloads, KubeRay's on Ray objects).
+        The namespace depends on them, so ``pulumi destroy`` deletes the namespace -- and the
+        API server its workloads, whose finalizers those controllers remove -- *before* the
+        controllers: the engine deletes a resource only after everything that depends on it
+        (Pulumi docs, "dependsOn"; pulumi/pulumi ``pkg/resource/graph`` ``DependentsOf``).
+        Without it a destroy with running work could leave the namespace ``Terminating``."""
         super().__init__("gpu-batch:tenancy:Team", name, None, opts)
         labels = {**MANAGED_BY, TEAM_LABEL: args.name}
         self.namespace = None
@@ -139,7 +153,7 @@ class TeamTenancy(pulumi.ComponentResource):
                 metadata=k8s.meta.v1.ObjectMetaArgs(
                     name=args.namespace, labels={**labels, **args.namespace_labels}
                 ),
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(controllers)),
             )
         after_namespace = pulumi.ResourceOptions(
             parent=self, depends_on=[self.namespace] if self.namespace else []
