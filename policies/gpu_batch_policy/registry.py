@@ -26,6 +26,7 @@ from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
+from .rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
 from .rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules.kueue_api import POLICIES as RULES_KUEUE_API
@@ -74,4 +75,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_GPU_STACK,
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
+    *RULES_KNOWN_BUGS,
 ]
