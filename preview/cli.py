@@ -42,6 +42,7 @@ from preview.project import PROJECT_DIR
 from preview.report import capacity_sections, policy_section
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
+from preview.upgrades.plans import upgrade_sections
 from stacks.errors import ConfigError
 
 
@@ -164,11 +165,12 @@ def _changes_against(ref: str, stack: str, project_dir: Path, out: Path) -> tupl
     deleted), 2 when the base cannot be previewed."""
     head = json.loads((out / stack / "plan.json").read_text())
     try:
-        changes = diff_plans(plan_at(ref, stack, project_dir), head)
+        base = plan_at(ref, stack, project_dir)
+        changes = diff_plans(base, head)
     except BasePlanError as error:
         print(str(error), file=sys.stderr)
         return [f"### Changes against `{ref}`", "", f"Not compared: {error}", ""], 2
-    lines = render_changes(changes, ref)
+    lines = render_changes(changes, ref) + upgrade_sections(base, head)
     print("\n".join(lines))
     (out / stack / "changes.md").write_text("\n".join(lines) + "\n")
     return lines, 1 if any(c.blocking for c in changes) else 0
