@@ -42,7 +42,7 @@ from preview.project import PROJECT_DIR
 from preview.report import capacity_sections, policy_section
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
-from preview.upgrades.plans import upgrade_sections
+from preview.upgrades.plans import cluster_minor_sections, upgrade_sections
 from stacks.errors import ConfigError
 
 
@@ -170,7 +170,11 @@ def _changes_against(ref: str, stack: str, project_dir: Path, out: Path) -> tupl
     except BasePlanError as error:
         print(str(error), file=sys.stderr)
         return [f"### Changes against `{ref}`", "", f"Not compared: {error}", ""], 2
-    lines = render_changes(changes, ref) + upgrade_sections(base, head)
+    lines = [
+        *render_changes(changes, ref),
+        *upgrade_sections(base, head),
+        *cluster_minor_sections(base, head),
+    ]
     print("\n".join(lines))
     (out / stack / "changes.md").write_text("\n".join(lines) + "\n")
     return lines, 1 if any(c.blocking for c in changes) else 0

@@ -13,11 +13,15 @@ from typing import Any
 
 import pytest
 
+from preview.plan import plan_document
+from preview.upgrades.capabilities import flipped, gates
 from preview.upgrades.charts import crd_changes, default_flips, removed_values, values_of
-from preview.upgrades.plans import upgrade_sections
+from preview.upgrades.plans import cluster_minor_sections, upgrade_sections
 from preview.upgrades.records import all_records, load, problems, version
 from preview.upgrades.section import upgrade_section
-from tests.stack_runner import ROOT
+from tests.stack_runner import ROOT, config_value, run_stack
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 VENDOR = Path(ROOT).parent / "shared" / "vendor"
 KAI_OLD, KAI_NEW = VENDOR / "kai-scheduler-v0.13.0", VENDOR / "kai-scheduler-v0.17.0"
@@ -159,3 +163,24 @@ def test_plan_sections_appear_only_when_a_recorded_chart_version_changes(chart_n
     assert upgrade_sections(plan("v0.17.0"), plan("v0.17.0")) == []
     text = "\n".join(upgrade_sections(plan("v0.13.0"), plan("v0.17.0")))
     assert f"### Upgrade: {chart_name} v0.13.0 -> v0.17.0" in text
+
+
+def test_a_gke_minor_upgrade_lists_the_kueue_templates_that_start_rendering() -> None:
+    """Kueue 0.19.2's MutatingAdmissionPolicy templates are gated on the API being served."""
+    kueue = VENDOR / "kueue-0.19.2"
+    assert {g.api for g in gates(kueue)} >= {"admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"}
+    assert flipped(kueue, (1, 33), (1, 35)) == []
+    (line,) = flipped(kueue, (1, 35), (1, 36))
+    assert "templates/map/manifests.yaml" in line and "starts rendering them at 1.36" in line
+
+    cluster = config_value("prod", "gpu-batch:cluster")
+    before = run_stack("prod")
+    after = run_stack("prod", {"gpu-batch:cluster": {**cluster, "minMasterVersion": "1.36.1-gke.100"}})
+    text = "\n".join(
+        cluster_minor_sections(
+            plan_document("gpu-batch", "prod", before.resources, before.outputs),
+            plan_document("gpu-batch", "prod", after.resources, after.outputs),
+        )
+    )
+    assert "### Upgrade: GKE 1.33 -> 1.36" in text
+    assert "release `kueue-release`" in text and "MutatingAdmissionPolicy" in text

@@ -9,10 +9,12 @@ from typing import Any
 
 from gpu_batch_policy.charts import default_resolver, reference_from_release
 
+from preview.upgrades.capabilities import flipped, minor
 from preview.upgrades.records import all_records
 from preview.upgrades.section import upgrade_section
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
+CLUSTER = "gcp:container/cluster:Cluster"
 
 
 def _releases(plan: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -67,3 +69,33 @@ def upgrade_sections(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[s
             plan_objects=objects,
         )
     return lines
+
+
+def _cluster_minor(plan: Mapping[str, Any]) -> tuple[int, int] | None:
+    for resource in plan.get("resources", []):
+        if resource.get("type") == CLUSTER:
+            found = (resource.get("inputs") or {}).get("minMasterVersion")
+            return minor(found) if isinstance(found, str) else None
+    return None
+
+
+def cluster_minor_sections(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """When the cluster's minor changes: per release of the head plan, the templates whose
+    ``Capabilities`` gates render differently at the new minor (:mod:`.capabilities`)."""
+    old, new = _cluster_minor(base), _cluster_minor(head)
+    if old is None or new is None or old == new:
+        return []
+    lines = [f"### Upgrade: GKE {old[0]}.{old[1]} -> {new[0]}.{new[1]}", ""]
+    for urn, release in sorted(_releases(head).items()):
+        inputs = release.get("inputs") or {}
+        try:
+            found = flipped(_chart_dir(inputs), old, new)
+        except (ValueError, RuntimeError, OSError) as error:
+            found = [f"not computed: {error}"]
+        lines += [
+            f"- release `{urn.rsplit('::', 1)[-1]}` ({inputs.get('chart')} {inputs.get('version')}): {f}"
+            for f in found
+        ]
+    if len(lines) == 2:
+        lines.append("No chart of this stack renders differently at the new minor.")
+    return [*lines, ""]
