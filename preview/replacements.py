@@ -218,3 +218,53 @@ def replacing_paths(
 def facts_for(type_token: str, paths: Iterable[str]) -> dict[str, Fact]:
     """The fact behind each path (for the report's citations)."""
     return {p: f for p in paths if (f := classify(type_token, p)) is not None}
+
+
+def crd_immutable_paths(schema: Any, prefix: str = "") -> list[str]:
+    """Property paths a CRD's ``openAPIV3Schema`` makes immutable with the CEL rule
+    ``self == oldSelf`` (Kubernetes docs "Validation rules", transition rules; e.g. kueue
+    v0.19.2 ``kueue.x-k8s.io_localqueues.yaml`` ``spec.clusterQueue``).  pulumi-kubernetes does
+    not replace on them (they are not in its table): it updates, and the API server refuses."""
+    if not isinstance(schema, Mapping):
+        return []
+    found: list[str] = []
+    rules = schema.get("x-kubernetes-validations") or []
+    if prefix and any(
+        isinstance(r, Mapping) and str(r.get("rule", "")).strip() == "self == oldSelf" for r in rules
+    ):
+        found.append(prefix)
+    for name, sub in (schema.get("properties") or {}).items():
+        found += crd_immutable_paths(sub, f"{prefix}.{name}" if prefix else str(name))
+    if isinstance(schema.get("items"), Mapping):
+        found += crd_immutable_paths(schema["items"], prefix)
+    return found
+
+
+def immutable_index(resources: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """{``kubernetes:<group>/<version>:<Kind>``: immutable paths} from the plan's CRD resources."""
+    out: dict[str, tuple[str, ...]] = {}
+    for resource in resources:
+        if resource.get("type") != CRD:
+            continue
+        spec = (resource.get("inputs") or {}).get("spec") or {}
+        group, kind = spec.get("group"), (spec.get("names") or {}).get("kind")
+        for ver in spec.get("versions") or []:
+            if isinstance(ver, Mapping) and isinstance(group, str) and isinstance(kind, str):
+                paths = crd_immutable_paths((ver.get("schema") or {}).get("openAPIV3Schema"))
+                if paths:
+                    out[f"kubernetes:{group}/{ver.get('name')}:{kind}"] = tuple(paths)
+    return out
+
+
+def immutable_changes(
+    paths: Iterable[str], old: Mapping[str, Any], new: Mapping[str, Any], ignore_changes: Iterable[str] = ()
+) -> list[str]:
+    """The immutable ``paths`` whose value an update would change (the API server refuses it)."""
+    ignored = tuple(ignore_changes)
+    return [
+        p
+        for p in paths
+        if not _ignored(p, ignored)
+        and _values(old, p.split(".")) != _values(new, p.split("."))
+        and _ABSENT not in _values(old, p.split("."))
+    ]

@@ -127,3 +127,19 @@ def test_prods_master_cidr_change_is_a_refused_replacement() -> None:
 def test_input_paths_go_through_lists_without_indices() -> None:
     inputs = {"a": [{"b": 1}, {"c": {"d": 2}}], "e": "x"}
     assert sorted(input_paths(inputs)) == ["a", "a.b", "a.c", "a.c.d", "e"]
+
+
+def test_an_immutable_custom_resource_field_is_refused_not_replaced() -> None:
+    """Moving a team's LocalQueue to another ClusterQueue changes ``spec.clusterQueue``, which
+    Kueue's CRD makes immutable (CEL ``self == oldSelf``): pulumi-kubernetes updates, the API
+    server refuses, so the diff says so."""
+    teams = copy.deepcopy(config_value("prod", "gpu-batch:teams"))
+    (research,) = [t for t in teams if t["name"] == "research"]
+    research["clusterQueue"] = "research-h100"
+    after = run_stack("prod", {"gpu-batch:teams": teams})
+    changes = diff_plans(_plan(stack("prod"), "prod"), _plan(after, "prod"))
+    (moved,) = [c for c in changes if c.name == "localqueue-research-default"]
+    assert moved.action == "update" and moved.immutable == ("spec.clusterQueue",) and moved.blocking
+    assert "refused by the API server" in "\n".join(render_changes(changes, "main"))
+    # Other updates of the same stack stay plain updates.
+    assert all(not c.immutable for c in changes if c.name != "localqueue-research-default")
