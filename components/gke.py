@@ -124,6 +124,12 @@ class GkeClusterArgs:
     node_service_account: pulumi.Input[str] | None = None
     # GKE's maintenance policy (see maintenance_policy); None: GKE maintains whenever it chooses.
     maintenance: MaintenanceWindow | None = None
+    # GKE Dataplane V2 (datapathProvider ADVANCED_DATAPATH); None: GKE's default.
+    dataplane_v2: bool | None = None
+    # GKE multi-networking (enableMultiNetworking): extra node NICs (GPUDirect) need it, and it
+    # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
+    # modules/scheduler/gke-cluster/main.tf derives both the same way).
+    multi_networking: bool = False
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
@@ -187,6 +193,10 @@ class GkeCluster(pulumi.ComponentResource):
             if args.node_service_account is not None
             else None,
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
+            datapath_provider=None
+            if args.dataplane_v2 is None
+            else ("ADVANCED_DATAPATH" if args.dataplane_v2 else "LEGACY_DATAPATH"),
+            enable_multi_networking=True if args.multi_networking else None,
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
         pool = args.system_pool

@@ -97,6 +97,10 @@ class GpuNodePoolArgs:
     protect: bool = False
     gpu_stack: GpuStack = "gke"
     sharing: GpuSharing | None = None
+    # GPUDirect: the extra NICs, as (VPC, subnet) in NIC order (components.gpudirect.vpcs); each
+    # becomes one ``networkConfig.additionalNodeNetworkConfigs`` entry (cluster-toolkit
+    # modules/compute/gke-node-pool/main.tf ``additional_node_network_configs``).
+    additional_networks: tuple[tuple[pulumi.Input[str], pulumi.Input[str]], ...] = ()
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -141,6 +145,16 @@ class GpuNodePool(pulumi.ComponentResource):
             if args.compact_placement
             else None,
             node_config=self._node_config(args),
+            network_config=gcp.container.NodePoolNetworkConfigArgs(
+                additional_node_network_configs=[
+                    gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
+                        network=n, subnetwork=s
+                    )
+                    for n, s in args.additional_networks
+                ]
+            )
+            if args.additional_networks
+            else None,
             opts=pulumi.ResourceOptions(
                 parent=self, protect=args.protect, ignore_changes=list(POOL_IGNORED_INPUTS)
             ),

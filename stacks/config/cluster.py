@@ -96,6 +96,18 @@ class ClusterConfig(ConfigModel):
         "control plane; the stack then creates none. List it for the pack as "
         '{"kind": "Firewall", "name": ...} under externalObjects.',
     )
+    dataplane_v2: bool | None = Field(
+        None,
+        description="GKE Dataplane V2 (datapathProvider ADVANCED_DATAPATH); default: on when "
+        "multi-networking is (cluster-toolkit gke-cluster derives it so), else GKE's default. "
+        "Multi-networking requires it (GKE how-to/setup-multinetwork-support-for-pods).",
+    )
+    multi_networking: bool | None = Field(
+        None,
+        description="GKE multi-networking (enableMultiNetworking), which extra node NICs need; "
+        "default: on when a GPU pool has network: gpudirect (cluster-toolkit gke-cluster derives it "
+        "from additional networks).",
+    )
     maintenance: MaintenanceConfig | None = Field(
         None,
         description="Recurring maintenance window and exclusions (see maintenance.* keys); unset: GKE "
@@ -169,3 +181,10 @@ class GpuPoolConfig(ConfigModel):
     )
     node_locations: list[NonEmptyStr] = Field(default_factory=list, description="Zones for this pool.")
     disk_size_gb: PositiveInt = Field(200, description="Boot disk size in GB.")
+    network: Literal["none", "gpudirect"] = Field(
+        "none",
+        description="gpudirect: the machine type's GPUDirect stack (a3-highgpu-8g TCPX, 4 extra VPCs; "
+        "a3-megagpu-8g TCPXO, 8 VPCs MTU 8244; a3-ultragpu-8g / a4-highgpu-8g RDMA, 1 gVNIC VPC + a "
+        "RoCE VPC with 8 subnets) with its Networks and NCCL DaemonSets, as GKE's GPUDirect how-tos and "
+        "cluster-toolkit's gke-a3-megagpu / gke-a3-ultragpu / gke-a4 blueprints set them up.",
+    )
