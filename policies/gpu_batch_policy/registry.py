@@ -20,6 +20,7 @@ from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
+from .rules.gpudirect import POLICIES as RULES_GPUDIRECT
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
@@ -42,6 +43,7 @@ from .rules.wiring import POLICIES as RULES_WIRING
 from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
+    *RULES_GPUDIRECT,
     *RULES_GKE,
     *RULES_KUEUE_REFS,
     *RULES_KUEUE_API,
