@@ -53,7 +53,7 @@ def config_error(edits: dict[str, Any]) -> str:
         ),
         (
             {POOLS: _pools(1, nodeLocations=["us-central1-a", "us-central1-b"])},
-            "gpu-batch:gpuPools[1].nodeLocations: got ["us-central1-a", "us-central1-b"], expected exactly one zone",
+            'gpu-batch:gpuPools[1].nodeLocations: got ["us-central1-a", "us-central1-b"], expected exactly one zone',
         ),
         (
             {CLUSTER: _cluster(multiNetworking=False)},
