@@ -15,11 +15,15 @@ The table holds the ForceNew input paths of the GKE resource types the stacks cr
   (``guest_accelerator`` with its type, count and ``gpu_driver_installation_config``,
   ``gpu_sharing_config``, ``spot``, ``preemptible``, ``service_account``, ``oauth_scopes``,
   ``reservation_affinity``, ``shielded_instance_config``, ``max_run_duration``, ``flex_start``,
-  ``metadata``, ``local_ssd_count``).  ``machine_type``, ``disk_size_gb``, ``labels``, ``taint``,
+  ``metadata``, ``local_ssd_count``); the pool's ``network_config.additional_node_network_configs``
+  (ForceNew in ``schemaNodePool``: GKE cannot change a node's interfaces, so a GPUDirect pool's
+  networks are fixed for its life, issue 29).  ``machine_type``, ``disk_size_gb``, ``labels``, ``taint``,
   ``tags`` and ``autoscaling`` are updated in place.
 * ``gcp:container/cluster:Cluster``: google/services/container/resource_container_cluster.go
   (``name``, ``location``, ``project``, ``network``, ``subnetwork``, ``initial_node_count``,
-  ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``).
+  ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``,
+  ``datapath_provider``: Dataplane V2 cannot be turned on in place).  ``enable_multi_networking``
+  is not ForceNew there (updated in place).
 
 * any ``kubernetes:`` object: ``metadata.name`` and ``metadata.namespace``, its identity in the
   cluster (pulumi-kubernetes replaces on either); a Helm ``kubernetes:helm.sh/v3:Release``:
@@ -58,6 +62,7 @@ FORCE_NEW: Final[Mapping[str, tuple[str, ...]]] = {
         "nodeConfig.flexStart",
         "nodeConfig.metadata",
         "nodeConfig.localSsdCount",
+        "networkConfig.additionalNodeNetworkConfigs",
     ),
     CLUSTER: (
         "name",
@@ -69,6 +74,7 @@ FORCE_NEW: Final[Mapping[str, tuple[str, ...]]] = {
         "nodeConfig",
         "ipAllocationPolicy",
         "networkingMode",
+        "datapathProvider",
     ),
 }
 

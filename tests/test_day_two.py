@@ -184,3 +184,21 @@ def test_a_kueue_values_edit_makes_the_gate_wait_again() -> None:
     ]
     assert before.inputs["installed"] != after.inputs["installed"]
     assert must_wait_again(before.inputs, after.inputs)
+
+
+def test_a_pool_network_change_replaces_the_pool() -> None:
+    """``network_config.additional_node_network_configs`` is ForceNew (resource_container_node_pool.go
+    ``schemaNodePool``): GKE cannot change a node's interfaces, so dropping GPUDirect from a pool
+    replaces it."""
+    changed = replaced("gpudirect", "gpu-batch:gpuPools", _set((1, "network"), "none"))
+    assert changed == {"a3ultra-rdma-pool": ["networkConfig.additionalNodeNetworkConfigs"]}
+
+
+def test_turning_gpudirect_on_replaces_the_pool_and_the_cluster() -> None:
+    """GPUDirect on prod's A3 High pool adds its 4 NICs (pool replaced) and turns on Dataplane V2,
+    whose ``datapath_provider`` is ForceNew on the cluster (resource_container_cluster.go)."""
+    changed = replaced("prod", "gpu-batch:gpuPools", _set((1, "network"), "gpudirect"))
+    assert changed == {
+        "h100-queued-pool": ["networkConfig.additionalNodeNetworkConfigs"],
+        "gpu-batch-prod-cluster": ["datapathProvider"],
+    }
