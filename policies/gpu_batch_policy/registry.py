@@ -35,6 +35,7 @@ from .rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
 from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
@@ -44,6 +45,7 @@ from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GPUDIRECT,
+    *RULES_KUEUE_TAS,
     *RULES_GKE,
     *RULES_KUEUE_REFS,
     *RULES_KUEUE_API,

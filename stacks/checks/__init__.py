@@ -12,6 +12,7 @@ from stacks.checks.maintenance import check_maintenance
 from stacks.checks.network import check_network
 from stacks.checks.queue_layer import check_queue_layer
 from stacks.checks.scheduler import check_schedulers
+from stacks.checks.topology import check_topology
 from stacks.config import StackConfig
 from stacks.errors import ConfigIssue
 
@@ -23,6 +24,7 @@ def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     yield from check_gpu_stacks(config.cluster, config.gpu_pools)
     yield from check_network(config.cluster)
     yield from check_gpudirect(config.cluster, config.gpu_pools)
+    yield from check_topology(config)
     yield from check_maintenance(config.cluster.maintenance)
     yield from check_schedulers(config.kueue, config.kai, config.kuberay)
     yield from check_queue_layer(config)

@@ -1,0 +1,199 @@
+"""Topology-aware scheduling on GKE: what Kueue v0.19.2 refuses or never admits.
+
+- ``kueue-tas-podset-annotations`` (mandatory): the job webhooks run
+  ``jobframework.ValidateTASPodSetRequest`` and ``ValidateSliceSizeAnnotationUpperBound``
+  (``pkg/controller/jobframework/tas_validation.go``) on every pod template, so a template failing
+  them is refused at create (:mod:`..tas.annotations`, a port); and ``findTopologyAssignment``
+  (``pkg/cache/scheduler/tas_flavor_snapshot.go``) refuses a slice level above the pod-set level.
+- ``kueue-tas-topology-domains`` (mandatory): a TAS flavor (``topologyName``) whose nodes are a pool
+  of a machine type GKE never labels with ``cloud.google.com/gce-topology-*`` has no domain at that
+  level: Kueue's "no topology domains at level: <label>" (``findLevelWithFitDomains``), so nothing
+  is ever admitted on it.  Which machine types GKE labels: :mod:`..tas.levels`.
+- ``kueue-tas-gang-fits-domain`` (mandatory): a pod set with ``podset-required-topology`` must fit
+  one domain of that level (``findLevelWithFitDomains``: with ``state.required`` a too small top
+  domain is ``notFitReason``, never a spread).  Domain sizes known from the machine type alone: a
+  host / hostname is one node (its GPUs); an A4X ``gke-nodepool`` domain is one NVLink domain of 72
+  GPUs.  Blocks and sub-blocks depend on the reservation: not judged.
+- ``gke-compact-placement-flex-start`` (mandatory): cluster-toolkit v1.95.0
+  ``modules/compute/gke-node-pool/main.tf`` precondition "Compact placement with DWS Flex start is
+  only supported for A3 Ultra, A4, and H4D machine types" (``^(a3-ultragpu-|a4-|h4d-)``).  COMPACT on
+  a queued pool is ``gke-queued-provisioning-pool``'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from pulumi_policy import Policy
+
+from ..builders import resource_policy, stack_policy
+from ..model import NodePool, StackModel
+from ..model.kueue import ResourceFlavor
+from ..pools import select
+from ..report import Reporter
+from ..tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
+from ..tas.levels import A4X_NVLINK_GPUS, GKE_TOPOLOGY_LABELS, HOST, HOSTNAME, NODEPOOL, labelled
+from ..tokens import KUEUE_GROUP
+from ..values import Unknown, as_list, as_str, dig
+from ..workload_kinds import kueue_gangs
+
+GPU = "nvidia.com/gpu"
+COMPACT_FLEX_MACHINES = re.compile(r"^(a3-ultragpu-|a4-|h4d-)")
+
+
+def topology_levels(model: StackModel) -> dict[str, list[str]]:
+    """Each declared Topology's ``spec.levels[].nodeLabel`` (Topologies with unknown levels left out)."""
+    out: dict[str, list[str]] = {}
+    for obj in model.kube_objects(KUEUE_GROUP, "Topology"):
+        levels = as_list(dig(obj.spec, "levels"))
+        labels = [as_str(dig(level, "nodeLabel")) for level in levels] if isinstance(levels, list) else []
+        if labels and all(isinstance(x, str) for x in labels):
+            out[obj.name] = [str(x) for x in labels]
+    return out
+
+
+def tas_flavors(model: StackModel) -> list[tuple[ResourceFlavor, list[str] | None]]:
+    """Every flavor with a known ``topologyName``, with its Topology's levels (None: not declared)."""
+    levels = topology_levels(model)
+    return [
+        (f, levels.get(f.topology_name))
+        for f in model.resource_flavors()
+        if isinstance(f.topology_name, str) and f.topology_name
+    ]
+
+
+def check_annotations(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    all_levels = list(topology_levels(model).values())
+    for counted in kueue_gangs(model):
+        for gang in counted.gangs:
+            for pod_set in gang.pod_sets:
+                notes = pod_set.template.annotations
+                if not any(k in notes for k in TOPOLOGY_ANNOTATIONS):
+                    continue
+                if any(isinstance(notes.get(k), Unknown) for k in TOPOLOGY_ANNOTATIONS):
+                    reporter.cannot_check(gang.subject, f"{pod_set.path} topology annotations")
+                    continue
+                problems = webhook_problems(notes, pod_set.count)
+                request = request_of(notes)
+                # The slice-above-level refusal needs a Topology holding both levels.
+                problems += [
+                    p
+                    for levels in all_levels
+                    for p in level_problems(request, levels)
+                    if p.startswith("podset slice topology")
+                ][:1]
+                for problem in problems:
+                    reporter.violation(
+                        gang.subject,
+                        f"pod set {pod_set.name} ({pod_set.path}): Kueue refuses its topology request: {problem}",
+                        "fix the kueue.x-k8s.io/podset-*-topology annotations (Kueue's TAS webhook rules)",
+                    )
+
+
+def _flavor_pools(model: StackModel, flavor: ResourceFlavor) -> list[NodePool]:
+    if not flavor.node_labels_known:
+        return []
+    return list(select(model.node_pools(), flavor.node_labels).matched)
+
+
+def check_domains(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for flavor, levels in tas_flavors(model):
+        if levels is None:
+            continue
+        gke_levels = [level for level in levels if level in GKE_TOPOLOGY_LABELS]
+        if not gke_levels:
+            continue
+        for pool in _flavor_pools(model, flavor):
+            machine = pool.machine_type
+            if isinstance(machine, str) and not labelled(machine):
+                reporter.violation(
+                    flavor,
+                    f"TAS flavor on pool {pool.name} ({machine}): GKE labels only its dense GPU machine types "
+                    f"with {gke_levels[0]}, so Kueue finds no topology domains at level: {gke_levels[0]}",
+                    "use a Topology without GKE's gce-topology-* levels for this pool (e.g. only "
+                    "kubernetes.io/hostname), or a machine type GKE labels (A3 High/Mega/Ultra, A4, A4X)",
+                )
+
+
+def _domain_gpus(model: StackModel, level: str) -> int | None:
+    """The most GPUs one domain at ``level`` holds across the stack's TAS flavors; None: not known."""
+    sizes: list[int] = []
+    for flavor, levels in tas_flavors(model):
+        if levels is None or level not in levels:
+            continue
+        for pool in _flavor_pools(model, flavor):
+            gpus = pool.gpus_per_node()
+            if isinstance(gpus, Unknown):
+                return None
+            if level in (HOST, HOSTNAME):
+                sizes.append(gpus)
+            elif level == NODEPOOL and pool.machine_type == "a4x-highgpu-4g":
+                sizes.append(A4X_NVLINK_GPUS)
+            else:
+                return None
+    return max(sizes) if sizes else None
+
+
+def check_gang_fits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for counted in kueue_gangs(model):
+        for gang in counted.gangs:
+            for pod_set in gang.pod_sets:
+                request = request_of(pod_set.template.annotations)
+                level = request.required
+                if level is None:
+                    continue
+                size = _domain_gpus(model, level)
+                per_pod = pod_set.template.request(GPU)
+                if size is None or isinstance(per_pod, Unknown) or per_pod <= 0:
+                    continue
+                needed = per_pod * pod_set.count
+                if needed > Decimal(size):
+                    reporter.violation(
+                        gang.subject,
+                        f"pod set {pod_set.name} needs {needed} GPUs within one {level} domain "
+                        f"(podset-required-topology), but the largest such domain holds {size}: never admitted",
+                        "use podset-preferred-topology, a wider level, or split the gang with podset-slice-required-topology",
+                    )
+
+
+def check_compact_flex(pool: NodePool, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    if pool.flex_start is not True or pool.is_queued or pool.placement_policy_type != "COMPACT":
+        return
+    machine = pool.machine_type
+    if isinstance(machine, Unknown):
+        reporter.cannot_check(pool, "nodeConfig.machineType")
+        return
+    if isinstance(machine, str) and not COMPACT_FLEX_MACHINES.match(machine):
+        reporter.violation(
+            pool,
+            f"COMPACT placement with DWS flex-start is only supported for A3 Ultra, A4 and H4D, not {machine}",
+            "remove `placementPolicy`, or use an a3-ultragpu-/a4- machine type",
+        )
+
+
+POLICIES: list[Policy] = [
+    stack_policy(
+        "kueue-tas-podset-annotations",
+        "Pod-set topology annotations pass Kueue's TAS webhook validation and its slice-level order.",
+        check_annotations,
+    ),
+    stack_policy(
+        "kueue-tas-topology-domains",
+        "A TAS flavor using GKE's gce-topology-* levels selects only machine types GKE labels with them.",
+        check_domains,
+    ),
+    stack_policy(
+        "kueue-tas-gang-fits-domain",
+        "A pod set with a required topology fits one domain of that level.",
+        check_gang_fits,
+    ),
+    resource_policy(
+        "gke-compact-placement-flex-start",
+        "COMPACT placement on a flex-start pool only for A3 Ultra, A4 and H4D machine types.",
+        NodePool,
+        check_compact_flex,
+    ),
+]
