@@ -125,3 +125,80 @@ def test_malformed_lock_entries_are_one_line(tmp_path: Path) -> None:
         locked_manifests(lock)
     lock.write_text("charts: {}\n")
     assert locked_manifests(lock) == {}
+
+
+def _workload(**topology: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": "train",
+            "kind": "RayJob",
+            "team": "training",
+            "scheduler": "kueue",
+            "image": "rayproject/ray:2.46.0-gpu",
+            "entrypoint": "python train.py",
+            "head": {"cpu": "2", "memory": "8Gi"},
+            "workerGroups": [
+                {
+                    "groupName": "gpu",
+                    "replicas": 2,
+                    "cpu": "100",
+                    "memory": "900Gi",
+                    "gpu": 8,
+                    "topology": topology,
+                }
+            ],
+        }
+    ]
+
+
+def test_a_worker_topology_request_becomes_kueue_annotations() -> None:
+    result = run_stack(
+        "gpudirect",
+        {"gpu-batch:workloads": _workload(mode="required", level="block", sliceLevel="host", sliceSize=1)},
+    )
+    (job,) = [r for r in result.resources if r.type == "kubernetes:ray.io/v1:RayJob"]
+    template = job.inputs["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]
+    assert template["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/podset-required-topology": "cloud.google.com/gce-topology-block",
+        "kueue.x-k8s.io/podset-slice-required-topology": "cloud.google.com/gce-topology-host",
+        "kueue.x-k8s.io/podset-slice-size": "1",
+    }
+    (flavor,) = [
+        r
+        for r in result.resources
+        if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+        and r.inputs["metadata"]["name"] == "h100-mega"
+    ]
+    assert flavor.inputs["spec"]["topologyName"] == "gke-default"
+
+
+@pytest.mark.parametrize(
+    ("topology", "expected"),
+    [
+        ({"mode": "required"}, "workerGroups[0].topology.level: missing, expected a level for mode required"),
+        (
+            {"mode": "preferred", "level": "block", "sliceLevel": "host", "sliceSize": 4},
+            "must not be greater than pod set count 2",
+        ),
+        ({"mode": "preferred", "level": "block", "sliceSize": 1}, "may not be set when"),
+        ({"mode": "unconstrained", "level": "host"}, "expected no value with mode unconstrained"),
+    ],
+)
+def test_topology_request_mistakes_are_one_line(topology: dict[str, Any], expected: str) -> None:
+    message = config_error({"gpu-batch:workloads": _workload(**topology)})
+    assert expected in message, message
+
+
+def test_topology_on_a_pool_gke_never_labels_is_refused() -> None:
+    with pytest.raises(ConfigError) as caught:
+        run_stack("dev", {"gpu-batch:kueueQueues": _dev_queues_with_topology()})
+    assert (
+        "gpu-batch:kueueQueues.resourceFlavors[0].topology: got true, expected false unless pool is a GPU pool"
+        in str(caught.value)
+    )
+
+
+def _dev_queues_with_topology() -> dict[str, Any]:
+    queues: dict[str, Any] = copy.deepcopy(config_value("dev", "gpu-batch:kueueQueues"))
+    queues["resourceFlavors"][0]["topology"] = True
+    return queues

@@ -171,7 +171,7 @@ def _constraints_problems(found: Mapping[str, object], values: Mapping[str, str]
     except ValueError as error:
         return [*problems, f"{SLICE_CONSTRAINTS}: must be a valid JSON array: {error}"]
     if not isinstance(layers, list) or not 1 <= len(layers) <= 3:
-        return [*problems, f"{SLICE_CONSTRAINTS}: must have between 1 and 3 layers"]
+        return [*problems, f"{SLICE_CONSTRAINTS}: topology constraints must contain between 1 and 3 entries"]
     sizes: list[int] = []
     seen: dict[str, int] = {}
     for index, layer in enumerate(layers):
