@@ -31,38 +31,15 @@ from pulumi_policy import Policy
 
 from ..builders import resource_policy, stack_policy
 from ..model import NodePool, StackModel
-from ..model.kueue import ResourceFlavor
-from ..pools import select
 from ..report import Reporter
 from ..tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
-from ..tas.levels import A4X_NVLINK_GPUS, GKE_TOPOLOGY_LABELS, HOST, HOSTNAME, NODEPOOL, labelled
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown, as_list, as_str, dig
+from ..tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
+from ..tas.levels import GKE_TOPOLOGY_LABELS, labelled
+from ..values import Unknown
 from ..workload_kinds import kueue_gangs
 
 GPU = "nvidia.com/gpu"
 COMPACT_FLEX_MACHINES = re.compile(r"^(a3-ultragpu-|a4-|h4d-)")
-
-
-def topology_levels(model: StackModel) -> dict[str, list[str]]:
-    """Each declared Topology's ``spec.levels[].nodeLabel`` (Topologies with unknown levels left out)."""
-    out: dict[str, list[str]] = {}
-    for obj in model.kube_objects(KUEUE_GROUP, "Topology"):
-        levels = as_list(dig(obj.spec, "levels"))
-        labels = [as_str(dig(level, "nodeLabel")) for level in levels] if isinstance(levels, list) else []
-        if labels and all(isinstance(x, str) for x in labels):
-            out[obj.name] = [str(x) for x in labels]
-    return out
-
-
-def tas_flavors(model: StackModel) -> list[tuple[ResourceFlavor, list[str] | None]]:
-    """Every flavor with a known ``topologyName``, with its Topology's levels (None: not declared)."""
-    levels = topology_levels(model)
-    return [
-        (f, levels.get(f.topology_name))
-        for f in model.resource_flavors()
-        if isinstance(f.topology_name, str) and f.topology_name
-    ]
 
 
 def check_annotations(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -93,12 +70,6 @@ def check_annotations(model: StackModel, reporter: Reporter, _config: Mapping[st
                     )
 
 
-def _flavor_pools(model: StackModel, flavor: ResourceFlavor) -> list[NodePool]:
-    if not flavor.node_labels_known:
-        return []
-    return list(select(model.node_pools(), flavor.node_labels).matched)
-
-
 def check_domains(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for flavor, levels in tas_flavors(model):
         if levels is None:
@@ -106,7 +77,7 @@ def check_domains(model: StackModel, reporter: Reporter, _config: Mapping[str, A
         gke_levels = [level for level in levels if level in GKE_TOPOLOGY_LABELS]
         if not gke_levels:
             continue
-        for pool in _flavor_pools(model, flavor):
+        for pool in flavor_pools(model, flavor):
             machine = pool.machine_type
             if isinstance(machine, str) and not labelled(machine):
                 reporter.violation(
@@ -118,22 +89,16 @@ def check_domains(model: StackModel, reporter: Reporter, _config: Mapping[str, A
                 )
 
 
-def _domain_gpus(model: StackModel, level: str) -> int | None:
-    """The most GPUs one domain at ``level`` holds across the stack's TAS flavors; None: not known."""
-    sizes: list[int] = []
+def _largest_domain(model: StackModel, level: str) -> int | None:
+    """The largest domain of ``level`` over the stack's TAS flavors; None when any is unknown."""
+    sizes = []
     for flavor, levels in tas_flavors(model):
         if levels is None or level not in levels:
             continue
-        for pool in _flavor_pools(model, flavor):
-            gpus = pool.gpus_per_node()
-            if isinstance(gpus, Unknown):
-                return None
-            if level in (HOST, HOSTNAME):
-                sizes.append(gpus)
-            elif level == NODEPOOL and pool.machine_type == "a4x-highgpu-4g":
-                sizes.append(A4X_NVLINK_GPUS)
-            else:
-                return None
+        size = domain_gpus(model, flavor, level)
+        if size is None:
+            return None
+        sizes.append(size)
     return max(sizes) if sizes else None
 
 
@@ -145,7 +110,7 @@ def check_gang_fits(model: StackModel, reporter: Reporter, _config: Mapping[str,
                 level = request.required
                 if level is None:
                     continue
-                size = _domain_gpus(model, level)
+                size = _largest_domain(model, level)
                 per_pod = pod_set.template.request(GPU)
                 if size is None or isinstance(per_pod, Unknown) or per_pod <= 0:
                     continue
