@@ -1,17 +1,20 @@
-"""The extra VPCs GPUDirect needs, shared by every GPUDirect pool of a cluster.
+"""The extra VPCs GPUDirect needs, shared by the GPUDirect pools of a cluster that name them alike.
 
 Why shared: a Kubernetes ``Network`` is cluster-wide and names one VPC/subnet
-(``GKENetworkParamSet``), and cluster-toolkit names them ``gvnic-1..N`` and ``rdma-0..N-1``
-(``modules/scheduler/gke-cluster/variables.tf`` ``k8s_network_names``, v1.95.0).  An A3 Mega pool
-uses gvnic-1..8, an A3 Ultra / A4 pool gvnic-1 and rdma-0..7; so one set of VPCs sized for the
-largest profile serves them all, with the largest MTU any of them needs (8244 for TCPXO,
-``examples/gke-a3-megagpu/gke-a3-megagpu.yaml`` ``gpunets``).
+(``GKENetworkParamSet``), and pods list those names in ``networking.gke.io/interfaces``.
+cluster-toolkit v1.95.0 names the gVNIC networks ``vpc1..N`` for A3 High / A3 Mega
+(``examples/gke-a3-highgpu``, ``gke-a3-megagpu``: ``k8s_network_names.gvnic_prefix: vpc``, the names
+Google's TCPX/TCPXO NCCL test pods use) and ``gvnic-1`` plus ``rdma-0..7`` for A3 Ultra / A4
+(``modules/scheduler/gke-cluster/variables.tf`` defaults).  So one set of gVNIC VPCs per naming,
+sized for the largest profile using it and with the largest MTU any of them needs (8244 for
+TCPX/TCPXO, ``multivpc`` ``mtu: 8244`` in both A3 blueprints), and one RoCE VPC.
 
-Ranges, as cluster-toolkit's examples allocate them: gVNIC subnets are /20s of 192.168.0.0/17
+Ranges, as cluster-toolkit's examples allocate them: the ``vpc`` subnets are /20s of 192.168.0.0/17
 (``modules/network/multivpc``: ``global_ip_address_range: 192.168.0.0/16``,
-``subnetwork_cidr_suffix: 20``), the RoCE VPC's subnets /21s of 192.168.128.0/18
-(``examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml`` ``gke-a3-ultra-rdma-net``, ``count: 8``).  The
-RoCE VPC carries the zonal network profile ``<zone>-vpc-roce`` (same file, ``network_profile``).
+``subnetwork_cidr_suffix: 20``), the ``gvnic-`` subnets /20s of 192.168.192.0/18, the RoCE VPC's
+subnets /21s of 192.168.128.0/18 (``examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml``
+``gke-a3-ultra-rdma-net``, ``count: 8``).  The RoCE VPC carries the zonal network profile
+``<zone>-vpc-roce`` (same file, ``network_profile``).
 """
 
 from __future__ import annotations
@@ -33,8 +36,12 @@ from gpu_batch_policy.gpudirect.profiles import (  # noqa: E402
     rdma_network_name,
 )
 
-GVNIC_RANGE = ipaddress.ip_network("192.168.0.0/17")
+GVNIC_RANGES = {
+    "vpc": ipaddress.ip_network("192.168.0.0/17"),
+    "gvnic-": ipaddress.ip_network("192.168.192.0/18"),
+}
 RDMA_RANGE = ipaddress.ip_network("192.168.128.0/18")
+VPC_NAMES = {"vpc": "gpunet", "gvnic-": "net"}
 
 
 @dataclass(frozen=True)
@@ -72,32 +79,33 @@ def _subnet(
 
 
 class GpuDirectVpcs(pulumi.ComponentResource):
-    """``max(gvnic_networks)`` gVNIC VPCs (one subnet each) and, with RDMA pools, one RoCE VPC."""
+    """The gVNIC VPCs of each naming (one subnet each) and, with RDMA pools, one RoCE VPC."""
 
-    gvnic: tuple[NetworkAttachment, ...]
-    rdma: tuple[NetworkAttachment, ...]
+    attachments: dict[str, NetworkAttachment]
 
     def __init__(
         self, name: str, args: GpuDirectVpcsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gpu-batch:gpudirect:Vpcs", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        gvnic_count = max((p.gvnic_networks for p in args.profiles), default=0)
-        mtus = [p.mtu for p in args.profiles if p.mtu is not None]
-        gvnic: list[NetworkAttachment] = []
-        for index, cidr in zip(range(gvnic_count), GVNIC_RANGE.subnets(new_prefix=20), strict=False):
-            prefix = f"{args.cluster_name}-gpunet-{index}"
-            vpc = gcp.compute.Network(
-                prefix,
-                name=prefix,
-                project=args.project,
-                auto_create_subnetworks=False,
-                mtu=max(mtus) if mtus else None,
-                opts=child,
-            )
-            subnet = _subnet(f"{prefix}-subnet", args, vpc, str(cidr), child)
-            gvnic.append(NetworkAttachment(gvnic_network_name(index), "NetDevice", vpc.name, subnet.name))
-        rdma: list[NetworkAttachment] = []
+        self.attachments = {}
+        for prefix in sorted({p.gvnic_prefix for p in args.profiles if p.gvnic_networks}):
+            users = [p for p in args.profiles if p.gvnic_prefix == prefix]
+            mtus = [p.mtu for p in users if p.mtu is not None]
+            count = max(p.gvnic_networks for p in users)
+            for index, cidr in zip(range(count), GVNIC_RANGES[prefix].subnets(new_prefix=20), strict=False):
+                vpc_name = f"{args.cluster_name}-{VPC_NAMES[prefix]}-{index}"
+                vpc = gcp.compute.Network(
+                    vpc_name,
+                    name=vpc_name,
+                    project=args.project,
+                    auto_create_subnetworks=False,
+                    mtu=max(mtus) if mtus else None,
+                    opts=child,
+                )
+                subnet = _subnet(f"{vpc_name}-subnet", args, vpc, str(cidr), child)
+                k8s_name = gvnic_network_name(prefix, index)
+                self.attachments[k8s_name] = NetworkAttachment(k8s_name, "NetDevice", vpc.name, subnet.name)
         rdma_count = max((p.rdma_subnets for p in args.profiles), default=0)
         if rdma_count:
             if args.zone is None:
@@ -115,11 +123,12 @@ class GpuDirectVpcs(pulumi.ComponentResource):
             )
             for index, cidr in zip(range(rdma_count), RDMA_RANGE.subnets(new_prefix=21), strict=False):
                 subnet = _subnet(f"{args.cluster_name}-rdma-sub-{index}", args, vpc, str(cidr), child)
-                rdma.append(NetworkAttachment(rdma_network_name(index), "RDMA", vpc.name, subnet.name))
-        self.gvnic = tuple(gvnic)
-        self.rdma = tuple(rdma)
-        self.register_outputs({"networks": [a.k8s_name for a in (*self.gvnic, *self.rdma)]})
+                k8s_name = rdma_network_name(index)
+                self.attachments[k8s_name] = NetworkAttachment(k8s_name, "RDMA", vpc.name, subnet.name)
+        self.register_outputs({"networks": sorted(self.attachments)})
 
     def attachments_for(self, profile: GpuDirectProfile) -> tuple[NetworkAttachment, ...]:
         """The NICs one pool of ``profile`` gets, in NIC order: its gVNIC VPCs, then its RDMA subnets."""
-        return (*self.gvnic[: profile.gvnic_networks], *self.rdma[: profile.rdma_subnets])
+        names = [gvnic_network_name(profile.gvnic_prefix, i) for i in range(profile.gvnic_networks)]
+        names += [rdma_network_name(i) for i in range(profile.rdma_subnets)]
+        return tuple(self.attachments[n] for n in names)

@@ -85,7 +85,7 @@ def install_gpudirect(
     )
     return GpuDirectClusterObjects(
         f"{config.cluster.name}-gpudirect",
-        (*vpcs.gvnic, *vpcs.rdma),
+        tuple(vpcs.attachments.values()),
         manifests,
         opts=pulumi.ResourceOptions(provider=provider),
     )

@@ -16,8 +16,12 @@ Sources (each fact cites where it comes from):
 - ``modules/scheduler/gke-cluster/main.tf``: multi-networking derived from additional networks,
   Dataplane V2 derived from multi-networking, precondition "'enable_dataplane_v2' cannot be false
   when enabling multi networking"; Kubernetes network names ``gvnic-<1..>`` and ``rdma-<0..>``
-  (``variables.tf`` ``k8s_network_names`` defaults) with ``deviceMode`` ``NetDevice`` / ``RDMA``
-  (``templates/gke-network-paramset.yaml.tftpl``).
+  (``variables.tf`` ``k8s_network_names`` defaults, kept by the A3 Ultra / A4 blueprints) with
+  ``deviceMode`` ``NetDevice`` / ``RDMA`` (``templates/gke-network-paramset.yaml.tftpl``); the A3
+  High and A3 Mega blueprints set ``k8s_network_names: {gvnic_prefix: vpc, gvnic_start_index: 1}``,
+  i.e. ``vpc1..vpcN``, the names Google's TCPX/TCPXO NCCL test pods list in their
+  ``networking.gke.io/interfaces`` annotation (``gpudirect-tcpx[o]/nccl-test-latest.yaml``);
+- ``examples/gke-a3-highgpu/gke-a3-highgpu.yaml``: ``multivpc`` with ``network_count: 4``, ``mtu: 8244``.
 
 A4X (``a4x-highgpu-4g``) is not in the table: its blueprint uses GKE's managed DRANET
 (``enable_dranet``), which gpu-batch does not declare yet, so the config refuses it in one line.
@@ -45,7 +49,7 @@ class GpuDirectProfile:
 
     machine_type: str
     stack: NetworkStack
-    # Extra gVNIC VPCs (one subnet each); Kubernetes Networks gvnic-1..N, deviceMode NetDevice.
+    # Extra gVNIC VPCs (one subnet each); Kubernetes Networks <gvnic_prefix>1..N, deviceMode NetDevice.
     gvnic_networks: int
     # Subnets of the one RoCE VPC; Kubernetes Networks rdma-0..N-1, deviceMode RDMA.
     rdma_subnets: int
@@ -58,6 +62,8 @@ class GpuDirectProfile:
     version_floors: tuple[tuple[str, str], ...] = ()
     # The lowest minor cluster-toolkit's blueprints run the profile at (``version_prefix``).
     min_minor: str | None = None
+    # Kubernetes Network names of the gVNIC VPCs: "vpc" (vpc1..) or "gvnic-" (gvnic-1..).
+    gvnic_prefix: str = "gvnic-"
 
     @property
     def nic_count(self) -> int:
@@ -78,7 +84,8 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
             "TCPX",
             gvnic_networks=4,
             rdma_subnets=0,
-            mtu=None,
+            mtu=8244,
+            gvnic_prefix="vpc",
             manifests=("gpudirect-tcpx/nccl-tcpx-installer.yaml", NRI_INJECTOR),
             version_floors=(
                 ("1.27", "1.27.16-gke.2874000"),
@@ -92,6 +99,7 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
             gvnic_networks=8,
             rdma_subnets=0,
             mtu=8244,
+            gvnic_prefix="vpc",
             manifests=("gpudirect-tcpxo/nccl-tcpxo-installer.yaml", NRI_INJECTOR),
             version_floors=(
                 ("1.28", "1.28.15-gke.3163000"),
@@ -122,9 +130,9 @@ def profile_for(machine_type: str) -> GpuDirectProfile | None:
     return PROFILES.get(machine_type)
 
 
-def gvnic_network_name(index: int) -> str:
-    """Kubernetes Network of the ``index``-th (0-based) extra gVNIC VPC: ``gvnic-1``, ``gvnic-2``, ..."""
-    return f"gvnic-{index + 1}"
+def gvnic_network_name(prefix: str, index: int) -> str:
+    """Kubernetes Network of the ``index``-th (0-based) extra gVNIC VPC: ``vpc1`` / ``gvnic-1``, ..."""
+    return f"{prefix}{index + 1}"
 
 
 def rdma_network_name(index: int) -> str:

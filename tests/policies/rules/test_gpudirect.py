@@ -70,8 +70,9 @@ def test_example_stack_is_clean_and_wired() -> None:
         )
         for kind in ("Network", "GKENetworkParamSet")
     }
-    # cluster-toolkit's names: gvnic-1..8 (the largest gVNIC profile, TCPXO) and rdma-0..7.
-    expected = sorted([f"gvnic-{i}" for i in range(1, 9)] + [f"rdma-{i}" for i in range(8)])
+    # cluster-toolkit's names: vpc1..8 (gke-a3-megagpu's k8s_network_names, Google's TCPXO test
+    # pods), gvnic-1 and rdma-0..7 (gke-a3-ultragpu, the gke-cluster defaults).
+    expected = sorted([f"vpc{i}" for i in range(1, 9)] + ["gvnic-1"] + [f"rdma-{i}" for i in range(8)])
     assert names == {"Network": expected, "GKENetworkParamSet": expected}
     daemonsets = {r.props["metadata"]["name"] for r in resources if r.type == "kubernetes:apps/v1:DaemonSet"}
     assert daemonsets == {"nccl-tcpxo-installer", "device-injector", "nccl-rdma-installer"}
