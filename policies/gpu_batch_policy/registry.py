@@ -21,6 +21,7 @@ from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
 from .rules.gpudirect import POLICIES as RULES_GPUDIRECT
+from .rules.gpudirect_pods import POLICIES as RULES_GPUDIRECT_PODS
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
@@ -45,6 +46,7 @@ from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GPUDIRECT,
+    *RULES_GPUDIRECT_PODS,
     *RULES_KUEUE_TAS,
     *RULES_GKE,
     *RULES_KUEUE_REFS,
