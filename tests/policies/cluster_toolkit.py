@@ -159,7 +159,7 @@ class Blueprint:
 
     def _cluster(self, module: dict[str, Any], s: dict[str, Any]) -> None:
         extra = self._additional(module, s)
-        names = {
+        names: dict[str, Any] = {
             "gvnic_prefix": "gvnic-",
             "gvnic_start_index": 1,
             "rdma_prefix": "rdma-",
