@@ -119,3 +119,24 @@ def replacing_paths(
         for path in force_new_paths(type_token)
         if not _ignored(path, ignored) and _at(old, path) != _at(new, path)
     ]
+
+
+def immutable_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The fields of a custom resource whose change its CRD's transition rules refuse (Kueue 0.19's
+    Topology levels, a TAS flavor's node labels), as ``path: message``; empty for built-in kinds,
+    objects of a kind no pinned CRD defines, or updates the rules allow."""
+    from gpu_batch_policy.schema.transition import refused_updates  # the pack's CEL engine
+
+    from preview.crd_validation import get_catalog
+
+    api_version, kind = new.get("apiVersion"), new.get("kind")
+    if not isinstance(api_version, str) or "/" not in api_version or not isinstance(kind, str):
+        return []
+    if old.get("apiVersion") != api_version:
+        return []
+    group, version = api_version.split("/", 1)
+    crd = get_catalog().crd(group, kind)
+    entry = crd.versions.get(version) if crd is not None else None
+    if entry is None:
+        return []
+    return refused_updates(entry.schema, old, new)
