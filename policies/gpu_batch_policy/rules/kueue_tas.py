@@ -14,6 +14,11 @@
   domain is ``notFitReason``, never a spread).  Domain sizes known from the machine type alone: a
   host / hostname is one node (its GPUs); an A4X ``gke-nodepool`` domain is one NVLink domain of 72
   GPUs.  Blocks and sub-blocks depend on the reservation: not judged.
+- ``kueue-tas-required-with-provisioning`` (advisory): KEP-2724 (``keps/2724-topology-aware-scheduling``
+  @ v0.19.2, "Provisioning request and required mode"): with a ProvisioningRequest check, Kueue
+  reserves quota first and assigns the topology in a second pass after the nodes arrive; nodes the
+  provider scattered fail a ``required`` request, the booking expires and the workload is retried
+  and finally deactivated.  A risk, not a certainty (the provider may place compactly).
 - ``gke-compact-placement-flex-start`` (mandatory): cluster-toolkit v1.95.0
   ``modules/compute/gke-node-pool/main.tf`` precondition "Compact placement with DWS Flex start is
   only supported for A3 Ultra, A4, and H4D machine types" (``^(a3-ultragpu-|a4-|h4d-)``).  COMPACT on
@@ -27,16 +32,18 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import Policy
+from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import resource_policy, stack_policy
-from ..model import NodePool, StackModel
+from ..model import ClusterQueue, NodePool, StackModel
+from ..model.base import ObjectView
 from ..report import Reporter
 from ..tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
 from ..tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
 from ..tas.levels import GKE_TOPOLOGY_LABELS, labelled
 from ..values import Unknown
 from ..workload_kinds import kueue_gangs
+from .capacity import workload_queue
 
 GPU = "nvidia.com/gpu"
 COMPACT_FLEX_MACHINES = re.compile(r"^(a3-ultragpu-|a4-|h4d-)")
@@ -124,6 +131,34 @@ def check_gang_fits(model: StackModel, reporter: Reporter, _config: Mapping[str,
                     )
 
 
+def _provisioning_checks(model: StackModel, cq: ClusterQueue) -> list[str]:
+    checks = {c.name: c for c in model.admission_checks()}
+    names = [ref.name for ref in cq.admission_checks if isinstance(ref.name, str)]
+    return [n for n in names if n in checks and checks[n].is_provisioning_request]
+
+
+def check_required_with_provisioning(
+    model: StackModel, reporter: Reporter, _config: Mapping[str, Any]
+) -> None:
+    for counted in kueue_gangs(model):
+        for gang in counted.gangs:
+            required = [p for p in gang.pod_sets if request_of(p.template.annotations).required]
+            if not required:
+                continue
+            view = gang.subject if isinstance(gang.subject, ObjectView) else ObjectView(gang.obj)
+            cq = workload_queue(model, view, reporter)
+            checks = _provisioning_checks(model, cq) if cq is not None else []
+            if cq is not None and checks:
+                reporter.violation(
+                    gang.subject,
+                    f"pod set(s) {', '.join(p.name for p in required)} require a topology, but ClusterQueue "
+                    f"'{cq.name}' provisions nodes through ProvisioningRequest check(s) {', '.join(checks)}: Kueue "
+                    "assigns the topology only after the nodes arrive (KEP-2724 second pass), and nodes placed "
+                    "apart make the request fail until the workload is deactivated",
+                    "use podset-preferred-topology, or provision compactly (a reservation or compact placement)",
+                )
+
+
 def check_compact_flex(pool: NodePool, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     if pool.flex_start is not True or pool.is_queued or pool.placement_policy_type != "COMPACT":
         return
@@ -154,6 +189,12 @@ POLICIES: list[Policy] = [
         "kueue-tas-gang-fits-domain",
         "A pod set with a required topology fits one domain of that level.",
         check_gang_fits,
+    ),
+    stack_policy(
+        "kueue-tas-required-with-provisioning",
+        "A required topology behind a ProvisioningRequest check may never be satisfied (KEP-2724).",
+        check_required_with_provisioning,
+        enforcement_level=EnforcementLevel.ADVISORY,
     ),
     resource_policy(
         "gke-compact-placement-flex-start",

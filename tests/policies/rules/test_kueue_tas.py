@@ -11,7 +11,13 @@ from gpu_batch_policy.tas.levels import BLOCK, HOST, HOSTNAME, TOPOLOGIES
 
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy
-from tests.policies.pack_objects import k8s
+from tests.policies.pack_objects import (
+    admission_check,
+    cluster_queue,
+    k8s,
+    local_queue,
+    provisioning_request_config,
+)
 
 POOL = "gcp:container/nodePool:NodePool"
 C = tas.SLICE_CONSTRAINTS
@@ -240,3 +246,18 @@ def test_compact_placement_on_flex_start_only_for_a3_ultra_and_a4() -> None:
     plain = pool()
     plain.props["placementPolicy"] = {"type": "COMPACT"}
     assert run(rule, [plain]).clean
+
+
+def test_required_topology_behind_a_provisioning_request_is_advisory() -> None:
+    rule = get_policy("kueue-tas-required-with-provisioning")
+    queue = [
+        admission_check(),
+        provisioning_request_config(),
+        cluster_queue("cq", admissionChecksStrategy={"admissionChecks": [{"name": "dws"}]}),
+        local_queue("lq", "team", "cq"),
+    ]
+    found = run(rule, [*queue, job({tas.REQUIRED: BLOCK})])
+    assert len(found.violations) == 1 and "second pass" in found.messages[0]
+    assert run(rule, [*queue, job({tas.PREFERRED: BLOCK})]).clean
+    plain = [*queue[:2], cluster_queue("cq"), queue[3]]
+    assert run(rule, [*plain, job({tas.REQUIRED: BLOCK})]).clean
