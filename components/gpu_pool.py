@@ -217,6 +217,14 @@ def _accelerator(args: GpuNodePoolArgs) -> gcp.container.NodePoolNodeConfigGuest
     )
 
 
+def reservation_value(project: str, reservation: str) -> str:
+    """The reservation affinity value: a bare name as written; a block or sub-block
+    (``NAME/reservationBlocks/B[/reservationSubBlocks/S]``) as the full path GKE needs for it, as
+    cluster-toolkit renders it (``gke-node-pool/reservation_definitions.tf``
+    ``default_reservation_values``: ``projects/<project>/reservations/<name><suffix>``)."""
+    return f"projects/{project}/reservations/{reservation}" if "/" in reservation else reservation
+
+
 def _reservation_affinity(
     args: GpuNodePoolArgs,
 ) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
@@ -224,7 +232,7 @@ def _reservation_affinity(
         return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
             consume_reservation_type="SPECIFIC_RESERVATION",
             key="compute.googleapis.com/reservation-name",
-            values=[args.reservation or ""],
+            values=[reservation_value(args.project, args.reservation or "")],
         )
     # Everything else must not silently eat a reservation meant for another pool; DWS pools
     # are refused by GKE unless this is NO_RESERVATION.

@@ -202,3 +202,23 @@ def _dev_queues_with_topology() -> dict[str, Any]:
     queues: dict[str, Any] = copy.deepcopy(config_value("dev", "gpu-batch:kueueQueues"))
     queues["resourceFlavors"][0]["topology"] = True
     return queues
+
+
+def test_a_reservation_block_renders_as_gke_needs_it_and_needs_its_zone() -> None:
+    block = "a3mega-reservation/reservationBlocks/block-1"
+    result = run_stack("gpudirect", {POOLS: _pools(0, reservation=block, nodeLocations=["us-central1-a"])})
+    (pool,) = [
+        r
+        for r in result.resources
+        if r.type == "gcp:container/nodePool:NodePool" and r.name == "a3mega-tcpxo-pool"
+    ]
+    assert pool.inputs["nodeConfig"]["reservationAffinity"]["values"] == [
+        f"projects/gpu-batch-train/reservations/{block}"
+    ]
+    assert (
+        "gpu-batch:gpuPools[0].nodeLocations: missing, expected the zone of reservation block"
+        in config_error({POOLS: _pools(0, reservation=block)})
+    )
+    assert "expected a reservation name, or NAME/reservationBlocks/BLOCK" in config_error(
+        {POOLS: _pools(0, reservation="a3mega/blocks/1")}
+    )

@@ -25,7 +25,19 @@ def topology_of_pool(config: StackConfig, pool_name: str | None) -> str | None:
     return TOPOLOGY_OF_MACHINE.get(pool.machine_type) if pool is not None else None
 
 
+def check_reservation_blocks(config: StackConfig) -> Iterator[ConfigIssue]:
+    """A reservation block is zonal: cluster-toolkit gke-node-pool/main.tf precondition "var.zones
+    must be explicitly provided when using an extended reservation block"."""
+    for index, pool in enumerate(config.gpu_pools):
+        if pool.reservation and "/reservationBlocks/" in pool.reservation and not pool.node_locations:
+            yield ConfigIssue(
+                f"gpu-batch:gpuPools[{index}].nodeLocations",
+                f"the zone of reservation block {pool.reservation} (a block is zonal)",
+            )
+
+
 def check_topology(config: StackConfig) -> Iterator[ConfigIssue]:
+    yield from check_reservation_blocks(config)
     pools = {p.name: p for p in config.gpu_pools}
     for index, flavor in enumerate(config.kueue_queues.resource_flavors):
         if not flavor.topology:

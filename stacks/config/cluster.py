@@ -120,6 +120,10 @@ class ClusterConfig(ConfigModel):
 
 
 ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
+_NAME = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+# GCE reservation names; a block / sub-block as GKE's reservation affinity takes them
+# (cluster-toolkit gke-node-pool reservation_definitions.tf: "<name>/reservationBlocks/<block>").
+RESERVATION_PATTERN = rf"^{_NAME}(/reservationBlocks/{_NAME}(/reservationSubBlocks/{_NAME})?)?$"
 GpuStack = Literal["gke", "gpu-operator"]
 
 
@@ -166,7 +170,14 @@ class GpuPoolConfig(ConfigModel):
     min_nodes: NodeCount = Field(0, description="Autoscaling minimum; must be 0 for queued and flex-start.")
     max_nodes: PositiveNodeCount = Field(description="Autoscaling maximum (whole pool).")
     reservation: NonEmptyStr | None = Field(
-        None, description="Reservation name; only with provisioning: reservation."
+        None,
+        pattern=pattern(
+            RESERVATION_PATTERN,
+            "a reservation name, or NAME/reservationBlocks/BLOCK[/reservationSubBlocks/SUBBLOCK]",
+        ),
+        description="Reservation name, or one block (NAME/reservationBlocks/BLOCK) or sub-block "
+        "(.../reservationSubBlocks/SUBBLOCK) of it, as cluster-toolkit and xpk write them; a block needs "
+        "nodeLocations. Only with provisioning: reservation.",
     )
     auto_repair: bool | None = Field(
         None, description="Node auto-repair; default on, and GKE requires it off for queued/flex-start."
