@@ -34,6 +34,7 @@ from .model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
 from .model.kueue import QUEUE_NAME_LABEL
 from .values import Unknown, as_bool, dig
 from .workload_kinds.queue_names import POD_BASED_KINDS, pod_template
+from .workload_kinds.registry import FRAMEWORK_OF_KIND
 
 KUEUE_VERSION = "0.19.2"
 CONFIG_KEY = "kueueConfiguration"
@@ -53,21 +54,8 @@ INSTALL_PROPERTIES: dict[str, dict[str, Any]] = {
     },
 }
 
-# (API group, kind) -> Kueue integration framework name (apis/config/v1beta2 Integrations).
-FRAMEWORKS: dict[tuple[str, str], str] = {
-    ("batch", "Job"): "batch/job",
-    ("kubeflow.org", "MPIJob"): "kubeflow.org/mpijob",
-    ("kubeflow.org", "PyTorchJob"): "kubeflow.org/pytorchjob",
-    ("trainer.kubeflow.org", "TrainJob"): "trainer.kubeflow.org/trainjob",
-    ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset",
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
-    ("", "Pod"): "pod",
-    ("apps", "Deployment"): "deployment",
-    ("apps", "StatefulSet"): "statefulset",
-    ("ray.io", "RayJob"): "ray.io/rayjob",
-    ("ray.io", "RayCluster"): "ray.io/raycluster",
-    ("ray.io", "RayService"): "ray.io/rayservice",
-}
+# (API group, kind) -> Kueue integration framework name: Kueue's registry (workload_kinds.registry).
+FRAMEWORKS: dict[tuple[str, str], str] = FRAMEWORK_OF_KIND
 
 
 def framework_of(obj: KubeObject) -> str | None:
