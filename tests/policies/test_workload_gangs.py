@@ -183,3 +183,20 @@ def test_ray_gang_counts_the_submitter_like_kueue_019() -> None:
         "workerGroupSpecs"
     ]
     assert run(rule, [*exact, http]).violations == []
+
+
+def test_pods_as_a_quota_resource_counts_each_pod() -> None:
+    """Kueue v0.19.2 ``flavorassigner.go`` ``assignFlavors``: a ClusterQueue covering ``pods``
+    charges each pod set ``pods = count`` (Kueue's ``flavorassigner_test.go`` ``TestAssignFlavors`` "num pods fit" / "num pods don't fit")."""
+    covered = ("cpu", "memory", "nvidia.com/gpu", "pods")
+    quota = {"cpu": 100, "memory": "1000Gi", "nvidia.com/gpu": 16, "pods": 3}
+    stack = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": quota}, covered=covered),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    out = run(POLICY["workload-gang-fits-queue"], [*stack, job(parallelism=4)])
+    assert out.mentions("Job 'ml/train'", "pods", "never admits")
+    assert run(POLICY["workload-gang-fits-queue"], [*stack, job(parallelism=3)]).violations == []
+    # Without pods covered, pod count is no quota.
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(16), job(parallelism=4)]).violations == []
