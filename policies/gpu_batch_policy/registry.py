@@ -13,6 +13,7 @@ from .fit.rules.pod_fit import POLICIES as FIT_POD_FIT
 from .fit.rules.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
 from .fit.rules.system_pool import POLICIES as FIT_SYSTEM_POOL
 from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
+from .rules.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
 from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
@@ -44,6 +45,7 @@ from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 ALL_POLICIES: list[Policy] = [
     *RULES_GKE,
     *RULES_KUEUE_REFS,
+    *RULES_ADMISSION_CHECK_CONTROLLERS,
     *RULES_KUEUE_API,
     *RULES_KUEUE_CONFIG,
     *RULES_KUEUE_ADVISORY,
