@@ -200,3 +200,34 @@ def test_pods_as_a_quota_resource_counts_each_pod() -> None:
     assert run(POLICY["workload-gang-fits-queue"], [*stack, job(parallelism=3)]).violations == []
     # Without pods covered, pod count is no quota.
     assert run(POLICY["workload-gang-fits-queue"], [*queue(16), job(parallelism=4)]).violations == []
+
+
+def test_an_uncovered_request_is_caught_when_the_queue_covers_only_core_resources() -> None:
+    """Under Kueue's assumed defaults (no transformations), a queue covering pods/cpu/memory the
+    job does not request is no sign of a transformation: the uncovered GPU request is refused
+    ("resource ... unavailable in ClusterQueue", flavorassigner.go ``findFlavorForPodSets``).  A
+    covered extended resource the job does not request still may be one (not in this stack)."""
+    covered = ("pods", "cpu", "memory")
+    stack = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {"pods": 10}}, covered=covered),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    gpu_only = k8s(
+        "batch/v1",
+        "Job",
+        "train",
+        namespace="ml",
+        labels=KUEUE,
+        spec={"template": pod(cpu=None, memory=None, gpu=1)},
+    )
+    out = run(POLICY["workload-resources-covered"], [*stack, gpu_only])
+    assert out.mentions("Job 'ml/train'", "nvidia.com/gpu", "never admits")
+    credits = ("example.com/credits",)
+    hedged = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {}}, covered=credits),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    out = run(POLICY["workload-resources-covered"], [*hedged, gpu_only])
+    assert out.violations == [] and out.cannot_check is not None and "example.com/credits" in out.cannot_check

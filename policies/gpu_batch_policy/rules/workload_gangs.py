@@ -125,14 +125,15 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
                     continue
                 if amount > 0:
                     missing.append(name)
-            if missing and install.assumption and (covered - requested(gang.pod_sets)):
+            outputs = transformation_targets(covered - requested(gang.pod_sets))
+            if missing and install.assumption and outputs:
                 # The queue quotas what the workload never requests itself: the outputs of a
                 # resource transformation (Kueue ResourceTransformation, e.g. HAMi's gpucores ->
                 # total-gpucores) of an install this stack does not show.
                 reporter.not_in_stack(
                     view,
                     f"whether Kueue turns {', '.join(missing)} into what {cq.describe()} covers "
-                    f"({', '.join(sorted(covered - requested(gang.pod_sets)))} is quota'd but not requested "
+                    f"({', '.join(sorted(outputs))} is quota'd but not requested "
                     f"directly, as a resource transformation's output would be); state the install's "
                     f"Configuration in kueueConfiguration to judge it",
                 )
@@ -145,6 +146,15 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
                     f"add {', '.join(missing)} to a resource group's coveredResources (with quota in "
                     "every flavor), or drop the request",
                 )
+
+
+def transformation_targets(unrequested: set[str]) -> set[str]:
+    """Covered resources a workload does not request that may be a resource transformation's
+    outputs: extended resources (a domain-prefixed name, ``example.com/credits``).  ``pods`` is
+    charged by Kueue itself for every pod when covered (``flavorassigner.go`` ``assignFlavors``),
+    and ``cpu``/``memory``/``ephemeral-storage`` are a pod's own resources, which a queue covers
+    for what pods request directly, so none of these hints at a transformation."""
+    return {r for r in unrequested if "/" in r}
 
 
 def _kai_label(counted: Counted) -> str | Unknown | None:
