@@ -14,6 +14,7 @@ from .fit.rules.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
 from .fit.rules.system_pool import POLICIES as FIT_SYSTEM_POOL
 from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
+from .rules.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
 from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
@@ -66,6 +67,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SERVICE_ACCOUNT_RBAC,
     *RULES_INGRESS_EXPOSURE,
     *RULES_CUSTOM_RESOURCES,
+    *RULES_BUILTIN_OBJECTS,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,

@@ -30,6 +30,12 @@ from tests.policies.test_corpus_e2e import POLICIES_DIR, verdict
 ALL_SETS = list(folder_stacks(CORPUS2))
 
 WRONG_AS_PUBLISHED: dict[str, tuple[str, str]] = {
+    "azure-aks-docs/232241e88b3d/articles/aks": (
+        "builtin-object-schema",
+        "deploy-batch-jobs-with-kueue.md.block03.yaml is a template: its Jobs' containers read "
+        "'name: [insert my container name]' and 'image: [insert my container image path]', which YAML "
+        "parses as lists, not strings; the API server refuses the Jobs (Container.name and .image are strings)",
+    ),
     "k8s-engine-samples/2b5036514162/ai-ml/gke-ray/tpu/dws": (
         "custom-resource-schema",
         "rayjob-tpu-v6e-dws.yaml is a template: its RayJob is named 'rayjob-tpu-v6e-dws-${JOB_ID}', "
