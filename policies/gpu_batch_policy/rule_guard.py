@@ -28,6 +28,7 @@ from .quantity import ARITHMETIC
 INTERNAL_ERROR_PREFIX = "internal error in rule"
 # (rule, resource, exception type) of every internal error in this process, oldest first.
 INTERNAL_ERRORS: list[tuple[str, str, str]] = []
+INTERNAL_ERRORS_KEPT = 1000  # the newest; a long-lived process does not keep every one
 
 
 class InternalRuleError(UnknownValueError):
@@ -70,4 +71,5 @@ def guarded(rule: str, analysed: str, run: Callable[[], None]) -> None:
     except Exception as exc:
         resource = _subject_in(exc.__traceback__) or analysed
         INTERNAL_ERRORS.append((rule, resource, type(exc).__name__))
+        del INTERNAL_ERRORS[:-INTERNAL_ERRORS_KEPT]
         raise InternalRuleError(rule, resource, exc) from None

@@ -39,7 +39,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import lru_cache
 from typing import Any, Final
 
 import celpy
@@ -320,7 +320,7 @@ class _Plan:
     self_fields: frozenset[str] | None = None
 
 
-@cache
+@lru_cache(maxsize=4096)  # rule texts: the pinned CRDs' few hundred, plus what a stack's CRDs bring
 def _plan(text: str) -> _Plan:
     """Parse and plan one CEL text once."""
     try:
@@ -339,7 +339,7 @@ def _plan(text: str) -> _Plan:
     return _Plan(_ENV.program(tree), "", _self_fields(tree))
 
 
-@cache
+@lru_cache(maxsize=4096)
 def _compile(
     rule: str, *, message: str, reason: str, field_path: str, message_expression: str, optional: bool
 ) -> CompiledRule:
