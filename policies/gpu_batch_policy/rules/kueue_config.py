@@ -97,7 +97,7 @@ def check_integrations(model: StackModel, reporter: Reporter, _config: Mapping[s
                 release,
                 f"managerConfig.controllerManagerConfigYaml is not valid: {config.error} "
                 "(the controller manager cannot start)",
-                "fix the YAML string (build it with yaml.safe_dump from a dict)",
+                "fix the YAML string (build it with yaml.safe_dump from a mapping)",
             )
             continue
         frameworks = release.kueue_frameworks()

@@ -217,7 +217,7 @@ def _json_type(value: Any) -> str:
         return "object"
     if isinstance(value, list):
         return "array"
-    return type(value).__name__
+    return "value"
 
 
 def _show(value: Any) -> str:
