@@ -231,3 +231,14 @@ def test_an_uncovered_request_is_caught_when_the_queue_covers_only_core_resource
     ]
     out = run(POLICY["workload-resources-covered"], [*hedged, gpu_only])
     assert out.violations == [] and out.cannot_check is not None and "example.com/credits" in out.cannot_check
+
+
+def test_a_queued_kind_kueue_does_not_register_is_cannot_tell() -> None:
+    """Kueue's registry (workload_kinds.registry) has no ``example.com`` Trainer: never a pass."""
+    trainer = k8s("example.com/v1", "Trainer", "t", namespace="ml", labels=KUEUE, spec={"workers": 64})
+    out = run(POLICY["workload-gang-fits-queue"], [*queue(4), trainer])
+    assert out.violations == [] and out.cannot_check is not None
+    assert "example.com/Trainer" in out.cannot_check and "externalFrameworks" in out.cannot_check
+    unlabelled = k8s("example.com/v1", "Trainer", "t", namespace="ml", spec={"workers": 64})
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(4), unlabelled]).cannot_check is None
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(8), job(parallelism=8)]).cannot_check is None

@@ -39,12 +39,15 @@ from ..kai.tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
 from ..kueue_install import INSTALL_PROPERTIES, kueue_install, requested
 from ..model import RayWorkload, StackModel
-from ..model.base import ObjectView
+from ..model.base import KubeObject, ObjectView
+from ..model.kueue import QUEUE_NAME_LABEL
 from ..model.workloads import KAI_QUEUE_LABEL
 from ..report import Reporter
+from ..tokens import KUEUE_GROUP
 from ..values import Unknown
 from ..workload_kinds import Counted, kai_gangs, kueue_gangs
 from ..workload_kinds.queue_names import kai_queue_name
+from ..workload_kinds.registry import BY_KIND
 from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
 from .kai import gang_vs_limit_chain
 
@@ -66,8 +69,28 @@ def check_pods_fit_node(model: StackModel, reporter: Reporter, _config: Mapping[
             pods_fit_node(model, _view(counted), [p for p in gang.pod_sets if p.count > 0], reporter)
 
 
+def unregistered_queued(model: StackModel) -> list[KubeObject]:
+    """Objects labelled for a LocalQueue whose kind is no integration Kueue registers
+    (``workload_kinds.registry``): only an ``integrations.externalFrameworks`` controller could
+    queue them, with pod sets the pack cannot know.  Kueue's own objects are not workloads."""
+    return [
+        obj
+        for obj in model.objects
+        if (obj.group, obj.kind) not in BY_KIND
+        and obj.group != KUEUE_GROUP
+        and obj.labels.get(QUEUE_NAME_LABEL) is not None
+    ]
+
+
 def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     install = kueue_install(model, config)
+    for obj in unregistered_queued(model):
+        reporter.cannot_check(
+            obj,
+            f"its kind {obj.group or 'core'}/{obj.kind} is labelled for a LocalQueue but is no integration Kueue "
+            "registers: only an external framework (integrations.externalFrameworks) could queue it, with pod "
+            "sets the pack cannot count, so its quota and gang are not checked",
+        )
     for counted in _non_ray(kueue_gangs(model)):
         view = _view(counted)
         if not install.manages(counted.obj):
