@@ -40,6 +40,7 @@ EXTERNAL_KINDS = (
     "AdmissionCheck",
     "ProvisioningRequestConfig",
     "WorkloadPriorityClass",
+    "PriorityClass",
     "Queue",
     "Release",
     # Network objects another team owns (Shared VPC, organisation-managed networks): a Cloud NAT

@@ -77,6 +77,10 @@ def _admission_check_typo(docs: list[dict[str, Any]]) -> None:
     )
 
 
+def _preemption_policy(docs: list[dict[str, Any]]) -> None:
+    _named(docs, "PriorityClass", "low-priority")["preemptionPolicy"] = "PreemptLower"
+
+
 @dataclass(frozen=True)
 class Mutation:
     name: str
@@ -109,6 +113,9 @@ MUTATIONS = (
         "slurm-kueue-ocp/64a080c34dea/examples/kueue",
         _plain_job_uncovered,
         "workload-resources-covered",
+    ),
+    Mutation(
+        "preemption-policy", "mlbatch/7ca98253d83f/setup.k8s", _preemption_policy, "priority-class-admission"
     ),
     Mutation(
         "admission-check-controller",
