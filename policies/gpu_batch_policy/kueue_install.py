@@ -40,7 +40,7 @@ KUEUE_VERSION = "0.19.2"
 CONFIG_KEY = "kueueConfiguration"
 # Feature gates whose 0.19.2 default a rule depends on (pkg/features/kube_features.go): both beta,
 # on by default (TopologyAwareScheduling since 0.14, MultiKueue since 0.9).
-DEFAULT_GATES = {"TopologyAwareScheduling": True, "MultiKueue": True}
+DEFAULT_GATES = {"TopologyAwareScheduling": True, "MultiKueue": True, "ConcurrentAdmission": False}
 # Resources the API accepts in requests that Kueue never quota-checks by default.
 NOT_QUOTAED = ("ephemeral-storage",)
 
@@ -190,6 +190,19 @@ def kueue_install(model: StackModel, config: Mapping[str, Any] | None) -> KueueI
         f"assuming Kueue {KUEUE_VERSION}'s defaults because no Kueue release is declared; "
         f"set {CONFIG_KEY} in policies/config.<stack>.json if the install differs",
     )
+
+
+def feature_gate(model: StackModel, config: Mapping[str, Any] | None, name: str) -> bool | Unknown:
+    """A Kueue feature gate as the install sets it: the chart's ``controllerManager.featureGates``
+    (``--feature-gates``), else the Configuration's ``featureGates``, else its 0.19.2 default."""
+    for release in model.kueue_releases():
+        gates = release.kueue_cli_feature_gates()
+        if isinstance(gates, Unknown):
+            return gates
+        for gate in gates:
+            if gate.name == name and isinstance(gate.enabled, (bool, Unknown)):
+                return gate.enabled
+    return kueue_install(model, config).gate(name)
 
 
 def requested(pod_sets: tuple[PodSet, ...] | list[PodSet]) -> set[str]:

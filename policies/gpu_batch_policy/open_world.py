@@ -37,6 +37,7 @@ EXTERNAL_KINDS = (
     "Cohort",
     "LocalQueue",
     "ResourceFlavor",
+    "Topology",
     "AdmissionCheck",
     "ProvisioningRequestConfig",
     "WorkloadPriorityClass",

@@ -29,7 +29,7 @@ from typing import Any
 from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..kueue_install import INSTALL_PROPERTIES, kueue_install
+from ..kueue_install import INSTALL_PROPERTIES, feature_gate
 from ..model import StackModel
 from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
 from ..report import Reporter
@@ -38,18 +38,6 @@ from ..values import Unknown
 KUEUE_PREFIX = "kueue.x-k8s.io/"
 KUEUE_CONTROLLERS = (PROVISIONING_REQUEST_CONTROLLER, MULTIKUEUE_CONTROLLER)
 MULTIKUEUE_GATE = "MultiKueue"
-
-
-def multikueue_enabled(model: StackModel, config: Mapping[str, Any]) -> bool | Unknown:
-    """The ``MultiKueue`` gate: the chart's ``--feature-gates``, else the Configuration's, else on."""
-    for release in model.kueue_releases():
-        gates = release.kueue_cli_feature_gates()
-        if isinstance(gates, Unknown):
-            return gates
-        for gate in gates:
-            if gate.name == MULTIKUEUE_GATE and isinstance(gate.enabled, (bool, Unknown)):
-                return gate.enabled
-    return kueue_install(model, config).gate(MULTIKUEUE_GATE)
 
 
 def check_admission_check_controllers(
@@ -63,7 +51,7 @@ def check_admission_check_controllers(
         if not isinstance(name, str) or name == PROVISIONING_REQUEST_CONTROLLER:
             continue  # a missing name is the CRD schema's finding
         if name == MULTIKUEUE_CONTROLLER:
-            enabled = multikueue_enabled(model, config)
+            enabled = feature_gate(model, config, MULTIKUEUE_GATE)
             if isinstance(enabled, Unknown):
                 reporter.cannot_check(check, "whether Kueue's MultiKueue feature gate is on")
             elif not enabled:
