@@ -242,3 +242,41 @@ def test_a_queued_kind_kueue_does_not_register_is_cannot_tell() -> None:
     unlabelled = k8s("example.com/v1", "Trainer", "t", namespace="ml", spec={"workers": 64})
     assert run(POLICY["workload-gang-fits-queue"], [*queue(4), unlabelled]).cannot_check is None
     assert run(POLICY["workload-gang-fits-queue"], [*queue(8), job(parallelism=8)]).cannot_check is None
+
+
+def _kai_deployment(**labels: str) -> Registration:
+    template = pod(gpu=1, labels={"kai.scheduler/queue": "team-a"})
+    template["spec"]["schedulerName"] = "kai-scheduler"
+    spec = {"replicas": 1, "selector": {"matchLabels": {"app": "s"}}, "template": template}
+    return k8s(
+        "apps/v1",
+        "Deployment",
+        "serve",
+        namespace="ml",
+        labels={"kai.scheduler/queue": "team-a", **labels},
+        spec=spec,
+    )
+
+
+def test_a_non_preemptible_workload_of_any_kind_needs_queue_quota() -> None:
+    """KAI v0.17.0: a Deployment with no priority class is ``inference`` (125, non-preemptible:
+    ``plugins/deployment`` grouper), which runs only within quota (``quota_check.go``)."""
+    rule = POLICY["kai-workload-nonpreemptible-within-quota"]
+    no_gpu_quota = [kai_queue("dept"), kai_queue("team-a", parent="dept", gpu=(0, -1))]
+    out = run(rule, [*no_gpu_quota, _kai_deployment()])
+    assert out.mentions("Deployment 'ml/serve'", "non-preemptible", "inference", "guarantees only 0")
+    # A preemptible class (train, 50) may run over quota.
+    assert run(rule, [*no_gpu_quota, _kai_deployment(priorityClassName="train")]).violations == []
+    # A Job defaults to train under KAI's default grouper.
+    job_template = pod(gpu=1)
+    kai_job = k8s(
+        "batch/v1",
+        "Job",
+        "j",
+        namespace="ml",
+        labels={"kai.scheduler/queue": "team-a"},
+        spec={"template": job_template},
+    )
+    assert run(rule, [*no_gpu_quota, kai_job]).violations == []
+    with_quota = [kai_queue("dept"), kai_queue("team-a", parent="dept", gpu=(1, -1))]
+    assert run(rule, [*with_quota, _kai_deployment()]).violations == []

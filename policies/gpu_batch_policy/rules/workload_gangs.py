@@ -14,7 +14,9 @@ per family as the schedulers do); the judging reuses the helpers the Ray rules u
   ``pkg/scheduler/flavorassigner/flavorassigner.go`` L1071), so it never admits;
 * ``kai-workload-gang-within-limits``: the KAI gang fits ``limit`` on its leaf queue and every
   ancestor (``kai.gang_vs_limit_chain``), explicit ``scheduling.run.ai`` PodGroups included
-  (``kai.pod_groups``: ``minMember`` / leaf subgroups' ``minMember`` of their declared pods).
+  (``kai.pod_groups``: ``minMember`` / leaf subgroups' ``minMember`` of their declared pods);
+* ``kai-workload-nonpreemptible-within-quota``: a non-preemptible gang fits ``quota`` on its leaf
+  and every ancestor (``kai.nonpreemptible_vs_quota``; priority as ``kai.priority.object_preemptibility``).
 
 Ray workloads keep their own rules (``gpu-pod-fits-a-node``, ``kueue-gang-fits-queue``,
 ``kai-gang-within-limits``); here they take part only in ``workload-resources-covered``, which
@@ -35,6 +37,7 @@ from pulumi_policy import Policy, PolicyConfigSchema
 from ..builders import stack_policy
 from ..demand import CannotTellError, pod_request
 from ..kai.pod_groups import explicit_pod_groups, gang_pod_sets
+from ..kai.priority import object_preemptibility
 from ..kai.tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
 from ..kueue_install import INSTALL_PROPERTIES, kueue_install, requested
@@ -49,7 +52,7 @@ from ..workload_kinds import Counted, kai_gangs, kueue_gangs
 from ..workload_kinds.queue_names import kai_queue_name
 from ..workload_kinds.registry import BY_KIND
 from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
-from .kai import gang_vs_limit_chain
+from .kai import gang_vs_limit_chain, nonpreemptible_vs_quota, queue_chain
 
 
 def _view(counted: Counted) -> ObjectView:
@@ -185,6 +188,30 @@ def _kai_label(counted: Counted) -> str | Unknown | None:
     return kai_queue_name(counted.obj, templates)
 
 
+def check_kai_nonpreemptible_quota(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    """A non-preemptible workload of any kind fits ``quota`` on its leaf queue and every ancestor
+    (KAI runs it only within quota: ``rules.kai.nonpreemptible_vs_quota``).  A Deployment with no
+    priority class is ``inference`` (125) under KAI's Deployment grouper, so it needs quota."""
+    tree = QueueTree(model)
+    for counted in _non_ray(kai_gangs(model)):
+        view = _view(counted)
+        label = _kai_label(counted)
+        if label is None or isinstance(label, Unknown):
+            continue  # kai-workload-gang-within-limits reports an unknown label
+        chain = queue_chain(tree, label)
+        if chain is None:
+            continue
+        if counted.error is not None:
+            continue  # kai-workload-gang-within-limits reports what cannot be counted
+        templates = [p.template for g in counted.gangs for p in g.pod_sets]
+        verdict = object_preemptibility(counted.obj, templates, model)
+        if verdict.non_preemptible is None:
+            reporter.cannot_check(view, verdict.why)
+        elif verdict.non_preemptible:
+            for gang in counted.gangs:
+                nonpreemptible_vs_quota(chain, view, verdict.why, gang.pod_sets, reporter)
+
+
 def check_kai_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     tree = QueueTree(model)
     for counted in _non_ray(kai_gangs(model)):
@@ -236,5 +263,11 @@ POLICIES: list[Policy] = [
         "kai-workload-gang-within-limits",
         "A KAI gang of any kind (its PodGroup minMember) fits the limit of its leaf queue and every ancestor.",
         check_kai_gang_limits,
+    ),
+    stack_policy(
+        "kai-workload-nonpreemptible-within-quota",
+        "A non-preemptible KAI workload of any kind (priority >= 100; a Deployment defaults to inference) fits "
+        "the quota of its leaf queue and every ancestor, since KAI never runs it over quota.",
+        check_kai_nonpreemptible_quota,
     ),
 ]
