@@ -27,6 +27,7 @@ from .rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
+from .rules.kai_pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from .rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -75,6 +76,7 @@ ALL_POLICIES: list[Policy] = [
     *FIT_RUNTIME_CLASSES,
     *RULES_KUEUE_FLAVORS,
     *RULES_KAI_MIN_MEMBER,
+    *RULES_KAI_POD_GROUP_MEMBERS,
     *RULES_GPU_STACK,
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
