@@ -259,3 +259,36 @@ def test_java_memory_units() -> None:
         "100",
     ]
     assert java_memory("512M") == "512MMi"  # matched case-insensitively, trimmed case-sensitively
+
+
+def test_a_registered_kind_the_install_does_not_enable_is_reported() -> None:
+    """Kueue ignores a queued AppWrapper or TFJob when its framework is off (kueue-integrations-cover-workloads)."""
+    import yaml
+    from gpu_batch_policy.rules.kueue_config import POLICIES as CONFIG_POLICIES
+
+    from tests.policies.workload_stack import helm_release, run
+
+    rule = next(p for p in CONFIG_POLICIES if p.name == "kueue-integrations-cover-workloads")
+    config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "integrations": {"frameworks": ["batch/job"]},
+    }
+    kueue = helm_release(
+        "kueue",
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        {"managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config)}},
+    )
+    labels = {"kueue.x-k8s.io/queue-name": "lq"}
+    aw = k8s(
+        "workload.codeflare.dev/v1beta2",
+        "AppWrapper",
+        "aw",
+        namespace="ml",
+        labels=labels,
+        spec={"components": []},
+    )
+    tf = k8s("kubeflow.org/v1", "TFJob", "tf", namespace="ml", labels=labels, spec={"tfReplicaSpecs": {}})
+    out = run(rule, [kueue, aw, tf])
+    assert out.mentions("lacks 'workload.codeflare.dev/appwrapper'", "AppWrapper 'ml/aw'")
+    assert out.mentions("lacks 'kubeflow.org/tfjob'", "TFJob 'ml/tf'")
