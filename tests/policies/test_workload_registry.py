@@ -9,6 +9,7 @@ Kueue's own test for it (file and test named per case).
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,92 @@ def test_kinds_the_chart_does_not_enable() -> None:
         "kubeflow.org/xgboostjob",
         "sparkoperator.k8s.io/sparkapplication",
     ]
+
+
+# Each registered framework -> (Kueue v0.19.2's own test of its pod sets, under
+# pkg/controller/jobs/, and the pack's test of the same counts).  A new framework fails
+# test_every_framework_cites_kueues_test until both are named.
+KUEUE_TESTS: dict[str, tuple[str, str]] = {
+    "batch/job": (
+        "job/job_controller_test.go TestPodSets",
+        "test_workload_kinds::test_batch_job_parallelism_completions_and_defaults",
+    ),
+    "pod": ("pod/pod_controller_test.go TestPodSets", "test_workload_kinds::test_pods_and_pod_groups"),
+    "deployment": (
+        "deployment/deployment_webhook_test.go (pods queued one by one: pod TestPodSets)",
+        "test_workload_kinds::test_deployment_pods_one_by_one_statefulset_as_one",
+    ),
+    "statefulset": (
+        "statefulset/statefulset_reconciler_test.go TestReconciler",
+        "test_workload_kinds::test_deployment_pods_one_by_one_statefulset_as_one",
+    ),
+    "ray.io/rayjob": (
+        "rayjob/rayjob_controller_test.go TestPodSets",
+        "test_workload_kinds::test_ray_counts_submitter_and_sidecars_like_kueue_019",
+    ),
+    "ray.io/raycluster": (
+        "raycluster/raycluster_controller_test.go TestPodSets",
+        "test_workload_kinds::test_ray_counts_submitter_and_sidecars_like_kueue_019",
+    ),
+    "ray.io/rayservice": (
+        "rayservice/rayservice_controller_test.go TestPodSets",
+        "test_workload_registry::test_every_registered_kind_has_a_module_that_counts_it",
+    ),
+    "jobset.x-k8s.io/jobset": (
+        "jobset/jobset_controller_test.go TestPodSets",
+        "test_workload_kinds::test_jobset_replicas_times_pods_per_job",
+    ),
+    "leaderworkerset.x-k8s.io/leaderworkerset": (
+        "leaderworkerset/leaderworkerset_reconciler_test.go TestReconciler",
+        "test_workload_kinds::test_leaderworkerset_one_gang_per_group",
+    ),
+    "kubeflow.org/mpijob": (
+        "mpijob/mpijob_controller_test.go TestPodSets",
+        "test_workload_registry::test_every_registered_kind_has_a_module_that_counts_it",
+    ),
+    "kubeflow.org/pytorchjob": (
+        "kubeflow/jobs/pytorchjob/pytorchjob_controller_test.go TestPodSets",
+        "test_workload_kinds::test_pytorchjob_roles_and_kai_min_available",
+    ),
+    "kubeflow.org/tfjob": (
+        "kubeflow/jobs/tfjob/tfjob_controller_test.go TestPodSets",
+        "test_kubeflow_kinds_in_kueues_order",
+    ),
+    "kubeflow.org/paddlejob": (
+        "kubeflow/jobs/paddlejob/paddlejob_controller_test.go TestPodSets",
+        "test_kubeflow_kinds_in_kueues_order",
+    ),
+    "kubeflow.org/xgboostjob": (
+        "kubeflow/jobs/xgboostjob/xgboostjob_controller_test.go TestPodSets",
+        "test_kubeflow_kinds_in_kueues_order",
+    ),
+    "kubeflow.org/jaxjob": (
+        "kubeflow/jobs/jaxjob/jaxjob_controller_test.go TestPodSets",
+        "test_kubeflow_kinds_in_kueues_order",
+    ),
+    "trainer.kubeflow.org/trainjob": (
+        "trainjob/trainjob_controller_test.go TestRunWithPodsetsInfo (pod sets of the child JobSet the runtime builds: cannot tell here)",
+        "test_workload_kinds::test_trainjob_is_cannot_tell",
+    ),
+    "workload.codeflare.dev/appwrapper": (
+        "appwrapper/appwrapper_controller_test.go TestPodSets",
+        "test_appwrapper_pod_sets_as_kueues_test",
+    ),
+    "sparkoperator.k8s.io/sparkapplication": (
+        "sparkapplication/sparkapplication_controller_test.go TestPodSets",
+        "test_spark_application_driver_and_executors",
+    ),
+}
+
+
+def test_every_framework_cites_kueues_test() -> None:
+    import tests.policies.test_workload_kinds as kinds_tests
+
+    assert set(KUEUE_TESTS) == FRAMEWORK_NAMES
+    for framework, (_, ours) in KUEUE_TESTS.items():
+        module, _, name = ours.rpartition("::")
+        holder = kinds_tests if module == "test_workload_kinds" else sys.modules[__name__]
+        assert callable(getattr(holder, name, None)), (framework, ours)
 
 
 def _sample(group: str, kind: str) -> Any:
