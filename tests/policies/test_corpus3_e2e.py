@@ -77,6 +77,11 @@ def _admission_check_typo(docs: list[dict[str, Any]]) -> None:
     )
 
 
+def _tainted_flavor(docs: list[dict[str, Any]]) -> None:
+    taint = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    _named(docs, "ResourceFlavor", "default-flavor").setdefault("spec", {})["nodeTaints"] = [taint]
+
+
 def _preemption_policy(docs: list[dict[str, Any]]) -> None:
     _named(docs, "PriorityClass", "low-priority")["preemptionPolicy"] = "PreemptLower"
 
@@ -114,6 +119,7 @@ MUTATIONS = (
         _plain_job_uncovered,
         "workload-resources-covered",
     ),
+    Mutation("appwrapper-taint", "appwrapper/v1.2.1/site/_pages", _tainted_flavor, "kueue-flavor-eligible"),
     Mutation(
         "preemption-policy", "mlbatch/7ca98253d83f/setup.k8s", _preemption_policy, "priority-class-admission"
     ),
