@@ -40,7 +40,12 @@ KUEUE_VERSION = "0.19.2"
 CONFIG_KEY = "kueueConfiguration"
 # Feature gates whose 0.19.2 default a rule depends on (pkg/features/kube_features.go): both beta,
 # on by default (TopologyAwareScheduling since 0.14, MultiKueue since 0.9).
-DEFAULT_GATES = {"TopologyAwareScheduling": True, "MultiKueue": True, "ConcurrentAdmission": False}
+DEFAULT_GATES = {
+    "TopologyAwareScheduling": True,
+    "MultiKueue": True,
+    "ConcurrentAdmission": False,
+    "QuotaCheckStrategy": True,  # beta, on since 0.19
+}
 # Resources the API accepts in requests that Kueue never quota-checks by default.
 NOT_QUOTAED = ("ephemeral-storage",)
 

@@ -280,3 +280,20 @@ def test_a_non_preemptible_workload_of_any_kind_needs_queue_quota() -> None:
     assert run(rule, [*no_gpu_quota, kai_job]).violations == []
     with_quota = [kai_queue("dept"), kai_queue("team-a", parent="dept", gpu=(1, -1))]
     assert run(rule, [*with_quota, _kai_deployment()]).violations == []
+
+
+def test_ignore_undeclared_quota_check_strategy_lets_uncovered_requests_through() -> None:
+    """Kueue v0.19.2 ``QuotaCheckStrategy``: BlockUndeclared (default) refuses an uncovered request;
+    IgnoreUndeclared checks only covered resources."""
+    covered = ("cpu", "memory")
+    stack = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {"cpu": 10, "memory": "10Gi"}}, covered=covered),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    rule = POLICY["workload-resources-covered"]
+    assert run(rule, [*stack, job()]).mentions("nvidia.com/gpu", "never admits")
+    ignore = {"kueueConfiguration": {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}}
+    assert run(rule, [*stack, job()], ignore).violations == []
+    block = {"kueueConfiguration": {"resources": {"quotaCheckStrategy": "BlockUndeclared"}}}
+    assert run(rule, [*stack, job()], block).mentions("nvidia.com/gpu")

@@ -40,14 +40,14 @@ from ..kai.pod_groups import explicit_pod_groups, gang_pod_sets
 from ..kai.priority import object_preemptibility
 from ..kai.tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
-from ..kueue_install import INSTALL_PROPERTIES, kueue_install, requested
+from ..kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install, requested
 from ..model import RayWorkload, StackModel
 from ..model.base import KubeObject, ObjectView
 from ..model.kueue import QUEUE_NAME_LABEL
 from ..model.workloads import KAI_QUEUE_LABEL
 from ..report import Reporter
 from ..tokens import KUEUE_GROUP
-from ..values import Unknown
+from ..values import Unknown, dig
 from ..workload_kinds import Counted, kai_gangs, kueue_gangs
 from ..workload_kinds.queue_names import kai_queue_name
 from ..workload_kinds.registry import BY_KIND
@@ -114,6 +114,24 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping
                 continue  # kueue-quota-quantities reports invalid quantities
 
 
+def ignores_undeclared(model: StackModel, config: Mapping[str, Any]) -> bool:
+    """Kueue's ``resources.quotaCheckStrategy: IgnoreUndeclared`` (with the QuotaCheckStrategy gate,
+    beta and on since 0.19) checks only the resources a ClusterQueue covers; the default,
+    ``BlockUndeclared``, checks every requested resource (kubernetes-sigs/kueue v0.19.2
+    ``apis/config/v1beta2/configuration_types.go`` ``QuotaCheckStrategy``;
+    ``pkg/scheduler/flavorassigner/flavorassigner.go`` ``IgnoreUndeclaredResources``)."""
+    install = kueue_install(model, config)
+    strategy = next(
+        (
+            dig(c, "resources", "quotaCheckStrategy")
+            for c in install.configs
+            if dig(c, "resources", "quotaCheckStrategy")
+        ),
+        None,
+    )
+    return strategy == "IgnoreUndeclared" and feature_gate(model, config, "QuotaCheckStrategy") is True
+
+
 def check_resources_covered(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """Kueue's resource exclusions and transformations come from its install
     (:mod:`kueue_install`): the stack's release, the ``kueueConfiguration`` property, or Kueue
@@ -122,6 +140,8 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
     like the target of a transformation the stack does not show (Kueue's HAMi example), so that
     case stays "not in this stack" rather than a guess."""
     install = kueue_install(model, config)
+    if ignores_undeclared(model, config):
+        return
     for counted in kueue_gangs(model):
         view = _view(counted)
         if not install.manages(counted.obj):
