@@ -34,6 +34,7 @@ from whatif.pack import (
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
     Quantity,
+    ResourceFlavor,
     ResourceGroup,
     StackModel,
     Unknown,
@@ -106,6 +107,9 @@ class Cluster:
     fair_sharing: FairSharing | None = None  # Kueue's Configuration fairSharing, when simulated
     # Kueue's Configuration admissionFairSharing with its ledger, when a ClusterQueue uses it
     admission_fair_sharing: AdmissionFairSharing | None = None
+    # name -> the ResourceFlavor as the pack reads it (taints, tolerations, nodeLabels), for
+    # ``checkFlavorForPodSets`` (``whatif.flavors``); a flavor absent here matches every pod set
+    resource_flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
 
 
 def _known(value: Any, where: str) -> Any:
@@ -234,12 +238,14 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
     if ignore_fair_sharing and fair_sharing_enabled(config):
         notes.append(IGNORED_FAIR_SHARING)
     flavors: set[str] = set()
+    views: dict[str, ResourceFlavor] = {}
     for rf in model.resource_flavors():
         if rf.topology_name is not None:
             raise NotModelledError(
                 f"ResourceFlavor {rf.name} sets topologyName: Topology-Aware Scheduling is not modelled"
             )
         flavors.add(rf.name)
+        views[rf.name] = rf
     cohorts: dict[str, Node] = {}
     for co in model.cohorts():
         where = f"Cohort {co.name}"
@@ -291,6 +297,7 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
         notes,
         fair_sharing=fair,
         admission_fair_sharing=_admission_fair_sharing(model, config, cqs, local_queues, notes),
+        resource_flavors=views,
     )
 
 

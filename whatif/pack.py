@@ -16,6 +16,7 @@ if str(POLICIES_DIR) not in sys.path:
 
 from gpu_batch_policy import pools  # noqa: E402
 from gpu_batch_policy.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
+from gpu_batch_policy.fit.flavor_match import flavor_rejects  # noqa: E402
 from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
@@ -24,6 +25,7 @@ from gpu_batch_policy.model.kueue import (  # noqa: E402
     DEFAULT_WHEN_CAN_PREEMPT,
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
+    ResourceFlavor,
     ResourceGroup,
 )
 from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION  # noqa: E402
@@ -41,9 +43,11 @@ __all__ = [
     "NON_PREEMPTIBLE_FROM",
     "PROVISIONING_REQUEST_CONTROLLER",
     "Quantity",
+    "ResourceFlavor",
     "ResourceGroup",
     "StackModel",
     "Unknown",
+    "flavor_rejects",
     "kueue_gangs",
     "parse_go_duration",
     "pools",
