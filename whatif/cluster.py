@@ -40,6 +40,7 @@ from whatif.pack import (
     Unknown,
     quantity,
 )
+from whatif.refusal import refuse_rejected
 from whatif.tree import FlavorResource, Node, Quota, accumulate
 
 FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
@@ -232,6 +233,7 @@ def fair_weight(spec: Any, where: str) -> float:
 
 def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cluster:
     """The simulator's view of ``model``; raises a one-line error for what it cannot simulate."""
+    refuse_rejected(model)
     config = kueue_configuration(model)
     notes: list[str] = []
     fair = fair_sharing_of(config, ignore_fair_sharing=ignore_fair_sharing)

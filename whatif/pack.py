@@ -29,10 +29,13 @@ from gpu_batch_policy.model.kueue import (  # noqa: E402
     ResourceGroup,
 )
 from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION  # noqa: E402
+from gpu_batch_policy.report import Reporter  # noqa: E402
+from gpu_batch_policy.rules.kueue_api import API_CHECKS  # noqa: E402
 from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
 
 __all__ = [
+    "API_CHECKS",
     "DEFAULT_WHEN_CAN_BORROW",
     "DEFAULT_WHEN_CAN_PREEMPT",
     "GPU_FRACTION_ANNOTATION",
@@ -43,6 +46,7 @@ __all__ = [
     "NON_PREEMPTIBLE_FROM",
     "PROVISIONING_REQUEST_CONTROLLER",
     "Quantity",
+    "Reporter",
     "ResourceFlavor",
     "ResourceGroup",
     "StackModel",
