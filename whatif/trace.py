@@ -17,6 +17,9 @@ workloads:
       - {name: workers, count: 4, requests: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "1"}}
 ```
 
+A pod set may also carry ``tolerations``, ``nodeSelector`` and ``affinity`` as in a pod spec: what
+Kueue's flavor assigner reads to skip flavors (``whatif.pod_spec``).
+
 Every problem is one line: key path, value given, what is expected.  ``minCount`` on a pod set
 (partial admission) is refused: it is not modelled.
 """
