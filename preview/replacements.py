@@ -22,7 +22,7 @@ The table holds the ForceNew input paths of the GKE resource types the stacks cr
 * ``gcp:container/cluster:Cluster``: google/services/container/resource_container_cluster.go
   (``name``, ``location``, ``project``, ``network``, ``subnetwork``, ``initial_node_count``,
   ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``,
-  ``datapath_provider``: Dataplane V2 cannot be turned on in place).  ``enable_multi_networking``
+  ``datapath_provider``: turning Dataplane V2 on or off is a new cluster).  ``enable_multi_networking``
   is not ForceNew there (updated in place).
 
 * any ``kubernetes:`` object: ``metadata.name`` and ``metadata.namespace``, its identity in the

@@ -61,7 +61,7 @@ def config_error(edits: dict[str, Any]) -> str:
         ),
         (
             {CLUSTER: _cluster(dataplaneV2=False)},
-            "gpu-batch:cluster.dataplaneV2: got false, expected true or unset",
+            "gpu-batch:cluster.dataplaneV2: got false, expected true: GPUDirect pool(s)",
         ),
         (
             {POOLS: _pools(0, network="tcpxo")},

@@ -63,11 +63,9 @@ def check_gpudirect(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> Itera
                 f"exactly one zone for {profile.stack} (the RoCE network profile <zone>-vpc-roce is zonal)",
                 zones,
             )
-    if cluster.multi_networking and cluster.dataplane_v2 is False:
+    if cluster.multi_networking and not cluster.dataplane_v2:
         yield ConfigIssue(
-            f"{CLUSTER_KEY}.dataplaneV2",
-            "true or unset: multiNetworking is on, and it needs Dataplane V2",
-            False,
+            f"{CLUSTER_KEY}.dataplaneV2", "true: multiNetworking is on, and it needs Dataplane V2", False
         )
     if not direct:
         return
@@ -90,9 +88,10 @@ def check_gpudirect(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> Itera
             f"true or unset: GPUDirect pool(s) {names} attach extra NICs, which needs multi-networking",
             False,
         )
-    if cluster.dataplane_v2 is False and cluster.multi_networking is not True:
+    if not cluster.dataplane_v2 and cluster.multi_networking is not True:
         yield ConfigIssue(
             f"{CLUSTER_KEY}.dataplaneV2",
-            f"true or unset: GPUDirect pool(s) {names} need multi-networking, which needs Dataplane V2",
-            False,
+            f"true: GPUDirect pool(s) {names} need multi-networking, which needs Dataplane V2 (cluster-toolkit "
+            "derives it; here it is yours to set, as it also turns on team network isolation)",
+            cluster.dataplane_v2,
         )

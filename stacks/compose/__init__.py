@@ -21,7 +21,6 @@ from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs,
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
 from stacks.compose.gpudirect import (
     build_vpcs,
-    dataplane_v2,
     install_gpudirect,
     multi_networking,
     pool_networks,
@@ -93,7 +92,7 @@ def build(config: StackConfig, project: str) -> Platform:
         maintenance=_maintenance(spec.maintenance),
         security_group=spec.security_group,
         dns_endpoint=spec.dns_endpoint,
-        dataplane_v2=dataplane_v2(spec, config.gpu_pools),
+        dataplane_v2=spec.dataplane_v2,
         multi_networking=multi_networking(spec, config.gpu_pools),
     )
     cluster = GkeCluster(spec.name, cluster_args)

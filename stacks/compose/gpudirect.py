@@ -33,14 +33,6 @@ def multi_networking(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> bool
     return cluster.multi_networking if cluster.multi_networking is not None else bool(gpudirect_pools(pools))
 
 
-def dataplane_v2(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> bool | None:
-    """The user's ``dataplaneV2``, else on with multi-networking (``derived_enable_dataplane_v2``),
-    else GKE's default (None)."""
-    if cluster.dataplane_v2 is not None:
-        return cluster.dataplane_v2
-    return True if multi_networking(cluster, pools) else None
-
-
 def build_vpcs(config: StackConfig, project: str) -> GpuDirectVpcs | None:
     """One set of extra VPCs for every GPUDirect pool; None without any."""
     profiles = _profiles(config)

@@ -74,6 +74,11 @@ class ClusterConfig(ConfigModel):
         False,
         description="Reach the control plane only through GKE's DNS-based endpoint (IAM-checked); IP endpoints off.",
     )
+    dataplane_v2: bool = Field(
+        False,
+        description="GKE Dataplane V2 (datapathProvider: ADVANCED_DATAPATH), which enforces NetworkPolicies; "
+        "the stack then isolates each team namespace with them. Changing it replaces the cluster.",
+    )
     protect: bool = Field(
         False,
         description="Pulumi protect on the cluster and every node pool, so `pulumi destroy` deletes nothing (on in prod).",
@@ -96,17 +101,11 @@ class ClusterConfig(ConfigModel):
         "control plane; the stack then creates none. List it for the pack as "
         '{"kind": "Firewall", "name": ...} under externalObjects.',
     )
-    dataplane_v2: bool | None = Field(
-        None,
-        description="GKE Dataplane V2 (datapathProvider ADVANCED_DATAPATH); default: on when "
-        "multi-networking is (cluster-toolkit gke-cluster derives it so), else GKE's default. "
-        "Multi-networking requires it (GKE how-to/setup-multinetwork-support-for-pods).",
-    )
     multi_networking: bool | None = Field(
         None,
         description="GKE multi-networking (enableMultiNetworking), which extra node NICs need; "
         "default: on when a GPU pool has network: gpudirect (cluster-toolkit gke-cluster derives it "
-        "from additional networks).",
+        "from additional networks). Needs dataplaneV2: true.",
     )
     maintenance: MaintenanceConfig | None = Field(
         None,
