@@ -27,6 +27,15 @@ from preview.charts import (
     render_recorded_releases,
     resolve_locked,
 )
+from preview.findings.document import (
+    Finding,
+    Locator,
+    config_findings,
+    findings_document,
+    policy_findings,
+    write_findings,
+)
+from preview.findings.sarif import sarif_log, write_sarif
 from preview.harness import RunResult, run_program
 from preview.hosted_session import HostedSession, start_session
 from preview.manifests import (
@@ -93,7 +102,12 @@ def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
         return 2
     try:
         return _preview(args, files, session, clock)
-    except (ConfigError, ChartCrdsError) as error:  # the config, or a chart whose CRDs it declares
+    except ConfigError as error:  # also a finding at the line of each key it names
+        print(str(error), file=sys.stderr)
+        locator = Locator(args.project_dir, files.project, files.stack)
+        _write_findings(args, files, config_findings(error.issues, locator), None)
+        return 2
+    except ChartCrdsError as error:  # a chart whose CRDs the config declares
         print(str(error), file=sys.stderr)
         return 2
     except StackFileError as error:
@@ -129,6 +143,9 @@ def _preview(
             analysis = session.result()
         _print_policy_results(analysis, result)
         code = code or (0 if analysis.passed else 1)
+    locator = Locator(args.project_dir, files.project, files.stack, result.resources)
+    found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
+    _write_findings(args, files, found, analysis)
     changes: list[str] = []
     if args.base is not None:
         changes, status = _changes_against(args.base, args.stack, args.project_dir, args.out)
@@ -172,6 +189,17 @@ def _changes_against(ref: str, stack: str, project_dir: Path, out: Path) -> tupl
     print("\n".join(lines))
     (out / stack / "changes.md").write_text("\n".join(lines) + "\n")
     return lines, 1 if any(c.blocking for c in changes) else 0
+
+
+def _write_findings(
+    args: argparse.Namespace, files: StackFiles, found: list[Finding], analysis: AnalysisResult | None
+) -> None:
+    """``findings.json`` (the single source) and ``findings.sarif`` (one run, this stack's category)."""
+    out_dir = args.out / args.stack
+    document = findings_document(files.project, files.stack, found, analysis)
+    write_findings(out_dir / "findings.json", document)
+    write_sarif(out_dir / "findings.sarif", sarif_log([document]))
+    print(f"findings: {_rel(out_dir / 'findings.json')}, {_rel(out_dir / 'findings.sarif')}")
 
 
 class StageClock:
