@@ -40,6 +40,7 @@ from preview.findings.document import (
     write_findings,
 )
 from preview.findings.sarif import sarif_log, write_sarif
+from preview.findings.summary import findings_by_line
 from preview.harness import RunResult, run_program
 from preview.hosted_session import HostedSession, start_session
 from preview.manifests import (
@@ -149,7 +150,7 @@ def _preview(
         code = code or (0 if analysis.passed else 1)
     locator = Locator(args.project_dir, files.project, files.stack, result.resources)
     found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
-    _write_findings(args, files, found, analysis)
+    by_line = findings_by_line(_write_findings(args, files, found, analysis), markdown_table)
     prices = price_table(files.config)
     head_plan = json.loads((args.out / args.stack / "plan.json").read_text())
     cost = plan_cost(head_plan, prices)
@@ -164,7 +165,9 @@ def _preview(
         if base_plan is not None:
             changes += cost_changes(plan_cost(base_plan, prices), cost, args.base, markdown_table)
     report_path = args.out / args.stack / "report.md"
-    report_path.write_text("\n".join([*capacity, *costs, *changes, *policy_section(analysis)]) + "\n")
+    report_path.write_text(
+        "\n".join([*capacity, *costs, *changes, *policy_section(analysis), *by_line]) + "\n"
+    )
     print(f"capacity report: {_rel(report_path)}")
     if args.timings:
         print(f"timings: {json.dumps({**clock.seconds, **_peak_memory(session)})}")
@@ -208,13 +211,14 @@ def _changes_against(
 
 def _write_findings(
     args: argparse.Namespace, files: StackFiles, found: list[Finding], analysis: AnalysisResult | None
-) -> None:
+) -> dict[str, Any]:
     """``findings.json`` (the single source) and ``findings.sarif`` (one run, this stack's category)."""
     out_dir = args.out / args.stack
     document = findings_document(files.project, files.stack, found, analysis)
     write_findings(out_dir / "findings.json", document)
     write_sarif(out_dir / "findings.sarif", sarif_log([document]))
     print(f"findings: {_rel(out_dir / 'findings.json')}, {_rel(out_dir / 'findings.sarif')}")
+    return document
 
 
 class StageClock:

@@ -118,6 +118,11 @@ def test_a_policy_finding_points_at_the_entry_that_declared_the_resource(tmp_pat
         assert lines[finding["location"]["line"] - 1].strip().startswith("- name: pytorch-text-classifier")
     levels = {r["level"] for r in sarif["runs"][0]["results"]}
     assert levels == {"error"}
+    # The PR comment's short table says where each finding points.
+    report = (tmp_path / "project" / "build" / "dev" / "report.md").read_text()
+    table = report.split("### Findings by line", 1)[1]
+    for finding in gang:
+        assert f"`Pulumi.dev.yaml:{finding['location']['line']}` | `{finding['keyPath']}`" in table
     _, moved, _ = _preview(_project(tmp_path, "# moved\n" * 4 + seeded))
     assert sorted(f["fingerprint"] for f in moved["findings"]) == sorted(
         f["fingerprint"] for f in findings["findings"]
