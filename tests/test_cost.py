@@ -42,6 +42,18 @@ def _prod_cost(queues: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return plan_cost(json.loads(json.dumps(plan)), price_table(files.config))
 
 
+def _what_if_queues() -> dict[str, Any]:
+    from whatif.pack import StackModel
+    from whatif.profiles import generate_trace, load_profile, profile_path
+    from whatif.run import simulate
+
+    result = run_stack("prod")
+    model = StackModel.from_plain((r.type, r.inputs, r.urn, r.name) for r in result.resources)
+    path = profile_path("prod")
+    queues: dict[str, Any] = simulate(model, generate_trace(load_profile(path), model, path.name))["queues"]
+    return queues
+
+
 def _queue(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return next(q for q in doc["queues"] if q["queue"] == name)
 
@@ -55,6 +67,15 @@ def test_a_cited_price_prices_the_queues_behind_its_pool_and_the_rest_stay_unpri
     assert flavor["gpuHour"] == "1.25" and flavor["pools"][0]["price"]["source"] == L4_PRICE["source"]
     h100 = _queue(doc, "research-h100")
     assert h100["complete"] is False and h100["nominalPerHour"] is None
+    # The expected week: the what-if's GPU-hours for the queue (utilisation x capacity x 168 h)
+    # at its GPU-hour price; the unpriced queue keeps its GPU-hours and no money.
+    figures = _what_if_queues()
+    l4_hours = (
+        Decimal(str(figures["research-l4"]["gpuUtilisation"])) * figures["research-l4"]["gpuCapacity"] * 168
+    )
+    assert Decimal(l4["expectedWeeklyGpuHours"]) == l4_hours.quantize(Decimal("0.1"))
+    assert Decimal(l4["expectedWeekly"]) == (l4_hours * Decimal("1.25")).quantize(Decimal("0.01"))
+    assert h100["expectedWeeklyGpuHours"] is not None and h100["expectedWeekly"] is None
     assert "a3-highgpu-8g" in h100["flavors"][0]["unpriced"]
     lines = "\n".join(cost_section(doc, markdown_table))
     assert "| research-h100 | research/h100 | 16 | unpriced | unpriced |" in lines

@@ -26,6 +26,7 @@ from gpu_batch_policy.model.gke import NodePool
 from gpu_batch_policy.values import Unknown
 
 from preview.cost.prices import Price, region_of
+from preview.cost.usage import weekly_gpu_hours
 from preview.report import GPU, flavor_pools, quota_figures
 
 SCHEMA = "gpu-batch/cost/v1"
@@ -146,17 +147,25 @@ def _sum_of(flavors: Sequence[dict[str, Any]], key: str) -> str | None:
     return f"{sum(known, Decimal(0)).quantize(Decimal('0.01'))}" if known else None
 
 
-def plan_cost(plan: Mapping[str, Any], prices: Mapping[tuple[str, str, str], Price]) -> dict[str, Any]:
-    """``cost_document`` of a ``plan.json`` (this run's, or a base ref's: both priced alike)."""
+def plan_cost(
+    plan: Mapping[str, Any], prices: Mapping[tuple[str, str, str], Price], *, what_if: bool = True
+) -> dict[str, Any]:
+    """``cost_document`` of a ``plan.json`` (this run's, or a base ref's: both priced alike),
+    with the what-if's expected weekly GPU-hours unless ``what_if`` is off."""
     resources = sorted(plan["resources"], key=lambda r: str(r["urn"]))
-    items = ((r["type"], r["inputs"], r["urn"], r["name"]) for r in resources)
-    return cost_document(str(plan["stack"]), StackModel.from_plain(items), prices)
+    items = [(r["type"], r["inputs"], r["urn"], r["name"]) for r in resources]
+    weekly = weekly_gpu_hours(str(plan["stack"]), items) if what_if else None
+    return cost_document(str(plan["stack"]), StackModel.from_plain(items), prices, weekly)
 
 
 def cost_document(
-    stack: str, model: StackModel, prices: Mapping[tuple[str, str, str], Price]
+    stack: str,
+    model: StackModel,
+    prices: Mapping[tuple[str, str, str], Price],
+    weekly: Mapping[str, Decimal] | None = None,
 ) -> dict[str, Any]:
-    """``cost.json``: per queue (its teams = the LocalQueues that submit to it) and flavor."""
+    """``cost.json``: per queue (its teams = the LocalQueues that submit to it) and flavor, and
+    the expected week from ``weekly`` GPU-hours (the what-if; None: not simulated)."""
     local: dict[str, list[str]] = {}
     for lq in model.local_queues():
         if isinstance(lq.cluster_queue, str):
@@ -177,10 +186,25 @@ def cost_document(
                 "teams": sorted(local.get(cq.name, [])),
                 "flavors": flavors,
                 **_totals(flavors),
+                **_expected_week(flavors, None if weekly is None else weekly.get(cq.name)),
             }
         )
     queues += _kai_queues(model, prices)
     return {"schema": SCHEMA, "stack": stack, "queues": queues}
+
+
+def _expected_week(flavors: Sequence[dict[str, Any]], gpu_hours: Decimal | None) -> dict[str, Any]:
+    """The what-if's GPU-hours for the week at the queue's GPU-hour price: priced only when every
+    GPU flavor of the queue has the same price (the what-if counts a queue's GPUs, not per flavor)."""
+    prices = {(f["gpuHour"], f["currency"]) for f in flavors}
+    priced = len(prices) == 1 and None not in next(iter(prices))
+    money = None
+    if gpu_hours is not None and priced:
+        money = f"{(gpu_hours * Decimal(next(iter(prices))[0])).quantize(Decimal('0.01'))}"
+    return {
+        "expectedWeeklyGpuHours": None if gpu_hours is None else f"{gpu_hours.quantize(Decimal('0.1'))}",
+        "expectedWeekly": money,
+    }
 
 
 def _kai_queues(model: StackModel, prices: Mapping[tuple[str, str, str], Price]) -> list[dict[str, Any]]:

@@ -40,6 +40,13 @@ def _sources(queue: Mapping[str, Any]) -> str:
     return ", ".join(cited) or "-"
 
 
+def _week(queue: Mapping[str, Any]) -> str:
+    hours = queue.get("expectedWeeklyGpuHours")
+    if hours is None:
+        return "no what-if"
+    return f"{hours} GPU-h: {_amount(queue.get('expectedWeekly'), queue['currency'])}"
+
+
 def _gpus(queue: Mapping[str, Any], key: str) -> str:
     values = [f[key] for f in queue["flavors"]]
     if any(v is None for v in values):
@@ -62,6 +69,7 @@ def cost_section(document: Mapping[str, Any], table: Table) -> list[str]:
                 _gpus(q, "nominalGpus"),
                 _amount(q["nominalPerHour"], q["currency"], complete),
                 _amount(q["ceilingPerHour"], q["currency"], complete),
+                _week(q),
                 f"{_gpus(q, 'unservableGpus')} GPUs: {_amount(q['unservablePerHour'], q['currency'], complete)}",
                 _amount(q["committedPerHour"], q["currency"]) if q["committedPerHour"] else "-",
                 _why(q),
@@ -75,6 +83,7 @@ def cost_section(document: Mapping[str, Any], table: Table) -> list[str]:
             "nominal GPUs",
             "per hour at nominal",
             "per hour at borrowing ceiling",
+            "expected week (what-if)",
             "quota the pools can never serve",
             "of which committed (reservation)",
             "unpriced because",
@@ -87,7 +96,8 @@ def cost_section(document: Mapping[str, Any], table: Table) -> list[str]:
         "",
         "Node-hour prices per machine type, region and provisioning model (queued provisioning is "
         "DWS capacity, priced as flex-start) from `preview/cost/prices.yaml` and the stack's "
-        "`gpuPrices`; a GPU-hour is the node-hour over the GPUs per node. *unpriced* means no cited "
+        "`gpuPrices`; the expected week is the what-if's GPU-hours for the queue under the stack's "
+        "load profile (`whatif/<stack>.yaml`) over a 168-hour week; a GPU-hour is the node-hour over the GPUs per node. *unpriced* means no cited "
         "price covers it, never $0. Reservation pools are committed cost, not new spend. "
         "Figures: `build/<stack>/cost.json`.",
         "",
