@@ -16,7 +16,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from preview.cli import main
-from preview.findings.sarif import MAX_RESULTS_PER_RUN, sarif_log
+from preview.findings.sarif import MAX_GZIP_BYTES, MAX_RESULTS_PER_RUN, sarif_log, write_sarif
 from tests.stack_runner import ROOT
 
 SARIF_SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif" / "sarif-schema-2.1.0.json"
@@ -148,7 +148,9 @@ def _finding(i: int, level: str, cannot_check: bool = False) -> dict[str, Any]:
     }
 
 
-def test_levels_map_to_error_warning_note_and_a_run_keeps_the_errors_within_githubs_limit() -> None:
+def test_levels_map_to_error_warning_note_and_a_run_keeps_the_errors_within_githubs_limit(
+    tmp_path: Path,
+) -> None:
     findings = [_finding(i, "advisory") for i in range(MAX_RESULTS_PER_RUN)]
     findings += [
         _finding(MAX_RESULTS_PER_RUN, "mandatory"),
@@ -164,6 +166,12 @@ def test_levels_map_to_error_warning_note_and_a_run_keeps_the_errors_within_gith
     )
     assert run["properties"] == {"omittedResults": 2}
     assert all(r["level"] == "warning" for r in run["results"][1:])
+    # At the cap, with pack-sized messages (several hundred characters, distinct per result), the
+    # log stays under GitHub's 10 MB gzip-compressed upload limit, whatever the team count.
+    for i, finding in enumerate(findings):
+        finding["message"] = f"ClusterQueue 'team-{i}' " + " ".join(f"w{i * 7 + j}" for j in range(80))
+    size = write_sarif(tmp_path / "big.sarif", sarif_log([doc]))
+    assert size < MAX_GZIP_BYTES, size
     small = sarif_log(
         [
             {
