@@ -28,6 +28,7 @@ from preview.charts import (
     render_recorded_releases,
     resolve_locked,
 )
+from preview.cost.budget import budget_findings
 from preview.cost.estimate import plan_cost
 from preview.cost.prices import price_table
 from preview.cost.section import cost_changes, cost_section
@@ -148,14 +149,15 @@ def _preview(
             analysis = session.result()
         _print_policy_results(analysis, result)
         code = code or (0 if analysis.passed else 1)
-    locator = Locator(args.project_dir, files.project, files.stack, result.resources)
-    found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
-    by_line = findings_by_line(_write_findings(args, files, found, analysis), markdown_table)
     prices = price_table(files.config)
     head_plan = json.loads((args.out / args.stack / "plan.json").read_text())
     cost = plan_cost(head_plan, prices)
     (args.out / args.stack / "cost.json").write_text(json.dumps(cost, indent=2) + "\n")
     costs = cost_section(cost, markdown_table)
+    locator = Locator(args.project_dir, files.project, files.stack, result.resources)
+    found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
+    found += budget_findings(files.config, cost, locator)
+    by_line = findings_by_line(_write_findings(args, files, found, analysis), markdown_table)
     changes: list[str] = []
     if args.base is not None:
         changes, status, base_plan = _changes_against(

@@ -138,3 +138,41 @@ def test_the_shipped_table_parses_and_every_entry_cites_a_source() -> None:
         p.source.startswith("https://") and p.effective and p.node_hour > Decimal(0) for p in prices.values()
     )
     assert region_of("us-west1-b") == "us-west1" and region_of("us-central1") == "us-central1"
+
+
+H100_PRICE = {**L4_PRICE, "machineType": "a3-highgpu-8g", "nodeHour": "80.00"}
+
+
+def _budget_findings(
+    research_budget: str | None, prices: list[dict[str, str]]
+) -> tuple[list[Any], dict[str, Any]]:
+    from preview.cost.budget import budget_findings
+    from preview.findings.document import Locator
+
+    teams = copy.deepcopy(config_value("prod", "gpu-batch:teams"))
+    if research_budget is not None:
+        teams[0]["weeklyGpuBudget"] = research_budget
+    edits: dict[str, Any] = {"gpu-batch:gpuPrices": prices, "gpu-batch:teams": teams}
+    result = run_stack("prod", edits)  # the program accepts the key
+    files = stack_files("prod", edits)
+    plan = json.loads(json.dumps(plan_document(files.project, "prod", result.resources, result.outputs)))
+    cost = plan_cost(plan, price_table(files.config))
+    return budget_findings(files.config, cost, Locator(ROOT, "gpu-batch", "prod", result.resources)), cost
+
+
+def test_a_team_over_its_weekly_budget_is_an_advisory_finding_on_its_team_entry() -> None:
+    found, cost = _budget_findings("1", [L4_PRICE, H100_PRICE])
+    week = sum(Decimal(_queue(cost, q)["expectedWeekly"]) for q in ("research-l4", "research-h100"))
+    [finding] = found
+    assert finding.level == "advisory" and not finding.cannotCheck
+    assert finding.keyPath == "gpu-batch:teams[0].weeklyGpuBudget"
+    assert f"expected weekly GPU cost {week} USD" in finding.message
+    lines = (ROOT / "Pulumi.prod.yaml").read_text().splitlines()
+    assert (
+        lines[finding.location["line"] - 1].strip() == "- name: research"
+    )  # the key itself is not in the file
+    # Within budget: nothing; no price for the H100 pool: cannot check, never a pass.
+    assert _budget_findings(str(week + 1), [L4_PRICE, H100_PRICE])[0] == []
+    [unchecked] = _budget_findings(str(week + 1), [L4_PRICE])[0]
+    assert unchecked.cannotCheck and "research-h100" in unchecked.message
+    assert _budget_findings(None, [L4_PRICE])[0] == []

@@ -158,29 +158,51 @@ def _finding(
     )
 
 
+def key_finding(
+    locator: Locator,
+    policy: str,
+    level: str,
+    key_path: str,
+    message: str,
+    *,
+    reference: str,
+    cannot_check: bool = False,
+    ordinal: int = 0,
+) -> Finding:
+    """A finding about a stack-file key itself (no resource), at that key's line."""
+    where = locator.position(Origin(locator.stack_file, key_path))
+    return Finding(
+        policy=policy,
+        level=level,
+        cannotCheck=cannot_check,
+        urn="",
+        resourceType="",
+        resourceName="",
+        keyPath=key_path,
+        location={"file": where.file, "line": where.line, "column": where.column},
+        message=message,
+        fix=None,
+        reference=reference,
+        fingerprint=fingerprint(policy, key_path, "", ordinal),
+    )
+
+
 def config_findings(issues: Sequence[ConfigIssue], locator: Locator) -> list[Finding]:
     """A stack-config error (exit 2) as findings at the line of the key each issue names."""
     out: list[Finding] = []
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[str, int] = {}
     for issue in issues:
-        where = locator.position(Origin(locator.stack_file, issue.path))
-        triple = (CONFIG_POLICY, issue.path, "")
-        ordinal = seen.get(triple, 0)
-        seen[triple] = ordinal + 1
+        ordinal = seen.get(issue.path, 0)
+        seen[issue.path] = ordinal + 1
         out.append(
-            Finding(
-                policy=CONFIG_POLICY,
-                level="mandatory",
-                cannotCheck=False,
-                urn="",
-                resourceType="",
-                resourceName="",
-                keyPath=issue.path,
-                location={"file": where.file, "line": where.line, "column": where.column},
-                message=issue.line(),
-                fix=None,
-                reference=CONFIG_DESCRIPTION,
-                fingerprint=fingerprint(CONFIG_POLICY, issue.path, "", ordinal),
+            key_finding(
+                locator,
+                CONFIG_POLICY,
+                "mandatory",
+                issue.path,
+                issue.line(),
+                CONFIG_DESCRIPTION,
+                ordinal=ordinal,
             )
         )
     return out
