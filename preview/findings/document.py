@@ -201,7 +201,7 @@ def config_findings(issues: Sequence[ConfigIssue], locator: Locator) -> list[Fin
                 "mandatory",
                 issue.path,
                 issue.line(),
-                CONFIG_DESCRIPTION,
+                reference=CONFIG_DESCRIPTION,
                 ordinal=ordinal,
             )
         )
