@@ -118,6 +118,12 @@ def test_a_policy_finding_points_at_the_entry_that_declared_the_resource(tmp_pat
         assert lines[finding["location"]["line"] - 1].strip().startswith("- name: pytorch-text-classifier")
     levels = {r["level"] for r in sarif["runs"][0]["results"]}
     assert levels == {"error"}
+    # The ClusterQueue the message names (where the quota mistake is) is a related location, at
+    # the entry that declares it.
+    cq_line = lines.index("      - name: cluster-queue") + 1
+    for result in sarif["runs"][0]["results"]:
+        related = result["relatedLocations"]
+        assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [cq_line]
     # The PR comment's short table says where each finding points.
     report = (tmp_path / "project" / "build" / "dev" / "report.md").read_text()
     table = report.split("### Findings by line", 1)[1]

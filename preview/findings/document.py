@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ class Finding:
     fix: str | None
     reference: str
     fingerprint: str
+    # Other resources the message names (the pack's ``describe()`` markers), where they came from.
+    related: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Locator:
@@ -110,24 +113,54 @@ def fingerprint(policy: str, key_path: str, urn: str, ordinal: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+# How the pack names a resource inside a message: ``K8sObject.describe()`` in
+# policies/gpu_batch_policy/model/base.py writes `[resource '<name>']` or
+# `[rendered by Helm release '<name>']` after an object whose Pulumi name differs from its own.
+_NAMED = re.compile(r"\[(?:resource|rendered by Helm release) '([^']+)'\]")
+
+
+def related_locations(
+    message: str, own: str, by_name: Mapping[str, Sequence[RecordedResource]], locator: Locator
+) -> list[dict[str, Any]]:
+    """Where each other resource the message names came from (one entry per distinct key path)."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for name in _NAMED.findall(message):
+        for record in by_name.get(name, []):
+            if record.urn == own:
+                continue
+            origin = locator.origins.origin(record.urn)
+            where = locator.position(origin)
+            if (where.file, origin.path) in seen:
+                continue
+            seen.add((where.file, origin.path))
+            out.append(
+                {
+                    "resourceName": name,
+                    "keyPath": origin.path,
+                    "file": where.file,
+                    "line": where.line,
+                    "column": where.column,
+                }
+            )
+    return out
+
+
 def policy_findings(
     analysis: AnalysisResult, resources: Sequence[RecordedResource], locator: Locator
 ) -> list[Finding]:
     by_urn = {r.urn: r for r in resources}
+    by_name: dict[str, list[RecordedResource]] = {}
+    for resource in resources:
+        by_name.setdefault(resource.name, []).append(resource)
     out: list[Finding] = []
     seen: dict[tuple[str, str, str], int] = {}
     for diag in in_display_order(analysis.diagnostics):
         record = by_urn.get(diag.urn)
         origin = locator.origins.origin(diag.urn) if diag.urn else Origin("Pulumi.yaml", "")
-        out.append(
-            _finding(
-                diag,
-                record,
-                origin,
-                locator.position(origin),
-                seen,
-            )
-        )
+        finding = _finding(diag, record, origin, locator.position(origin), seen)
+        finding.related.extend(related_locations(diag.message, diag.urn, by_name, locator))
+        out.append(finding)
     return out
 
 

@@ -33,6 +33,7 @@ FINGERPRINT_KEY = "gpuBatchFinding/v1"
 MAX_RESULTS_PER_RUN = 25_000
 MAX_RULES_PER_RUN = 25_000
 MAX_GZIP_BYTES = 10 * 1024 * 1024
+MAX_LOCATIONS_PER_RESULT = 1_000
 _LEVEL_ORDER = {"error": 0, "warning": 1, "note": 2}
 
 
@@ -118,6 +119,21 @@ def _result(finding: Mapping[str, Any], index: Mapping[str, int]) -> dict[str, A
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: finding["fingerprint"]},
     }
+    related = finding.get("related") or []
+    if related:
+        # Other resources the message names, at the config lines that declared them (SARIF
+        # 2.1.0 §3.27.22 relatedLocations; GitHub shows them as links on the alert).
+        result["relatedLocations"] = [
+            {
+                "id": i,
+                "physicalLocation": {
+                    "artifactLocation": {"uri": r["file"]},
+                    "region": {"startLine": r["line"], "startColumn": r["column"]},
+                },
+                "message": {"text": f"{r['resourceName']} ({r['keyPath'] or r['file']})"},
+            }
+            for i, r in enumerate(related[: MAX_LOCATIONS_PER_RESULT - 1])
+        ]
     if properties:
         result["properties"] = properties
     return result
