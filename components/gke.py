@@ -34,6 +34,9 @@ NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 POOL_IGNORED_INPUTS = ("initialNodeCount",)
 # The node label on the system pool; operators select it so they never land on GPU nodes.
 SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
+# The cluster's datapathProvider for Dataplane V2 (terraform-provider-google
+# resource_container_cluster.go: DATAPATH_PROVIDER_UNSPECIFIED, LEGACY_DATAPATH, ADVANCED_DATAPATH).
+ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,9 @@ class GkeClusterArgs:
     security_group: str | None = None
     # Only GKE's DNS-based control-plane endpoint, IAM-checked; IP endpoints off (see _endpoints).
     dns_endpoint: bool = False
+    # GKE Dataplane V2 (eBPF, Cilium-based), which enforces NetworkPolicy; ForceNew on the
+    # cluster (terraform-provider-google resource_container_cluster.go ``datapath_provider``).
+    dataplane_v2: bool = False
     # The nodes' service account (components.node_identity); None: the Compute Engine default.
     node_service_account: pulumi.Input[str] | None = None
     # GKE's maintenance policy (see maintenance_policy); None: GKE maintains whenever it chooses.
@@ -179,6 +185,7 @@ class GkeCluster(pulumi.ComponentResource):
             master_authorized_networks_config=_authorized_networks(args.master_authorized_networks),
             authenticator_groups_config=_authenticator_groups(args.security_group),
             control_plane_endpoints_config=_endpoints(args.dns_endpoint),
+            datapath_provider=ADVANCED_DATAPATH if args.dataplane_v2 else None,
             # The throw-away default pool runs as the dedicated node account too, never as the
             # Compute Engine default account (which projects grant Editor) for its short life.
             node_config=gcp.container.ClusterNodeConfigArgs(

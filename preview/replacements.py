@@ -19,7 +19,8 @@ The table holds the ForceNew input paths of the GKE resource types the stacks cr
   ``tags`` and ``autoscaling`` are updated in place.
 * ``gcp:container/cluster:Cluster``: google/services/container/resource_container_cluster.go
   (``name``, ``location``, ``project``, ``network``, ``subnetwork``, ``initial_node_count``,
-  ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``).
+  ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``,
+  ``datapath_provider``: turning Dataplane V2 on or off is a new cluster).
 
 * any ``kubernetes:`` object: ``metadata.name`` and ``metadata.namespace``, its identity in the
   cluster (pulumi-kubernetes replaces on either); a Helm ``kubernetes:helm.sh/v3:Release``:
@@ -69,6 +70,7 @@ FORCE_NEW: Final[Mapping[str, tuple[str, ...]]] = {
         "nodeConfig",
         "ipAllocationPolicy",
         "networkingMode",
+        "datapathProvider",
     ),
 }
 

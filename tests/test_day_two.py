@@ -91,6 +91,16 @@ def test_keys_that_must_replace_are_reported() -> None:
     assert changed == {"gpu-node-pool-pool": ["nodeConfig.guestAccelerators"]}
 
 
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_turning_dataplane_v2_on_or_off_replaces_the_cluster(stack: str) -> None:
+    """``datapath_provider`` is ForceNew (terraform-provider-google
+    resource_container_cluster.go): the plan diff must show a new cluster, which the protected
+    prod stack then refuses (issue 27 #3)."""
+    flipped = not config_value(stack, "gpu-batch:cluster").get("dataplaneV2", False)
+    changed = replaced(stack, "gpu-batch:cluster", _set(("dataplaneV2",), flipped))
+    assert [paths for name, paths in changed.items() if "cluster" in name] == [["datapathProvider"]]
+
+
 def test_the_master_version_is_set_once_from_the_channel_default() -> None:
     """Re-derived every run, a newer channel default would raise ``minMasterVersion`` and the
     provider upgrades the master at once; the cluster keeps the creation-time value instead.  A

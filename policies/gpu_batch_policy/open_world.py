@@ -37,9 +37,11 @@ EXTERNAL_KINDS = (
     "Cohort",
     "LocalQueue",
     "ResourceFlavor",
+    "Topology",
     "AdmissionCheck",
     "ProvisioningRequestConfig",
     "WorkloadPriorityClass",
+    "PriorityClass",
     "Queue",
     "Release",
     # Network objects another team owns (Shared VPC, organisation-managed networks): a Cloud NAT

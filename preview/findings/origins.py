@@ -61,6 +61,8 @@ COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:gpu:Operator": "gpuPools",
     "gpu-batch:tenancy:Team": "teams",
     "gpu-batch:tenancy:QueueAdmission": "teams",
+    # One policy for every team namespace (components/service_admission.py): the teams list.
+    "gpu-batch:tenancy:ServiceAdmission": "teams",
     "gpu-batch:skypilot:Server": "teams",
     "gpu-batch:workloads:Ray": "workloads",
     "gpu-batch:gke:GpuNodePool": "gpuPools",

@@ -86,6 +86,7 @@ def build(config: StackConfig, project: str) -> Platform:
         maintenance=_maintenance(spec.maintenance),
         security_group=spec.security_group,
         dns_endpoint=spec.dns_endpoint,
+        dataplane_v2=spec.dataplane_v2,
     )
     cluster = GkeCluster(spec.name, cluster_args)
     network = build_network(config, cluster_args)

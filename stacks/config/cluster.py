@@ -74,6 +74,11 @@ class ClusterConfig(ConfigModel):
         False,
         description="Reach the control plane only through GKE's DNS-based endpoint (IAM-checked); IP endpoints off.",
     )
+    dataplane_v2: bool = Field(
+        False,
+        description="GKE Dataplane V2 (datapathProvider: ADVANCED_DATAPATH), which enforces NetworkPolicies; "
+        "the stack then isolates each team namespace with them. Changing it replaces the cluster.",
+    )
     protect: bool = Field(
         False,
         description="Pulumi protect on the cluster and every node pool, so `pulumi destroy` deletes nothing (on in prod).",

@@ -186,6 +186,13 @@ def _check_queue(
     pc = workload.priority_class
     if pc is not None and pc not in classes:
         yield unknown_reference(f"{at}.priorityClass", pc, kind, classes)
+    elif pc is not None and team.priority_classes is not None and pc not in team.priority_classes:
+        yield ConfigIssue(
+            f"{at}.priorityClass",
+            f"one of team {team.name}'s priorityClasses ({', '.join(team.priority_classes) or 'none'}): "
+            "its admission policy refuses any other",
+            pc,
+        )
 
 
 def _check_kind(at: str, workload: WorkloadConfig) -> Iterator[ConfigIssue]:
