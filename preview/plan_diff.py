@@ -4,7 +4,8 @@ Why: a reviewer reads the pull request before anything runs.  Resources are matc
 the engine matches them.  Only in the new plan: **create**; only in the old: **delete**; in both
 with different inputs: **replace** when a changed input is ForceNew for its type
 (:mod:`preview.replacements`, which also keeps the new registration's ``ignoreChanges`` out, as
-the engine does), else **update**.  Values unknown until apply compare as their marker, so an
+the engine does) or a custom resource's CRD refuses the update with a transition rule (the
+object must be deleted and created again; ``immutable_changes``), else **update**.  Values unknown until apply compare as their marker, so an
 input that stays unknown is not reported as changed.
 
 A replaced or deleted resource the new plan marks ``protect`` is **blocking**: the engine refuses
@@ -21,14 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from preview.replacements import (
-    CRD,
-    HELM_RELEASE,
-    NODE_POOL,
-    immutable_changes,
-    immutable_index,
-    replacing_paths,
-)
+from preview.replacements import CRD, HELM_RELEASE, NODE_POOL, immutable_changes, replacing_paths
 
 QUEUE_KINDS: Final = ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "AdmissionCheck", "Queue")
 # Kueue puts ``kueue.x-k8s.io/resource-in-use`` on these (kueue v0.19.2 apis/kueue/v1beta2/
@@ -52,15 +46,11 @@ class Change:
     protected: bool = False
     # The old object stays in the cluster when deleted or replaced (``retainOnDelete``).
     retained: bool = False
-    # Paths the object's CRD makes immutable (CEL ``self == oldSelf``) that this update changes:
-    # pulumi-kubernetes updates in place and the API server refuses.
-    immutable: tuple[str, ...] = ()
 
     @property
     def blocking(self) -> bool:
-        """`pulumi up` fails: a protected resource would be deleted, or the API server refuses an
-        update of an immutable field."""
-        return (self.protected and self.action in ("replace", "delete")) or bool(self.immutable)
+        """The engine refuses this: a protected resource would be deleted."""
+        return self.protected and self.action in ("replace", "delete")
 
     @property
     def needs_drain(self) -> bool:
@@ -100,7 +90,6 @@ def _changed_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[str, 
 def diff_plans(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Change]:
     """Every change from ``base`` to ``head`` (plan.json documents), in URN order."""
     old, new = _resources(base), _resources(head)
-    immutables = immutable_index(new.values())
     changes: list[Change] = []
     for urn in sorted(old.keys() | new.keys()):
         before, after = old.get(urn), new.get(urn)
@@ -123,6 +112,7 @@ def diff_plans(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Change]
                 continue
             protected = bool(after.get("protect") or before.get("protect"))
             forced = replacing_paths(after["type"], old_in, new_in, after.get("ignoreChanges") or ())
+            forced = forced or immutable_changes(old_in, new_in)
             if forced:
                 retained = bool(before.get("retainOnDelete"))
                 changes.append(
@@ -132,14 +122,7 @@ def diff_plans(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Change]
             ignored = set(after.get("ignoreChanges") or ())
             keys = tuple(k for k in _changed_keys(old_in, new_in) if k not in ignored)
             if keys:
-                frozen = immutable_changes(
-                    immutables.get(after["type"], ()), old_in, new_in, after.get("ignoreChanges") or ()
-                )
-                changes.append(
-                    Change(
-                        "update", urn, after["type"], after["name"], keys, protected, immutable=tuple(frozen)
-                    )
-                )
+                changes.append(Change("update", urn, after["type"], after["name"], keys, protected))
     return changes
 
 
@@ -158,12 +141,7 @@ def render_changes(changes: list[Change], ref: str) -> list[str]:
             line += f"; takes down {change.takes_down}"
         if change.retained:
             line += "; `retainOnDelete`: the old object stays in the cluster, Pulumi only forgets it"
-        if change.immutable:
-            line += (
-                f"; **refused by the API server**: {', '.join(f'`{p}`' for p in change.immutable)} is immutable"
-                " (`self == oldSelf` in its CRD): delete the object first, or give the new one another name"
-            )
-        elif change.blocking:
+        if change.blocking:
             line += "; **refused: the resource is protected, so `pulumi up` fails**"
         if change.needs_drain:
             line += (

@@ -20,6 +20,8 @@ A reviewer needs to see that in the pull request, before anything runs.
   every other path of an object is an update (the table is the provider's whole rule).  A Helm
   Release replaces on ``name``/``namespace`` (``helm_release.go`` ``Diff``); a Kubernetes provider
   on ``kubeconfig``/``context``/``cluster`` (``provider.go`` ``DiffConfig``).
+* A custom resource whose CRD refuses an update with a transition rule (:func:`immutable_changes`,
+  the pack's CEL engine) must be deleted and created again.
 * A readiness gate (``pulumi-python:dynamic:Resource``) is updated in place: its provider has no
   ``diff`` of its own, and the SDK's default reports no replacement (pulumi ``dynamic.py``
   ``ResourceProvider.diff``).
@@ -220,51 +222,24 @@ def facts_for(type_token: str, paths: Iterable[str]) -> dict[str, Fact]:
     return {p: f for p in paths if (f := classify(type_token, p)) is not None}
 
 
-def crd_immutable_paths(schema: Any, prefix: str = "") -> list[str]:
-    """Property paths a CRD's ``openAPIV3Schema`` makes immutable with the CEL rule
-    ``self == oldSelf`` (Kubernetes docs "Validation rules", transition rules; e.g. kueue
-    v0.19.2 ``kueue.x-k8s.io_localqueues.yaml`` ``spec.clusterQueue``).  pulumi-kubernetes does
-    not replace on them (they are not in its table): it updates, and the API server refuses."""
-    if not isinstance(schema, Mapping):
+def immutable_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The fields of a custom resource whose change its CRD's transition rules refuse (Kueue 0.19's
+    Topology levels, a TAS flavor's node labels, a LocalQueue's ``spec.clusterQueue``), as
+    ``path: message``; empty for built-in kinds, objects of a kind no pinned CRD defines, or
+    updates the rules allow.  pulumi-kubernetes does not replace on these (they are not in its
+    table): it updates, and the API server refuses; the object must be deleted and created again."""
+    from gpu_batch_policy.schema.transition import refused_updates  # the pack's CEL engine
+
+    from preview.crd_validation import get_catalog
+
+    api_version, kind = new.get("apiVersion"), new.get("kind")
+    if not isinstance(api_version, str) or "/" not in api_version or not isinstance(kind, str):
         return []
-    found: list[str] = []
-    rules = schema.get("x-kubernetes-validations") or []
-    if prefix and any(
-        isinstance(r, Mapping) and str(r.get("rule", "")).strip() == "self == oldSelf" for r in rules
-    ):
-        found.append(prefix)
-    for name, sub in (schema.get("properties") or {}).items():
-        found += crd_immutable_paths(sub, f"{prefix}.{name}" if prefix else str(name))
-    if isinstance(schema.get("items"), Mapping):
-        found += crd_immutable_paths(schema["items"], prefix)
-    return found
-
-
-def immutable_index(resources: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
-    """{``kubernetes:<group>/<version>:<Kind>``: immutable paths} from the plan's CRD resources."""
-    out: dict[str, tuple[str, ...]] = {}
-    for resource in resources:
-        if resource.get("type") != CRD:
-            continue
-        spec = (resource.get("inputs") or {}).get("spec") or {}
-        group, kind = spec.get("group"), (spec.get("names") or {}).get("kind")
-        for ver in spec.get("versions") or []:
-            if isinstance(ver, Mapping) and isinstance(group, str) and isinstance(kind, str):
-                paths = crd_immutable_paths((ver.get("schema") or {}).get("openAPIV3Schema"))
-                if paths:
-                    out[f"kubernetes:{group}/{ver.get('name')}:{kind}"] = tuple(paths)
-    return out
-
-
-def immutable_changes(
-    paths: Iterable[str], old: Mapping[str, Any], new: Mapping[str, Any], ignore_changes: Iterable[str] = ()
-) -> list[str]:
-    """The immutable ``paths`` whose value an update would change (the API server refuses it)."""
-    ignored = tuple(ignore_changes)
-    return [
-        p
-        for p in paths
-        if not _ignored(p, ignored)
-        and _values(old, p.split(".")) != _values(new, p.split("."))
-        and _ABSENT not in _values(old, p.split("."))
-    ]
+    if old.get("apiVersion") != api_version:
+        return []
+    group, version = api_version.split("/", 1)
+    crd = get_catalog().crd(group, kind)
+    entry = crd.versions.get(version) if crd is not None else None
+    if entry is None:
+        return []
+    return refused_updates(entry.schema, old, new)

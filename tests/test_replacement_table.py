@@ -129,17 +129,15 @@ def test_input_paths_go_through_lists_without_indices() -> None:
     assert sorted(input_paths(inputs)) == ["a", "a.b", "a.c", "a.c.d", "e"]
 
 
-def test_an_immutable_custom_resource_field_is_refused_not_replaced() -> None:
+def test_an_immutable_custom_resource_field_must_be_recreated() -> None:
     """Moving a team's LocalQueue to another ClusterQueue changes ``spec.clusterQueue``, which
-    Kueue's CRD makes immutable (CEL ``self == oldSelf``): pulumi-kubernetes updates, the API
-    server refuses, so the diff says so."""
+    Kueue's CRD makes immutable (CEL ``self == oldSelf``): the update would be refused, so the diff
+    shows the object as one to delete and create again, and asks to drain it first."""
     teams = copy.deepcopy(config_value("prod", "gpu-batch:teams"))
     (research,) = [t for t in teams if t["name"] == "research"]
     research["clusterQueue"] = "research-h100"
     after = run_stack("prod", {"gpu-batch:teams": teams})
     changes = diff_plans(_plan(stack("prod"), "prod"), _plan(after, "prod"))
     (moved,) = [c for c in changes if c.name == "localqueue-research-default"]
-    assert moved.action == "update" and moved.immutable == ("spec.clusterQueue",) and moved.blocking
-    assert "refused by the API server" in "\n".join(render_changes(changes, "main"))
-    # Other updates of the same stack stay plain updates.
-    assert all(not c.immutable for c in changes if c.name != "localqueue-research-default")
+    assert moved.action == "replace" and any(p.startswith("spec.clusterQueue") for p in moved.paths)
+    assert moved.needs_drain
