@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import celpy
 import pytest
 from celpy.adapter import json_to_cel
+from gpu_batch_policy.schema.core import CoreValidator
 
 from components.queue_admission import (
     JOB,
@@ -24,7 +25,6 @@ from components.queue_admission import (
     binding_spec,
     policy_spec,
 )
-from preview.core_validation import CoreValidator
 from preview.crd_validation import Outcome
 from tests.stack_runner import custom_objects, run_stack
 
