@@ -37,10 +37,12 @@ def documented_in_runbook() -> set[str]:
     return set(ROLE.findall(step[: step.index("The nodes themselves")]))
 
 
+STACKS = sorted(p.name.split(".")[1] for p in ROOT.glob("Pulumi.*.yaml"))
+
+
 def plan_types() -> set[str]:
-    return {
-        r.type for stack in ("dev", "prod", "kai", "skypilot") for r in run_stack(stack).resources if r.custom
-    }
+    """Every resource type of every repo stack's plan (each Pulumi.<stack>.yaml)."""
+    return {r.type for stack in STACKS for r in run_stack(stack).resources if r.custom}
 
 
 def test_every_planned_resource_type_has_its_roles_and_the_docs_list_exactly_those() -> None:
