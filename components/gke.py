@@ -199,6 +199,12 @@ class GkeCluster(pulumi.ComponentResource):
             else None,
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
             enable_multi_networking=True if args.multi_networking else None,
+            # GKE cost allocation: the billing export labels each workload's cost with its
+            # namespace and labels, so the preview's per-team estimate (preview/cost) can later be
+            # compared with the bill.  An in-place update, not a replacement (GKE API
+            # ClusterUpdate.desiredCostManagementConfig; gcloud `clusters update
+            # --enable-cost-allocation`); terraform-provider-google `cost_management_config`.
+            cost_management_config=gcp.container.ClusterCostManagementConfigArgs(enabled=True),
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
         pool = args.system_pool

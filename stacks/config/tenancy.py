@@ -15,6 +15,7 @@ from pydantic import Field, StringConstraints
 
 from components.skypilot import SKYPILOT_VERSION
 from stacks.base import ConfigModel, DnsLabel, NonEmptyStr
+from stacks.config.cost import Money
 from stacks.config.kai_queues import KAI_PRIORITY_CLASSES, KaiQueueConfig, leaf_queues
 from stacks.config.queues import KueueQueuesConfig
 from stacks.errors import ConfigIssue
@@ -112,6 +113,11 @@ class TeamConfig(ConfigModel):
         "{h100: research-h100}; a job picks its GPU type by naming one (kueue.x-k8s.io/queue-name).",
     )
     kai_queue: DnsLabel | None = Field(None, description="Leaf KAI queue the team's KAI workloads use.")
+    weekly_gpu_budget: Money | None = Field(
+        None,
+        description="Weekly GPU budget in the price table's currency; the preview flags an expected week "
+        "(what-if GPU-hours at cited prices) over it.",
+    )
     priority_classes: list[NonEmptyStr] | None = Field(
         None,
         description="The priority classes the team may use (Kueue WorkloadPriorityClasses, KAI's priority "
