@@ -140,9 +140,27 @@ def build(config: StackConfig, project: str) -> Platform:
     provider = cluster_provider(
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool, *network.resources]
     )
+    # Retained objects (the CRDs) are re-created by upsert: they outlive their resources.
+    retained_provider = (
+        cluster_provider(
+            f"{spec.name}-k8s-retained",
+            cluster.cluster,
+            kubeconfig,
+            depends_on=[cluster.system_pool, *network.resources],
+            retained_objects=True,
+        )
+        if config.kueue.enabled or config.kuberay.enabled
+        else None
+    )
     gpu_operator = install_gpu_operator(config, provider, kubeconfig)
     install_gpudirect(config, gpudirect_vpcs, provider)
-    schedulers = install_schedulers(config, provider, workload_needs(config), cdi=gpu_operator is not None)
+    schedulers = install_schedulers(
+        config,
+        provider,
+        workload_needs(config),
+        cdi=gpu_operator is not None,
+        retained_provider=retained_provider,
+    )
     gates = readiness_gates(
         kubeconfig,
         schedulers,
