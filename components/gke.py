@@ -130,6 +130,10 @@ class GkeClusterArgs:
     node_service_account: pulumi.Input[str] | None = None
     # GKE's maintenance policy (see maintenance_policy); None: GKE maintains whenever it chooses.
     maintenance: MaintenanceWindow | None = None
+    # GKE multi-networking (enableMultiNetworking): extra node NICs (GPUDirect) need it, and it
+    # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
+    # modules/scheduler/gke-cluster/main.tf derives both the same way).
+    multi_networking: bool = False
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
@@ -194,6 +198,7 @@ class GkeCluster(pulumi.ComponentResource):
             if args.node_service_account is not None
             else None,
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
+            enable_multi_networking=True if args.multi_networking else None,
             # GKE cost allocation: the billing export labels each workload's cost with its
             # namespace and labels, so the preview's per-team estimate (preview/cost) can later be
             # compared with the bill.  An in-place update, not a replacement (GKE API

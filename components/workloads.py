@@ -68,6 +68,8 @@ class RayPodArgs:
     replicas: int = 1
     min_replicas: int | None = None
     max_replicas: int | None = None
+    # Extra pod-template annotations (Kueue's pod-set topology request).
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,9 +127,8 @@ def pod_template(pod: RayPodArgs, container: str) -> dict[str, Any]:
         }
     )
     fraction = format(pod.gpu_fraction, "g") if pod.gpu_fraction is not None else None
-    return compact(
-        {"metadata": {"annotations": {GPU_FRACTION_ANNOTATION: fraction}} if fraction else None, "spec": spec}
-    )
+    annotations = {**pod.annotations, **({GPU_FRACTION_ANNOTATION: fraction} if fraction else {})}
+    return compact({"metadata": {"annotations": annotations} if annotations else None, "spec": spec})
 
 
 def ray_cluster_spec(workload: RayWorkloadArgs) -> dict[str, Any]:

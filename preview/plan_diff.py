@@ -4,7 +4,8 @@ Why: a reviewer reads the pull request before anything runs.  Resources are matc
 the engine matches them.  Only in the new plan: **create**; only in the old: **delete**; in both
 with different inputs: **replace** when a changed input is ForceNew for its type
 (:mod:`preview.replacements`, which also keeps the new registration's ``ignoreChanges`` out, as
-the engine does), else **update**.  Values unknown until apply compare as their marker, so an
+the engine does) or a custom resource's CRD refuses the update with a transition rule (the
+object must be deleted and created again; ``immutable_changes``), else **update**.  Values unknown until apply compare as their marker, so an
 input that stays unknown is not reported as changed.
 
 A replaced or deleted resource the new plan marks ``protect`` is **blocking**: the engine refuses
@@ -21,9 +22,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from preview.replacements import CRD, HELM_RELEASE, NODE_POOL, replacing_paths
+from preview.replacements import CRD, HELM_RELEASE, NODE_POOL, immutable_changes, replacing_paths
 
 QUEUE_KINDS: Final = ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "AdmissionCheck", "Queue")
+# Kueue puts ``kueue.x-k8s.io/resource-in-use`` on these (kueue v0.19.2 apis/kueue/v1beta2/
+# constants.go ResourceInUseFinalizerName) and removes it from a deleted ClusterQueue only once
+# no workload reserves quota in it (pkg/controller/core/clusterqueue_controller.go Reconcile:
+# ``r.cache.ClusterQueueEmpty``): deleting one with admitted work waits until Pulumi times out.
+DRAINED_KINDS: Final = ("ClusterQueue", "LocalQueue")
+DRAIN_PROCEDURE: Final = "docs/runbook.md#remove-a-queue-drain-it-first"
 
 Action = Literal["create", "update", "replace", "delete"]
 
@@ -44,6 +51,16 @@ class Change:
     def blocking(self) -> bool:
         """The engine refuses this: a protected resource would be deleted."""
         return self.protected and self.action in ("replace", "delete")
+
+    @property
+    def needs_drain(self) -> bool:
+        """Deleting (or replacing) a Kueue queue that may hold admitted work: drain it first."""
+        kind = self.type.rsplit(":", 1)[-1]
+        return (
+            self.action in ("replace", "delete")
+            and self.type.startswith("kubernetes:kueue.x-k8s.io/")
+            and kind in DRAINED_KINDS
+        )
 
     @property
     def takes_down(self) -> str | None:
@@ -95,6 +112,7 @@ def diff_plans(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Change]
                 continue
             protected = bool(after.get("protect") or before.get("protect"))
             forced = replacing_paths(after["type"], old_in, new_in, after.get("ignoreChanges") or ())
+            forced = forced or immutable_changes(old_in, new_in)
             if forced:
                 retained = bool(before.get("retainOnDelete"))
                 changes.append(
@@ -125,6 +143,12 @@ def render_changes(changes: list[Change], ref: str) -> list[str]:
             line += "; `retainOnDelete`: the old object stays in the cluster, Pulumi only forgets it"
         if change.blocking:
             line += "; **refused: the resource is protected, so `pulumi up` fails**"
+        if change.needs_drain:
+            line += (
+                "; **drain it first** (`stopPolicy: HoldAndDrain`, then wait for no admitted workloads:"
+                f" [{DRAIN_PROCEDURE.split('#')[1]}]({DRAIN_PROCEDURE})), or the delete waits on Kueue's"
+                " `resource-in-use` finalizer until `pulumi up` times out"
+            )
         lines.append(line)
     lines.append("")
     return lines

@@ -28,6 +28,7 @@ from preview.records import RecordedResource, by_urn
 from preview.report.gpu_sharing import fraction_section, gpu_stack_cell
 from preview.report.network import network_section
 from preview.report.tenancy import tenancy_section
+from preview.report.training import training_section
 
 GPU = "nvidia.com/gpu"
 UNKNOWN = "unknown until apply"
@@ -315,6 +316,7 @@ def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list
         ]
     out += system_pool_section(model)
     out += network_section(resources, _table)
+    out += training_section(model, _table)
     out += tenancy_section(resources, _table)
     cq_rows = list(_cluster_queue_rows(model))
     if cq_rows:

@@ -11,7 +11,7 @@ Also derives what the Kueue controller must enable for this layer (:func:`worklo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -38,12 +38,14 @@ from components.kueue_queues import (
     ResourceGroup,
     RetryArgs,
     Toleration,
+    TopologyArgs,
 )
 from components.service_admission import TenantServiceAdmission
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
 from components.tenant_network import GMP_NAMESPACE
 from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
+from stacks.checks.topology import TOPOLOGIES, topology_of_pool
 from stacks.compose.readiness import ReadinessGates
 from stacks.compose.schedulers import Schedulers, WorkloadNeeds
 from stacks.config import StackConfig
@@ -90,9 +92,14 @@ def build_queues(
 ) -> QueueLayer:
     """``gpu_runtime``: a gate the KAI workloads wait for (the GPU Operator's RuntimeClass)."""
     pods = bool(skypilot_teams(config.teams))
+    # Team namespaces go before these controllers on destroy (TeamTenancy's ``controllers``).
+    controllers = [s.release for s in (schedulers.kueue, schedulers.kai, schedulers.kuberay) if s is not None]
     teams = {
         team.name: TeamTenancy(
-            team.name, _team_args(team, config, pods), opts=pulumi.ResourceOptions(provider=provider)
+            team.name,
+            _team_args(team, config, pods),
+            opts=pulumi.ResourceOptions(provider=provider),
+            controllers=controllers,
         )
         for team in config.teams
     }
@@ -198,8 +205,17 @@ def _kueue_args(config: StackConfig, namespaces: dict[str, pulumi.Resource]) -> 
     queues = config.kueue_queues
     admitted = team_namespaces(config.teams)
     pool_modes = {p.name: p.provisioning for p in config.gpu_pools}
+    topology = {
+        f.name: topology_of_pool(config, f.pool) if f.topology else None for f in queues.resource_flavors
+    }
     return KueueQueuesArgs(
-        flavors=tuple(_flavor(f.name, f.pool, f.node_labels, pool_modes) for f in queues.resource_flavors),
+        flavors=tuple(
+            replace(_flavor(f.name, f.pool, f.node_labels, pool_modes), topology_name=topology[f.name])
+            for f in queues.resource_flavors
+        ),
+        topologies=tuple(
+            TopologyArgs(name, TOPOLOGIES[name]) for name in sorted({t for t in topology.values() if t})
+        ),
         checks=tuple(
             ProvisioningCheckArgs(
                 name=c.name,
@@ -355,6 +371,7 @@ def _pod(group: RayPodConfig, image: str) -> RayPodArgs:
         replicas=worker.replicas if worker else 1,
         min_replicas=worker.min_replicas if worker else None,
         max_replicas=worker.max_replicas if worker else None,
+        annotations=group.topology.annotations() if group.topology else {},
     )
 
 

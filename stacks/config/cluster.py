@@ -101,6 +101,12 @@ class ClusterConfig(ConfigModel):
         "control plane; the stack then creates none. List it for the pack as "
         '{"kind": "Firewall", "name": ...} under externalObjects.',
     )
+    multi_networking: bool | None = Field(
+        None,
+        description="GKE multi-networking (enableMultiNetworking), which extra node NICs need; "
+        "default: on when a GPU pool has network: gpudirect (cluster-toolkit gke-cluster derives it "
+        "from additional networks). Needs dataplaneV2: true.",
+    )
     maintenance: MaintenanceConfig | None = Field(
         None,
         description="Recurring maintenance window and exclusions (see maintenance.* keys); unset: GKE "
@@ -113,6 +119,10 @@ class ClusterConfig(ConfigModel):
 
 
 ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
+_NAME = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+# GCE reservation names; a block / sub-block as GKE's reservation affinity takes them
+# (cluster-toolkit gke-node-pool reservation_definitions.tf: "<name>/reservationBlocks/<block>").
+RESERVATION_PATTERN = rf"^{_NAME}(/reservationBlocks/{_NAME}(/reservationSubBlocks/{_NAME})?)?$"
 GpuStack = Literal["gke", "gpu-operator"]
 
 
@@ -159,7 +169,14 @@ class GpuPoolConfig(ConfigModel):
     min_nodes: NodeCount = Field(0, description="Autoscaling minimum; must be 0 for queued and flex-start.")
     max_nodes: PositiveNodeCount = Field(description="Autoscaling maximum (whole pool).")
     reservation: NonEmptyStr | None = Field(
-        None, description="Reservation name; only with provisioning: reservation."
+        None,
+        pattern=pattern(
+            RESERVATION_PATTERN,
+            "a reservation name, or NAME/reservationBlocks/BLOCK[/reservationSubBlocks/SUBBLOCK]",
+        ),
+        description="Reservation name, or one block (NAME/reservationBlocks/BLOCK) or sub-block "
+        "(.../reservationSubBlocks/SUBBLOCK) of it, as cluster-toolkit and xpk write them; a block needs "
+        "nodeLocations. Only with provisioning: reservation.",
     )
     auto_repair: bool | None = Field(
         None, description="Node auto-repair; default on, and GKE requires it off for queued/flex-start."
@@ -174,3 +191,10 @@ class GpuPoolConfig(ConfigModel):
     )
     node_locations: list[NonEmptyStr] = Field(default_factory=list, description="Zones for this pool.")
     disk_size_gb: PositiveInt = Field(200, description="Boot disk size in GB.")
+    network: Literal["none", "gpudirect"] = Field(
+        "none",
+        description="gpudirect: the machine type's GPUDirect stack (a3-highgpu-8g TCPX, 4 extra VPCs; "
+        "a3-megagpu-8g TCPXO, 8 VPCs MTU 8244; a3-ultragpu-8g / a4-highgpu-8g RDMA, 1 gVNIC VPC + a "
+        "RoCE VPC with 8 subnets) with its Networks and NCCL DaemonSets, as GKE's GPUDirect how-tos and "
+        "cluster-toolkit's gke-a3-megagpu / gke-a3-ultragpu / gke-a4 blueprints set them up.",
+    )

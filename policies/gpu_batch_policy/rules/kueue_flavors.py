@@ -45,16 +45,12 @@ from ..model import ClusterQueue, ResourceFlavor, StackModel
 from ..model.base import ObjectView
 from ..model.kueue import ResourceGroup
 from ..report import Reporter
+from ..tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
 from ..tokens import KUEUE_GROUP
 from ..values import Unknown, as_list, as_str, dig
 from ..workload_kinds import Counted, kueue_gangs
 from .capacity import workload_queue
 
-REQUIRED = "kueue.x-k8s.io/podset-required-topology"
-PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
-UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
-SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
-SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
 UNDECIDED = None  # a flavor verdict: None = may fit, str = Kueue's reason it never does
 
