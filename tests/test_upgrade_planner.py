@@ -16,7 +16,7 @@ import pytest
 from preview.plan import plan_document
 from preview.upgrades.capabilities import flipped, gates
 from preview.upgrades.charts import crd_changes, default_flips, removed_values, values_of
-from preview.upgrades.plans import cluster_minor_sections, upgrade_sections
+from preview.upgrades.plans import blocked_upgrades, cluster_minor_sections, upgrade_sections
 from preview.upgrades.records import all_records, load, problems, version
 from preview.upgrades.section import upgrade_section
 from tests.stack_runner import ROOT, config_value, run_stack
@@ -184,3 +184,19 @@ def test_a_gke_minor_upgrade_lists_the_kueue_templates_that_start_rendering() ->
     )
     assert "### Upgrade: GKE 1.33 -> 1.36" in text
     assert "release `kueue-release`" in text and "MutatingAdmissionPolicy" in text
+
+
+def test_a_blocked_kueue_upgrade_fails_the_base_preview() -> None:
+    """0.19.2 -> 0.20.3 is blocked (kueue#18411): ``make preview BASE=...`` exits 1 on it."""
+
+    def plan(ver: str) -> dict[str, Any]:
+        release = {
+            "urn": "urn:pulumi:dev::gpu-batch::gpu-batch:kueue:Install$kubernetes:helm.sh/v3:Release::kueue-release",
+            "type": "kubernetes:helm.sh/v3:Release",
+            "inputs": {"chart": "oci://registry.k8s.io/kueue/charts/kueue", "version": ver, "values": {}},
+        }
+        return {"resources": [release]}
+
+    assert blocked_upgrades(plan("0.19.2"), plan("0.20.3")) == ["kueue 0.19.2 -> 0.20.3"]
+    assert blocked_upgrades(plan("0.19.2"), plan("0.20.6")) == []
+    assert blocked_upgrades(plan("0.19.2"), plan("0.19.2")) == []
