@@ -34,6 +34,9 @@ NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 POOL_IGNORED_INPUTS = ("initialNodeCount",)
 # The node label on the system pool; operators select it so they never land on GPU nodes.
 SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
+# The node label on the tenant CPU pool (Ray heads, launchers: tenant pods without GPUs), which
+# keeps them off the nodes the operators run on (issue 27).
+TENANT_POOL_SELECTOR = {"gpu-batch/pool-role": "tenant"}
 # The cluster's datapathProvider for Dataplane V2 (terraform-provider-google
 # resource_container_cluster.go: DATAPATH_PROVIDER_UNSPECIFIED, LEGACY_DATAPATH, ADVANCED_DATAPATH).
 ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
@@ -116,6 +119,8 @@ class GkeClusterArgs:
     network: str | None = None
     subnetwork: str | None = None
     system_pool: SystemPoolArgs = SystemPoolArgs()
+    # A CPU pool for tenant pods without GPUs; None: none (they share the system pool).
+    tenant_pool: SystemPoolArgs | None = None
     # CIDRs allowed to reach the public endpoint; None: not restricted; (): closed to all but
     # Google (GKE docs, how-to/authorized-networks).
     master_authorized_networks: tuple[str, ...] | None = None
@@ -149,6 +154,7 @@ class GkeCluster(pulumi.ComponentResource):
 
     cluster: gcp.container.Cluster
     system_pool: gcp.container.NodePool
+    tenant_pool: gcp.container.NodePool | None
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-batch:gke:Cluster", name, None, opts)
@@ -207,8 +213,30 @@ class GkeCluster(pulumi.ComponentResource):
             cost_management_config=gcp.container.ClusterCostManagementConfigArgs(enabled=True),
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
-        pool = args.system_pool
-        self.system_pool = gcp.container.NodePool(
+        self.system_pool = self._cpu_pool(name, args, args.system_pool, SYSTEM_POOL_SELECTOR, child)
+        self.tenant_pool = (
+            self._cpu_pool(name, args, args.tenant_pool, TENANT_POOL_SELECTOR, child)
+            if args.tenant_pool is not None
+            else None
+        )
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "system_pool": self.system_pool.name,
+            }
+        )
+
+    def _cpu_pool(
+        self,
+        name: str,
+        args: GkeClusterArgs,
+        pool: SystemPoolArgs,
+        labels: dict[str, str],
+        child: pulumi.ResourceOptions,
+    ) -> gcp.container.NodePool:
+        """An autoscaled CPU pool; ``labels`` tell the system pool from the tenant pool."""
+        return gcp.container.NodePool(
             f"{name}-{pool.name}",
             name=pool.name,
             project=args.project,
@@ -227,7 +255,7 @@ class GkeCluster(pulumi.ComponentResource):
                 oauth_scopes=NODE_OAUTH_SCOPES,
                 service_account=args.node_service_account,
                 tags=[args.node_tag],
-                labels=dict(SYSTEM_POOL_SELECTOR),
+                labels=dict(labels),
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                     mode="GKE_METADATA"
                 ),
@@ -236,13 +264,6 @@ class GkeCluster(pulumi.ComponentResource):
                 ),
             ),
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=list(POOL_IGNORED_INPUTS))),
-        )
-        self.register_outputs(
-            {
-                "cluster_name": self.cluster.name,
-                "endpoint": self.cluster.endpoint,
-                "system_pool": self.system_pool.name,
-            }
         )
 
 

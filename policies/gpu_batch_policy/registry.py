@@ -43,6 +43,7 @@ from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
 from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
+from .rules.operator_pool import POLICIES as RULES_OPERATOR_POOL
 from .rules.pod_security import POLICIES as RULES_POD_SECURITY
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules.ray_auth import POLICIES as RULES_RAY_AUTH
@@ -92,6 +93,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
     *RULES_KNOWN_BUGS,
+    *RULES_OPERATOR_POOL,
     *RULES_POD_SECURITY,
     *RULES_KUEUE_MANAGED_NAMESPACES,
     *RULES_NETWORK_ISOLATION,

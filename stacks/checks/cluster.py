@@ -41,6 +41,21 @@ def check_cluster(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> Iterato
         )
     if system.max_nodes < 1:
         yield ConfigIssue(f"{CLUSTER_KEY}.systemPool.maxNodes", "at least 1", system.max_nodes)
+    tenant = cluster.tenant_pool
+    if tenant is not None:
+        if tenant.min_nodes > tenant.max_nodes:
+            yield ConfigIssue(
+                f"{CLUSTER_KEY}.tenantPool.minNodes",
+                f"at most tenantPool.maxNodes ({tenant.max_nodes})",
+                tenant.min_nodes,
+            )
+        taken = [system.name, *(p.name for p in pools)]
+        if tenant.name in taken:
+            yield ConfigIssue(
+                f"{CLUSTER_KEY}.tenantPool.name",
+                f"a name no other pool has ({', '.join(taken)})",
+                tenant.name,
+            )
     queued = [p.name for p in pools if p.provisioning == "queued"]
     version = cluster.min_master_version
     if queued and version is not None:

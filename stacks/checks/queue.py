@@ -9,7 +9,7 @@ queued-provisioning fact (kueue.md §7-8), checked before anything is created.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 
 from stacks.config.queues import (
@@ -32,12 +32,13 @@ MIN_POSITIVE_WEIGHT = Decimal("1e-9")
 
 
 def check_queues(
-    queues: KueueQueuesConfig, pool_modes: Mapping[str, str], system_pool: str
+    queues: KueueQueuesConfig, pool_modes: Mapping[str, str], cpu_pools: Sequence[str]
 ) -> Iterator[ConfigIssue]:
-    """``pool_modes``: GPU pool name -> provisioning mode; ``system_pool``: the CPU pool's name."""
+    """``pool_modes``: GPU pool name -> provisioning mode; ``cpu_pools``: the CPU pools' names
+    (the system pool, and the tenant pool when there is one)."""
     yield from _unique(queues)
     yield from _check_parameters(queues)
-    yield from _check_flavors(queues, pool_modes, system_pool)
+    yield from _check_flavors(queues, pool_modes, cpu_pools)
     yield from _check_cohorts(queues)
     flavor_pools = {f.name: f.pool for f in queues.resource_flavors}
     for index, cq in enumerate(queues.cluster_queues):
@@ -45,7 +46,7 @@ def check_queues(
         yield from _check_groups(
             at, cq.resource_groups, flavor_pools, has_cohort=cq.cohort is not None, owner="cohort"
         )
-        yield from _check_cluster_queue(at, cq, queues, {**pool_modes, system_pool: "system"})
+        yield from _check_cluster_queue(at, cq, queues, {**pool_modes, **dict.fromkeys(cpu_pools, "system")})
 
 
 def _unique(queues: KueueQueuesConfig) -> Iterator[ConfigIssue]:
@@ -79,9 +80,9 @@ def _check_parameters(queues: KueueQueuesConfig) -> Iterator[ConfigIssue]:
 
 
 def _check_flavors(
-    queues: KueueQueuesConfig, pool_modes: Mapping[str, str], system_pool: str
+    queues: KueueQueuesConfig, pool_modes: Mapping[str, str], cpu_pools: Sequence[str]
 ) -> Iterator[ConfigIssue]:
-    pools = [*pool_modes, system_pool]
+    pools = [*pool_modes, *cpu_pools]
     for index, flavor in enumerate(queues.resource_flavors):
         at = f"{QUEUES_KEY}.resourceFlavors[{index}]"
         if flavor.pool is not None and flavor.pool not in pools:
@@ -245,7 +246,7 @@ def _check_cluster_queue(
 def _check_admission_checks(
     at: str, cq: ClusterQueueConfig, queues: KueueQueuesConfig, pool_modes: Mapping[str, str]
 ) -> Iterator[ConfigIssue]:
-    """``pool_modes`` holds every pool of the stack (the system pool as "system"); a flavor
+    """``pool_modes`` holds every pool of the stack (CPU pools as "system"); a flavor
     naming an unknown pool is reported once, by the flavor, and not judged here."""
     checks = {c.name: c for c in queues.admission_checks}
     flavor_pools = {f.name: f.pool for f in queues.resource_flavors}

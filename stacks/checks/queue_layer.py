@@ -38,7 +38,9 @@ def check_queue_layer(config: StackConfig) -> Iterator[ConfigIssue]:
         return
     queues = config.kueue_queues
     pool_modes = {p.name: p.provisioning for p in config.gpu_pools}
-    yield from check_queues(queues, pool_modes, config.cluster.system_pool.name)
+    tenant = config.cluster.tenant_pool
+    cpu_pools = [config.cluster.system_pool.name, *([tenant.name] if tenant else [])]
+    yield from check_queues(queues, pool_modes, cpu_pools)
     yield from check_accelerator_mix(queues, flavor_accelerators(queues, config.gpu_pools))
     yield from check_kai_queues(config.kai_queues)
     yield from check_teams(config.teams, queues, config.kai_queues)

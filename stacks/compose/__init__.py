@@ -31,6 +31,7 @@ from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, w
 from stacks.compose.readiness import readiness_gates
 from stacks.compose.schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
+from stacks.config.cluster import SystemPoolConfig, TenantPoolConfig
 from stacks.config.maintenance import MaintenanceConfig
 from stacks.gke_versions import check_channel_default
 
@@ -78,13 +79,8 @@ def build(config: StackConfig, project: str) -> Platform:
         master_ipv4_cidr_block=spec.master_ipv4_cidr_block,
         network=spec.network,
         subnetwork=spec.subnetwork,
-        system_pool=SystemPoolArgs(
-            name=spec.system_pool.name,
-            machine_type=spec.system_pool.machine_type,
-            min_nodes=spec.system_pool.min_nodes,
-            max_nodes=spec.system_pool.max_nodes,
-            disk_size_gb=spec.system_pool.disk_size_gb,
-        ),
+        system_pool=_cpu_pool(spec.system_pool),
+        tenant_pool=_cpu_pool(spec.tenant_pool) if spec.tenant_pool is not None else None,
         master_authorized_networks=None
         if spec.master_authorized_networks is None
         else tuple(spec.master_authorized_networks),
@@ -217,4 +213,14 @@ def _maintenance(config: MaintenanceConfig | None) -> MaintenanceWindow | None:
         start_time=config.start_time,
         hours=config.hours,
         exclusions=tuple(MaintenanceExclusion(e.name, e.start, e.end, e.scope) for e in config.exclusions),
+    )
+
+
+def _cpu_pool(pool: SystemPoolConfig | TenantPoolConfig) -> SystemPoolArgs:
+    return SystemPoolArgs(
+        name=pool.name,
+        machine_type=pool.machine_type,
+        min_nodes=pool.min_nodes,
+        max_nodes=pool.max_nodes,
+        disk_size_gb=pool.disk_size_gb,
     )

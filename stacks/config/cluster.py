@@ -28,6 +28,21 @@ class SystemPoolConfig(ConfigModel):
     disk_size_gb: PositiveInt = Field(100, description="Boot disk size in GB.")
 
 
+class TenantPoolConfig(ConfigModel):
+    """A CPU pool for tenant pods without GPUs (Ray heads, launchers), away from the operators.
+
+    The system pool runs the operators (KubeRay's token may create pods and read Secrets in every
+    namespace), so a tenant pod next to them is one node escape from the cluster (issue 27).  A
+    ResourceFlavor with ``pool: <this name>`` steers CPU-only pod sets here.
+    """
+
+    name: DnsLabel = Field("tenant-cpu", description="Node pool name; a flavor's pool names it.")
+    machine_type: NonEmptyStr = Field("e2-standard-4", description="Machine type of the CPU nodes.")
+    min_nodes: NodeCount = Field(0, description="Autoscaling minimum (whole cluster).")
+    max_nodes: PositiveNodeCount = Field(3, description="Autoscaling maximum (whole cluster).")
+    disk_size_gb: PositiveInt = Field(100, description="Boot disk size in GB.")
+
+
 class ClusterConfig(ConfigModel):
     """The GKE cluster."""
 
@@ -115,6 +130,11 @@ class ClusterConfig(ConfigModel):
     system_pool: SystemPoolConfig = Field(
         default_factory=lambda: SystemPoolConfig.model_validate({}),
         description="The CPU system pool (see systemPool.* keys).",
+    )
+    tenant_pool: TenantPoolConfig | None = Field(
+        None,
+        description="A CPU pool for tenant pods without GPUs (see tenantPool.* keys), so a flavor can "
+        "keep Ray heads off the system pool where the operators run; unset: no such pool.",
     )
 
 
