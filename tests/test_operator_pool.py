@@ -22,7 +22,6 @@ from tests.test_tenancy_findings import Item, findings, items, level
 
 RULE = "kueue-flavor-on-operator-pool"
 NODE_POOL = "gcp:container/nodePool:NodePool"
-FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta1:ResourceFlavor"
 STACKS_WITH_TENANT_POOL = ["prod", "gpudirect"]
 
 
