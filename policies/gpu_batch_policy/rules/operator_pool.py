@@ -13,7 +13,8 @@ Deployments rendered from the Kueue, KubeRay and KAI Scheduler Helm releases sur
 (their ``nodeSelector``, node affinity and tolerations against each pool's labels and taints,
 ``fit.placement``).  Those operators hold cluster-wide tokens: KubeRay's ClusterRole creates pods
 and reads Secrets in every namespace (kuberay v1.7.0
-``helm-chart/kuberay-operator/templates/_helpers.tpl``, ``kuberay-operator.role``), so a tenant
+``helm-chart/kuberay-operator/templates/_helpers.tpl``, ``role.consistentRules``: pods
+``create``, secrets), so a tenant
 pod that escapes to its node owns the cluster (issue 27).
 
 A flavor is flagged when one of the pools its ``nodeLabels`` surely select is an operator pool.
