@@ -213,11 +213,12 @@ class TestTeamQueues:
                     total[flavor["name"]] += int(amount(gpu["nominalQuota"]))
         assert total == capacity
 
-    def test_prod_cpu_flavor_selects_the_system_pool_without_gpu_tolerations(
+    def test_prod_cpu_flavor_selects_the_tenant_pool_without_gpu_tolerations(
         self, plans: dict[str, RunResult]
     ) -> None:
+        """CPU-only pod sets (Ray heads) on the tenant CPU pool, not the operators' system pool."""
         assert objects(plans["prod"], "ResourceFlavor")["cpu"]["spec"] == {
-            "nodeLabels": {"cloud.google.com/gke-nodepool": "system"}
+            "nodeLabels": {"cloud.google.com/gke-nodepool": "tenant-cpu"}
         }
 
 
@@ -419,7 +420,7 @@ class TestReferenceErrors:
             f"config error: {QUEUES}.clusterQueues[0].admissionChecks[0].name: got 'dws', expected a check that applies "
             "only to flavors of queued pools"
         )
-        assert "flavor cpu (pool: system)" in line
+        assert "flavor cpu (pool: tenant-cpu)" in line
 
     def test_queued_flavor_needs_a_dws_check(self) -> None:
         queues = _dev_queues()
