@@ -19,6 +19,7 @@ from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
+from stacks.compose.monitoring import MonitoringLayer, build_monitoring
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -39,6 +40,7 @@ class Platform:
     schedulers: Schedulers
     queues: QueueLayer
     gpu_operator: GpuOperatorLayer | None = None
+    monitoring: MonitoringLayer | None = None
 
 
 def team_iam_members(config: StackConfig) -> list[str]:
@@ -86,6 +88,9 @@ def build(config: StackConfig, project: str) -> Platform:
         maintenance=_maintenance(spec.maintenance),
         security_group=spec.security_group,
         dns_endpoint=spec.dns_endpoint,
+        # GKE's managed DCGM exporter where GKE installs the drivers; GPU Operator pools run the
+        # operator's own dcgm-exporter (stacks/compose/monitoring.py).
+        dcgm=any(p.gpu_stack == "gke" for p in config.gpu_pools),
     )
     cluster = GkeCluster(spec.name, cluster_args)
     network = build_network(config, cluster_args)
@@ -132,6 +137,7 @@ def build(config: StackConfig, project: str) -> Platform:
     )
     gpu_operator = install_gpu_operator(config, provider, kubeconfig)
     schedulers = install_schedulers(config, provider, workload_needs(config), cdi=gpu_operator is not None)
+    monitoring = build_monitoring(provider, schedulers)
     gates = readiness_gates(
         kubeconfig,
         schedulers,
@@ -175,6 +181,7 @@ def build(config: StackConfig, project: str) -> Platform:
         schedulers=schedulers,
         queues=queues,
         gpu_operator=gpu_operator,
+        monitoring=monitoring,
     )
 
 

@@ -6,7 +6,13 @@ Order (the first CRD of a (group, kind) wins, :meth:`.crd.CrdCatalog.add_documen
    resources) or that its Helm releases render -- a stack pinning another chart version is judged
    by that version's schemas;
 2. the CRDs every chart of ``charts.lock.yaml`` (the repository's one pin list) installs at its
-   default values, rendered by the real Helm engine (:mod:`..charts`).
+   default values, rendered by the real Helm engine (:mod:`..charts`);
+3. the CRDs GKE itself installs (:func:`platform_crd_documents`): Google Cloud Managed Service for
+   Prometheus' ``monitoring.googleapis.com`` kinds (PodMonitoring, ClusterPodMonitoring, Rules,
+   ...), which GKE puts on every cluster with managed collection on.  They are read at run time
+   from the pinned prometheus-engine CRDs (``../shared/schemas/gmp``, or
+   ``$GPU_BATCH_PLATFORM_CRD_DIR``), never copied into the project; absent, those kinds are
+   "no CRD" (cannot check), as for an unresolvable chart.
 
 The pack and the offline preview both build their catalogs here.  A pinned chart that cannot be
 resolved is not an error of the stack: its groups are then "cannot check" (see
@@ -18,6 +24,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +38,10 @@ from .crd import CrdCatalog
 LOCK_FILE: Final = REPO_ROOT / "charts.lock.yaml"
 """The repository's pin list (read by ``components/chart_lock.py`` for the program, here for the
 pack); beside ``policies/``."""
+
+PLATFORM_CRD_DIR_ENV: Final = "GPU_BATCH_PLATFORM_CRD_DIR"
+# GoogleCloudPlatform/prometheus-engine charts/operator/crds/ (pinned commit in its SOURCE.txt).
+PLATFORM_CRD_SUBDIRS: Final = ("gmp",)
 
 _STACK_CATALOGS: dict[str, CrdCatalog] = {}
 _STACK_CATALOG_LIMIT: Final = 8
@@ -54,6 +65,38 @@ def lock_references(path: Path = LOCK_FILE) -> tuple[ChartReference, ...]:
         if all(isinstance(v, str) and v.strip() for v in (name, version, source)):
             found.append(ChartReference(str(name).strip(), str(version).strip(), str(source).strip()))
     return tuple(found)
+
+
+def platform_crd_dirs() -> tuple[Path, ...]:
+    """Where GKE's own CRDs are read from: ``$GPU_BATCH_PLATFORM_CRD_DIR`` (``os.pathsep``-separated),
+    else ``../shared/schemas/<subdir>`` beside the repository, for the folders that exist."""
+    configured = os.environ.get(PLATFORM_CRD_DIR_ENV)
+    if configured:
+        return tuple(Path(p) for p in configured.split(os.pathsep) if p)
+    base = REPO_ROOT.parent / "shared" / "schemas"
+    return tuple(base / sub for sub in PLATFORM_CRD_SUBDIRS if (base / sub).is_dir())
+
+
+@functools.cache
+def _platform(dirs: tuple[Path, ...]) -> CrdDocuments:
+    found: list[tuple[Path, dict[str, Any]]] = []
+    for directory in dirs:
+        for path in sorted(directory.glob("*.yaml")):
+            try:
+                docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+            except (OSError, yaml.YAMLError):
+                continue
+            found.extend(
+                (path, doc)
+                for doc in docs
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
+            )
+    return tuple(found)
+
+
+def platform_crd_documents() -> CrdDocuments:
+    """The CRDs GKE installs itself (managed Prometheus), each with its file as source."""
+    return _platform(platform_crd_dirs())
 
 
 @functools.cache
@@ -88,7 +131,7 @@ def pinned_problems(references: Sequence[ChartReference] | None = None) -> tuple
 @functools.cache
 def _pinned_catalog(references: tuple[ChartReference, ...]) -> CrdCatalog:
     catalog = CrdCatalog(None, label="the pinned charts' CRDs (charts.lock.yaml)")
-    for source, document in _pinned(references)[0]:
+    for source, document in (*_pinned(references)[0], *platform_crd_documents()):
         catalog.add_documents((document,), source)
     return catalog
 
@@ -124,7 +167,7 @@ def catalog_with(
         catalog = CrdCatalog(None, label="the CRDs of the stack and the pinned charts")
         for source, doc in own:
             catalog.add_documents((doc,), source)
-        for source, document in _pinned(refs)[0]:
+        for source, document in (*_pinned(refs)[0], *platform_crd_documents()):
             catalog.add_documents((document,), source)
         if len(_STACK_CATALOGS) >= _STACK_CATALOG_LIMIT:
             _STACK_CATALOGS.clear()
