@@ -1,0 +1,136 @@
+"""The stacks' scrape objects, followed end to end (components/monitoring.py, stacks/compose/monitoring.py).
+
+What is checked is the chain a real cluster walks: GKE's managed collection on
+(``monitoringConfig``) -> a PodMonitoring selecting the controller pod the pinned chart renders,
+on the container port it names -> a bearer token from a Secret the collector
+(``gmp-system/collector``) may read, and only that Secret -> the token's ServiceAccount bound to
+the ClusterRole the chart renders, which grants ``get /metrics`` (kueue v0.19.2
+``charts/kueue/templates/rbac/metrics_reader_role.yaml``).  The chart objects are rendered from
+the recorded release with the real Helm engine, never written here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from gpu_batch_policy.charts import default_resolver, reference_from_release, render_chart
+
+from preview.harness import RunResult
+from tests.stack_runner import custom_objects, of_type, run_stack
+
+CLUSTER = "gcp:container/cluster:Cluster"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, RunResult]:
+    return {stack: run_stack(stack) for stack in ("dev", "kai")}
+
+
+def _one(result: RunResult, type_token: str) -> dict[str, Any]:
+    found = of_type(result, type_token)
+    assert len(found) == 1, [r.name for r in found]
+    return found[0].inputs
+
+
+def _rendered(result: RunResult, release_name: str) -> list[dict[str, Any]]:
+    release = next(r.inputs for r in of_type(result, RELEASE) if r.inputs["name"] == release_name)
+    reference = reference_from_release(
+        release["chart"], release["version"], (release.get("repositoryOpts") or {}).get("repo")
+    )
+    chart = render_chart(
+        default_resolver().resolve(reference),
+        release["values"],
+        release_name=release["name"],
+        namespace=release["namespace"],
+    )
+    return [o.manifest for o in chart.objects]
+
+
+def _pod_template(objects: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, Any]:
+    for obj in objects:
+        if obj.get("kind") != "Deployment":
+            continue
+        template = obj["spec"]["template"]
+        have = template["metadata"].get("labels", {})
+        if all(have.get(k) == v for k, v in labels.items()):
+            return dict(template)
+    raise AssertionError(f"no rendered Deployment's pods carry {labels}")
+
+
+def test_managed_prometheus_is_on_and_dcgm_follows_the_gpu_stack(plans: dict[str, RunResult]) -> None:
+    dev = _one(plans["dev"], CLUSTER)["monitoringConfig"]
+    assert dev["managedPrometheus"] == {"enabled": True}
+    assert dev["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM"]  # dev's pools: GKE drivers
+    kai = _one(plans["kai"], CLUSTER)["monitoringConfig"]
+    # kai's only GPU pool runs the GPU Operator, whose own dcgm-exporter serves the GPU metrics.
+    assert kai["enableComponents"] == ["SYSTEM_COMPONENTS"]
+
+
+def test_kueue_scrape_reaches_the_rendered_controller_with_readable_credentials(
+    plans: dict[str, RunResult],
+) -> None:
+    result = plans["dev"]
+    monitors = [
+        m for m in custom_objects(result, "PodMonitoring") if m["metadata"]["namespace"] == "kueue-system"
+    ]
+    assert len(monitors) == 1
+    monitor = monitors[0]
+    endpoint = monitor["spec"]["endpoints"][0]
+    rendered = _rendered(result, "kueue")
+    pod = _pod_template(rendered, monitor["spec"]["selector"]["matchLabels"])
+    ports = {p["name"]: p["containerPort"] for c in pod["spec"]["containers"] for p in c.get("ports", [])}
+    assert endpoint["port"] in ports and ports[endpoint["port"]] == 8443
+    assert endpoint["scheme"] == "https"
+
+    token = endpoint["authorization"]["credentials"]["secret"]
+    secrets = [s for s in custom_objects(result, "Secret") if s["metadata"]["name"] == token["name"]]
+    assert len(secrets) == 1 and token["key"] == "token"
+    secret = secrets[0]
+    assert secret["type"] == "kubernetes.io/service-account-token"
+    assert "data" not in secret and "stringData" not in secret  # the token controller fills it
+    account = secret["metadata"]["annotations"]["kubernetes.io/service-account.name"]
+
+    # The collector may read that Secret, and nothing else.
+    roles = {r["metadata"]["name"]: r for r in custom_objects(result, "Role")}
+    bindings = [
+        b
+        for b in custom_objects(result, "RoleBinding")
+        if {"kind": "ServiceAccount", "name": "collector", "namespace": "gmp-system"} in b["subjects"]
+    ]
+    assert len(bindings) == 1
+    rules = roles[bindings[0]["roleRef"]["name"]]["rules"]
+    assert rules == [
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "resourceNames": [token["name"]],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+
+    # The token's account gets exactly the chart's metrics-reader ClusterRole: get /metrics.
+    granted = [
+        b
+        for b in custom_objects(result, "ClusterRoleBinding")
+        if any(s["name"] == account and s["namespace"] == "kueue-system" for s in b["subjects"])
+    ]
+    assert len(granted) == 1
+    role_name = granted[0]["roleRef"]["name"]
+    chart_roles = {o["metadata"]["name"]: o for o in rendered if o.get("kind") == "ClusterRole"}
+    assert chart_roles[role_name]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+
+
+def test_kuberay_operator_scrape_matches_its_rendered_pod(plans: dict[str, RunResult]) -> None:
+    for stack in ("dev", "kai"):
+        result = plans[stack]
+        monitor = next(
+            m
+            for m in custom_objects(result, "PodMonitoring")
+            if m["metadata"]["namespace"] == "kuberay-system"
+        )
+        pod = _pod_template(_rendered(result, "kuberay-operator"), monitor["spec"]["selector"]["matchLabels"])
+        names = {p["name"] for c in pod["spec"]["containers"] for p in c.get("ports", [])}
+        assert monitor["spec"]["endpoints"][0]["port"] in names
+        assert "authorization" not in monitor["spec"]["endpoints"][0]  # plain-HTTP /metrics
