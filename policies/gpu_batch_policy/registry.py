@@ -35,6 +35,7 @@ from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.monitoring import POLICIES as RULES_MONITORING
+from .rules.monitoring_queries import POLICIES as RULES_MONITORING_QUERIES
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
@@ -76,4 +77,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
     *RULES_MONITORING,
+    *RULES_MONITORING_QUERIES,
 ]

@@ -12,12 +12,9 @@ rendered by the real Helm engine; the PodMonitoring is the one the program decla
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from pulumi_policy import EnforcementLevel
 
@@ -30,6 +27,12 @@ from components.monitoring import (
 )
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run, run_all
 from tests.policies.pack_objects import k8s, pinned_release
+from tests.policies.upstream_git import (
+    accelerated_platforms_git,
+    accelerated_platforms_kueue_version,
+    kueue_git,
+    show,
+)
 
 TARGET = policy("pod-monitoring-target")
 NO_CRD = policy("servicemonitor-without-crd")
@@ -156,31 +159,7 @@ def test_each_fixture_fires_exactly_its_rule() -> None:
 
 # --- accelerated-platforms' published Kueue monitoring, converted at test time ------------------
 
-ACCELERATED_PLATFORMS_ENV = "GPU_BATCH_ACCELERATED_PLATFORMS_GIT"
-KUEUE_GIT_ENV = "GPU_BATCH_KUEUE_GIT"
-_REPO = Path(__file__).resolve().parents[3]
-_MIRRORS = _REPO.parent / ".mirror"
 AP_MONITORING = "platforms/gke/base/core/workloads/kueue/templates/workload/kueue-monitoring-gmp.yaml"
-AP_VERSION_FILE = "platforms/gke/base/_shared_config/workloads_variables.tf"
-
-
-def _git_dir(env: str, mirror: str) -> Path | None:
-    configured = os.environ.get(env)
-    path = Path(configured) if configured else _MIRRORS / mirror / "repo"
-    return path if path.is_dir() else None
-
-
-def _show(git_dir: Path, rev_path: str) -> str:
-    return subprocess.run(
-        ["git", f"--git-dir={git_dir}", "show", rev_path], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def _kueue_version(ap: Path) -> str:
-    """``kueue_version``'s default in accelerated-platforms' shared workload variables."""
-    text = _show(ap, f"HEAD:{AP_VERSION_FILE}")
-    block = text[text.index('variable "kueue_version"') :]
-    return block.split("default", 1)[1].split('"')[1]
 
 
 def _kueue_manager_as_installed(kueue: Path, version: str) -> Res:
@@ -189,9 +168,9 @@ def _kueue_manager_as_installed(kueue: Path, version: str) -> Res:
     manager.yaml``, the pod labels of ``config/default/kustomization.yaml`` and the container ports
     its ``manager_*_patch.yaml`` add.  (``manifests.yaml`` is a release asset, not in git.)"""
     tag = f"v{version}"
-    docs = list(yaml.safe_load_all(_show(kueue, f"{tag}:config/components/manager/manager.yaml")))
+    docs = list(yaml.safe_load_all(show(kueue, f"{tag}:config/components/manager/manager.yaml")))
     deployment = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Deployment")
-    kustomization = yaml.safe_load(_show(kueue, f"{tag}:config/default/kustomization.yaml"))
+    kustomization = yaml.safe_load(show(kueue, f"{tag}:config/default/kustomization.yaml"))
     labels: dict[str, str] = {}
     for entry in kustomization.get("labels", []):
         if entry.get("includeTemplates") or entry.get("includeSelectors"):
@@ -203,7 +182,7 @@ def _kueue_manager_as_installed(kueue: Path, version: str) -> Res:
         path = patch.get("path", "") if isinstance(patch, dict) else ""
         if not path.startswith("manager_"):
             continue
-        patched = yaml.safe_load(_show(kueue, f"{tag}:config/default/{path}"))
+        patched = yaml.safe_load(show(kueue, f"{tag}:config/default/{path}"))
         for container in (
             (patched or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
         ):
@@ -215,15 +194,10 @@ def _kueue_manager_as_installed(kueue: Path, version: str) -> Res:
 
 
 def _accelerated_platforms_objects() -> list[Res]:
-    ap = _git_dir(ACCELERATED_PLATFORMS_ENV, "GoogleCloudPlatform+accelerated-platforms")
-    kueue = _git_dir(KUEUE_GIT_ENV, "kubernetes-sigs+kueue")
-    if ap is None or kueue is None:
-        pytest.skip(
-            "accelerated-platforms and kueue git mirrors are not present: fetch them "
-            f"(../.mirror/<owner>+<name>/repo) or set ${ACCELERATED_PLATFORMS_ENV} / ${KUEUE_GIT_ENV}"
-        )
-    found = [_kueue_manager_as_installed(kueue, _kueue_version(ap))]
-    for doc in yaml.safe_load_all(_show(ap, f"HEAD:{AP_MONITORING}")):
+    ap = accelerated_platforms_git()
+    kueue = kueue_git()
+    found = [_kueue_manager_as_installed(kueue, accelerated_platforms_kueue_version(ap))]
+    for doc in yaml.safe_load_all(show(ap, f"HEAD:{AP_MONITORING}")):
         if not isinstance(doc, dict):
             continue
         meta = doc["metadata"]
