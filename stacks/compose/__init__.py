@@ -19,7 +19,7 @@ from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
-from stacks.compose.monitoring import MonitoringLayer, build_monitoring
+from stacks.compose.monitoring import DashboardLayer, MonitoringLayer, build_dashboards, build_monitoring
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -41,6 +41,7 @@ class Platform:
     queues: QueueLayer
     gpu_operator: GpuOperatorLayer | None = None
     monitoring: MonitoringLayer | None = None
+    dashboards: DashboardLayer | None = None
 
 
 def team_iam_members(config: StackConfig) -> list[str]:
@@ -138,6 +139,7 @@ def build(config: StackConfig, project: str) -> Platform:
     gpu_operator = install_gpu_operator(config, provider, kubeconfig)
     schedulers = install_schedulers(config, provider, workload_needs(config), cdi=gpu_operator is not None)
     monitoring = build_monitoring(provider, schedulers)
+    dashboards = build_dashboards(config, project)
     gates = readiness_gates(
         kubeconfig,
         schedulers,
@@ -182,6 +184,7 @@ def build(config: StackConfig, project: str) -> Platform:
         queues=queues,
         gpu_operator=gpu_operator,
         monitoring=monitoring,
+        dashboards=dashboards,
     )
 
 

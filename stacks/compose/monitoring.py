@@ -11,10 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_gcp as gcp
 
 from components.kuberay import KUBERAY_NAMESPACE, KUBERAY_RELEASE_NAME
 from components.monitoring import KueueMetricsScrape, KueueScrapeArgs, kuberay_operator_scrape, pod_monitoring
+from components.observability.alerts import AlertRule, AlertThresholds, alert_policy, alert_rules
+from components.observability.dashboard import QueueView, stack_dashboard
 from stacks.compose.schedulers import Schedulers
+from stacks.config import StackConfig
+from stacks.quantity import POLICIES_DIR
+
+assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
+
+from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -22,6 +31,15 @@ class MonitoringLayer:
     """Every PodMonitoring the stack declares, by operator."""
 
     pod_monitorings: dict[str, pulumi.CustomResource]
+
+
+@dataclass(frozen=True)
+class DashboardLayer:
+    """The stack's dashboard, its alert policies by rule key, and the rules they were made from."""
+
+    dashboard: gcp.monitoring.Dashboard
+    alerts: dict[str, gcp.monitoring.AlertPolicy]
+    rules: tuple[AlertRule, ...]
 
 
 def build_monitoring(provider: pulumi.ProviderResource, schedulers: Schedulers) -> MonitoringLayer:
@@ -42,3 +60,36 @@ def build_monitoring(provider: pulumi.ProviderResource, schedulers: Schedulers) 
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kuberay.release]),
         )
     return MonitoringLayer(pod_monitorings=found)
+
+
+def queue_views(config: StackConfig) -> list[QueueView]:
+    """Every ClusterQueue of the stack with the teams whose LocalQueues point at it."""
+    views = []
+    for cq in config.kueue_queues.cluster_queues:
+        teams = tuple(sorted(t.name for t in config.teams if cq.name in t.local_queues.values()))
+        views.append(QueueView(cq.name, teams, provisioning_check=bool(cq.admission_checks)))
+    return views
+
+
+def alert_thresholds(config: StackConfig) -> AlertThresholds:
+    seconds = parse_go_duration(config.monitoring.max_provisioning_wait)
+    assert seconds is not None  # the config model accepts positive Go durations only
+    return AlertThresholds(
+        max_provisioning_wait_seconds=float(seconds),
+        idle_gpu_utilization_percent=config.monitoring.idle_gpu_utilization_percent,
+        window_minutes=config.monitoring.alert_window_minutes,
+    )
+
+
+def build_dashboards(config: StackConfig, project: str) -> DashboardLayer:
+    """The stack's dashboard and alert policies (components/observability/)."""
+    views = queue_views(config) if config.kueue.enabled else []
+    dashboard = stack_dashboard(
+        f"{config.cluster.name}-dashboard",
+        project,
+        f"gpu-batch {config.cluster.name}: queues and GPUs",
+        views,
+    )
+    rules = alert_rules(views, alert_thresholds(config))
+    policies = {r.key: alert_policy(r, project, config.monitoring.notification_channels) for r in rules}
+    return DashboardLayer(dashboard=dashboard, alerts=policies, rules=tuple(rules))

@@ -11,6 +11,7 @@ from pydantic import Field
 from stacks.base import ConfigModel
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
 from stacks.config.kai_queues import KaiQueueConfig
+from stacks.config.monitoring import MonitoringConfig
 from stacks.config.queues import KueueQueuesConfig
 from stacks.config.schedulers import (
     KaiConfig,
@@ -52,4 +53,8 @@ class StackConfig(ConfigModel):
     )
     workloads: list[WorkloadConfig] = Field(
         default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."
+    )
+    monitoring: MonitoringConfig = Field(
+        default_factory=lambda: MonitoringConfig.model_validate({}),
+        description="The generated dashboard's alerts: channels and thresholds (see monitoring.* keys).",
     )
