@@ -11,12 +11,14 @@ the recorded release with the real Helm engine, never written here.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from gpu_batch_policy.charts import default_resolver, reference_from_release, render_chart
 
 from preview.harness import RunResult
+from stacks.errors import ConfigError
 from tests.stack_runner import custom_objects, of_type, run_stack
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -134,3 +136,65 @@ def test_kuberay_operator_scrape_matches_its_rendered_pod(plans: dict[str, RunRe
         names = {p["name"] for c in pod["spec"]["containers"] for p in c.get("ports", [])}
         assert monitor["spec"]["endpoints"][0]["port"] in names
         assert "authorization" not in monitor["spec"]["endpoints"][0]  # plain-HTTP /metrics
+
+
+# --- the dashboard and alert policies ------------------------------------------------------------
+
+DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
+ALERT = "gcp:monitoring/alertPolicy:AlertPolicy"
+
+
+def test_dashboard_has_a_row_per_cluster_queue_and_the_gpus(plans: dict[str, RunResult]) -> None:
+    doc = json.loads(_one(plans["dev"], DASHBOARD)["dashboardJson"])
+    titles = [t["widget"]["title"] for t in doc["mosaicLayout"]["tiles"]]
+    assert titles == [
+        "cluster-queue: pending workloads",
+        "cluster-queue: admission wait (s)",
+        "cluster-queue: GPU quota in use",
+        "cluster-queue: evictions by reason (1h)",
+        "cluster-queue: preemptions by reason (1h)",
+        "cluster-queue: provisioning-check wait (s)",  # dev's queue has a DWS admission check
+        "GPU utilisation (%)",
+        "GPU memory used (MiB)",
+    ]
+    # The kai stack has no Kueue: only the GPU panels.
+    kai = json.loads(_one(plans["kai"], DASHBOARD)["dashboardJson"])
+    assert [t["widget"]["title"] for t in kai["mosaicLayout"]["tiles"]] == titles[-2:]
+
+
+def test_dashboard_json_is_deterministic(plans: dict[str, RunResult]) -> None:
+    again = run_stack("dev")
+    assert _one(again, DASHBOARD)["dashboardJson"] == _one(plans["dev"], DASHBOARD)["dashboardJson"]
+
+
+def test_alerts_are_labelled_and_notify_the_configured_channel() -> None:
+    channel = "projects/gpu-batch-dev/notificationChannels/123"
+    result = run_stack(
+        "dev", {"gpu-batch:monitoring": {"notificationChannels": [channel], "maxProvisioningWait": "1h"}}
+    )
+    alerts = {r.inputs["displayName"]: r.inputs for r in of_type(result, ALERT)}
+    assert len(alerts) == 5
+    for inputs in alerts.values():
+        assert inputs["notificationChannels"] == [channel]
+        condition = inputs["conditions"][0]["conditionPrometheusQueryLanguage"]
+        assert condition["disableMetricValidation"] is True
+        assert set(inputs["userLabels"]) == {"team", "queue"}
+    wait = alerts["ClusterQueue cluster-queue: provisioning-check wait p95 above 3600s"]
+    assert wait["userLabels"] == {"team": "ml", "queue": "cluster-queue"}
+    assert wait["conditions"][0]["conditionPrometheusQueryLanguage"]["query"].endswith("> 3600")
+
+
+@pytest.mark.parametrize(
+    ("monitoring", "expected"),
+    [
+        ({"maxProvisioningWait": "3h"}, "gpu-batch:monitoring.maxProvisioningWait"),
+        ({"notificationChannels": ["my-channel"]}, "gpu-batch:monitoring.notificationChannels[0]"),
+        ({"idleGpuUtilizationPercent": 0}, "gpu-batch:monitoring.idleGpuUtilizationPercent"),
+        ({"alertWindow": 5}, "gpu-batch:monitoring.alertWindow"),
+    ],
+)
+def test_bad_monitoring_config_is_one_line_naming_the_key(monitoring: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        run_stack("dev", {"gpu-batch:monitoring": monitoring})
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 1 and expected in lines[0], lines
