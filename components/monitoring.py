@@ -235,3 +235,19 @@ def kuberay_operator_scrape(release_name: str, namespace: str) -> PodScrape:
         selector={"app.kubernetes.io/name": "kuberay-operator", "app.kubernetes.io/instance": release_name},
         endpoint=ScrapeEndpoint(port="http"),
     )
+
+
+# The GPU Operator's exporter (NVIDIA/gpu-operator v26.7.0 assets/state-dcgm-exporter/
+# 0800_daemonset.yaml: pod label ``app: nvidia-dcgm-exporter``, container port ``metrics`` 9400,
+# plain-HTTP ``/metrics``), in the operator's namespace (the ClusterPolicy controller creates it
+# there).  Scraped on GPU Operator pools, where GKE's managed DCGM is off (components/gke.py).
+DCGM_EXPORTER_APP: Final = "nvidia-dcgm-exporter"
+
+
+def dcgm_exporter_scrape(namespace: str) -> PodScrape:
+    return PodScrape(
+        name=DCGM_EXPORTER_APP,
+        namespace=namespace,
+        selector={"app": DCGM_EXPORTER_APP},
+        endpoint=ScrapeEndpoint(port="metrics"),
+    )

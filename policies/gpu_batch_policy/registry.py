@@ -17,6 +17,7 @@ from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
+from .rules.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
@@ -78,4 +79,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_HELM_CRDS,
     *RULES_MONITORING,
     *RULES_MONITORING_QUERIES,
+    *RULES_DCGM_EXPORTERS,
 ]

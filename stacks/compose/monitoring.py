@@ -13,8 +13,15 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.gpu_operator import GPU_OPERATOR_NAMESPACE
 from components.kuberay import KUBERAY_NAMESPACE, KUBERAY_RELEASE_NAME
-from components.monitoring import KueueMetricsScrape, KueueScrapeArgs, kuberay_operator_scrape, pod_monitoring
+from components.monitoring import (
+    KueueMetricsScrape,
+    KueueScrapeArgs,
+    dcgm_exporter_scrape,
+    kuberay_operator_scrape,
+    pod_monitoring,
+)
 from components.observability.alerts import AlertRule, AlertThresholds, alert_policy, alert_rules
 from components.observability.dashboard import QueueView, stack_dashboard
 from stacks.compose.schedulers import Schedulers
@@ -42,8 +49,11 @@ class DashboardLayer:
     rules: tuple[AlertRule, ...]
 
 
-def build_monitoring(provider: pulumi.ProviderResource, schedulers: Schedulers) -> MonitoringLayer:
-    """Declare the scrape objects for the operators ``schedulers`` installed."""
+def build_monitoring(
+    provider: pulumi.ProviderResource, schedulers: Schedulers, gpu_operator: pulumi.Resource | None = None
+) -> MonitoringLayer:
+    """Declare the scrape objects for the operators ``schedulers`` installed, and for the GPU
+    Operator's dcgm-exporter when ``gpu_operator`` (its release) is installed."""
     found: dict[str, pulumi.CustomResource] = {}
     if schedulers.kueue is not None:
         installed = schedulers.kueue.configuration
@@ -58,6 +68,12 @@ def build_monitoring(provider: pulumi.ProviderResource, schedulers: Schedulers) 
             "kuberay-operator-metrics",
             kuberay_operator_scrape(KUBERAY_RELEASE_NAME, KUBERAY_NAMESPACE),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kuberay.release]),
+        )
+    if gpu_operator is not None:
+        found["dcgm-exporter"] = pod_monitoring(
+            "dcgm-exporter-metrics",
+            dcgm_exporter_scrape(GPU_OPERATOR_NAMESPACE),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[gpu_operator]),
         )
     return MonitoringLayer(pod_monitorings=found)
 
