@@ -106,6 +106,16 @@ def build_dashboards(config: StackConfig, project: str) -> DashboardLayer:
         f"gpu-batch {config.cluster.name}: queues and GPUs",
         views,
     )
+    # The console address, known once the dashboard exists (its id: projects/<p>/dashboards/<id>).
+    pulumi.export(
+        "dashboardUrl",
+        dashboard.id.apply(
+            lambda id_: (
+                f"https://console.cloud.google.com/monitoring/dashboards/builder/{id_.rsplit('/', 1)[-1]}"
+                f"?project={project}"
+            )
+        ),
+    )
     rules = alert_rules(views, alert_thresholds(config))
     policies = {r.key: alert_policy(r, project, config.monitoring.notification_channels) for r in rules}
     return DashboardLayer(dashboard=dashboard, alerts=policies, rules=tuple(rules))
