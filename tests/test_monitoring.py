@@ -198,3 +198,23 @@ def test_bad_monitoring_config_is_one_line_naming_the_key(monitoring: dict[str, 
         run_stack("dev", {"gpu-batch:monitoring": monitoring})
     lines = str(caught.value).splitlines()
     assert len(lines) == 1 and expected in lines[0], lines
+
+
+# --- the scrape objects against the pinned GMP CRDs (prometheus-engine, ../shared/schemas/gmp) --
+
+
+def test_the_stacks_pod_monitorings_are_valid_against_the_gmp_crd(plans: dict[str, RunResult]) -> None:
+    from preview.crd_validation import Outcome, validate_object
+
+    for stack in ("dev", "kai"):
+        for monitor in custom_objects(plans[stack], "PodMonitoring"):
+            result = validate_object(monitor)
+            assert result.outcome == Outcome.VALID, result
+            assert result.schema == "monitoring.googleapis.com/v1"
+            # The port rule (self != 0 on an int-or-string) is run, not skipped: CEL's heterogeneous
+            # equality holds for a port name.  Only the CRD's __namespace__ rules stay unchecked.
+            assert all("escaped property name" in r for r in result.cel_unchecked_reasons), result
+    bad = next(iter(custom_objects(plans["dev"], "PodMonitoring")))
+    zero = {**bad, "spec": {**bad["spec"], "endpoints": [{**bad["spec"]["endpoints"][0], "port": 0}]}}
+    result = validate_object(zero)
+    assert result.outcome == Outcome.INVALID and "Port is required" in str(result.violations)

@@ -87,6 +87,32 @@ def _environment() -> celpy.Environment:
 
 _ENV = _environment()
 
+_NUMBERS: Final = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+
+
+def _heterogeneous_eq(a: Any, b: Any) -> Any:
+    """CEL's heterogeneous equality, as the API server's cel-go evaluates ``==``: values of
+    different types are unequal (numbers compare by value) instead of "no matching overload"
+    (cel-spec doc/langdef.md, "Equality"; cel-python 0.5.0 raises for e.g. string == int).  An
+    ``x-kubernetes-int-or-string`` value is either, so a rule such as GMP's ``self != 0`` on
+    ``endpoints[].port`` (prometheus-engine podmonitorings CRD) holds for a port name."""
+    if isinstance(a, CELEvalError) or isinstance(b, CELEvalError):
+        return a if isinstance(a, CELEvalError) else b
+    try:
+        return base_functions["_==_"](a, b)
+    except TypeError:
+        if isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
+            return celtypes.BoolType(float(a) == float(b))
+        return celtypes.BoolType(False)
+
+
+def _heterogeneous_ne(a: Any, b: Any) -> Any:
+    equal = _heterogeneous_eq(a, b)
+    return equal if isinstance(equal, CELEvalError) else celtypes.BoolType(not equal)
+
+
+_EQUALITY: Final = {"_==_": _heterogeneous_eq, "_!=_": _heterogeneous_ne}
+
 
 class Verdict(StrEnum):
     """What one rule said about one value."""
@@ -336,7 +362,7 @@ def _plan(text: str) -> _Plan:
     missing = sorted(functions - _KNOWN_FUNCTIONS)
     if missing:
         return _Plan(None, f"needs {', '.join(missing)}, which cel-python 0.5.0 lacks")
-    return _Plan(_ENV.program(tree), "", _self_fields(tree))
+    return _Plan(_ENV.program(tree, functions=_EQUALITY), "", _self_fields(tree))
 
 
 @cache
