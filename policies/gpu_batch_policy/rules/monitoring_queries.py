@@ -8,6 +8,9 @@ form), ``gcp:monitoring/alertPolicy:AlertPolicy`` ``conditions[].conditionPromet
 .query`` (pulumi-gcp 10.2.0), and GMP ``Rules``/``ClusterRules``/``GlobalRules``
 ``spec.groups[].rules[].expr`` (prometheus-engine @ 2ffde4ec CRDs).
 
+KAI Scheduler v0.17.0 series must carry the ``kai_`` prefix and be one of its metrics
+(:mod:`..metrics.kai`): its documentation names them without it.
+
 ``promql-parses``: Cloud Monitoring refuses an alert policy whose PromQL does not parse, and a
 dashboard panel with one shows only an error.  ``promql-metric-exported``: a Kueue series
 (``kueue_``/``multikueue_``) must be a metric of Kueue 0.19.2 and exported under the stack's
@@ -28,6 +31,7 @@ from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..kueue_install import INSTALL_PROPERTIES
+from ..metrics.kai import kai_problem
 from ..metrics.kueue import SETTING_KEYS, is_kueue_series, metric_for_series
 from ..metrics.kueue_settings import kueue_metric_settings
 from ..metrics.promql import expand_dashboard_variables, metric_names
@@ -140,6 +144,7 @@ def check_metric_exported(model: StackModel, reporter: Reporter, config: Mapping
     if not holders:
         return
     settings = None
+    kai_installed = bool(model.kai_releases())
     for res in holders:
         found = queries(res, reporter)
         if found is None:
@@ -147,6 +152,10 @@ def check_metric_exported(model: StackModel, reporter: Reporter, config: Mapping
             continue
         for where, text, is_promql in found:
             for series in _series(text, is_promql):
+                kai = kai_problem(series, kai_installed=kai_installed)
+                if kai is not None:
+                    reporter.violation(res, f"{where} reads {series}: {kai}", "use the kai_-prefixed name")
+                    continue
                 if not is_kueue_series(series):
                     continue
                 metric = metric_for_series(series)
@@ -180,8 +189,8 @@ POLICIES: list[Policy] = [
     ),
     stack_policy(
         "promql-metric-exported",
-        "Every Kueue metric a dashboard, alert or GMP rule reads exists in Kueue 0.19.2 and is exported "
-        "under the stack's Kueue configuration.",
+        "Every Kueue or KAI metric a dashboard, alert or GMP rule reads exists in the pinned version "
+        "(KAI's with its kai_ prefix) and, for Kueue, is exported under the stack's Kueue configuration.",
         check_metric_exported,
         config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),

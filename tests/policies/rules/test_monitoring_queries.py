@@ -23,6 +23,7 @@ from tests.policies.upstream_git import (
     accelerated_platforms_git,
     accelerated_platforms_kueue_version,
     kueue_git,
+    require_git_dir,
     show,
 )
 
@@ -234,3 +235,39 @@ def test_dashboard_variables_are_expanded_before_parsing() -> None:
     assert not run(
         PARSES, [dashboard("sum(rate(kueue_admitted_workloads_total{${cluster_name}}[${__interval}])")]
     ).clean
+
+
+# --- KAI Scheduler v0.17.0: the kai_ prefix, and the catalog is upstream's ------------------------
+
+_KAI_METRIC = re.compile(
+    r"promauto\.New(Counter|Gauge|Histogram)(?:Vec)?\(\s*prometheus\.\w+Opts\{\s*Namespace:\s*namespace,\s*Name:\s*\"(\w+)\""
+)
+
+
+def test_every_kai_metric_is_catalogued() -> None:
+    from gpu_batch_policy.metrics.kai import KAI_METRICS
+
+    git = require_git_dir("GPU_BATCH_KAI_GIT", "kai-scheduler+KAI-Scheduler")
+    found: dict[str, str] = {}
+    for path in ("pkg/scheduler/metrics/metrics.go", "pkg/queuecontroller/metrics/metrics.go"):
+        found.update({name: kind.lower() for kind, name in _KAI_METRIC.findall(show(git, f"v0.17.0:{path}"))})
+    assert len(found) >= 30
+    assert dict(KAI_METRICS) == found
+    constants = show(git, "v0.17.0:pkg/common/constants/constants.go")
+    assert re.search(r'DefaultMetricsNamespace\s*=\s*"kai"', constants)
+
+
+def kai_release() -> Res:
+    return pinned_release("kai-scheduler", "kai-scheduler")
+
+
+def test_kai_metrics_need_their_prefix() -> None:
+    bare = run(EXPORTED, [kai_release(), dashboard("sum by (queue_name) (queue_allocated_gpus)")])
+    assert "as kai_queue_allocated_gpus" in bare.text()
+    assert run(EXPORTED, [kai_release(), dashboard("sum by (queue_name) (kai_queue_allocated_gpus)")]).clean
+    typo = run(EXPORTED, [kai_release(), alert("kai_queue_allocated_gpu > 0")])
+    assert "exports no kai_queue_allocated_gpu" in typo.text()
+    histogram = "histogram_quantile(0.9, sum by (le) (rate(kai_task_bind_latency_milliseconds_bucket[5m])))"
+    assert run(EXPORTED, [kai_release(), alert(histogram)]).clean
+    # Without KAI in the stack a bare name may be another exporter's: not judged.
+    assert run(EXPORTED, [dashboard("sum(queue_allocated_gpus)")]).clean
