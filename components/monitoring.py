@@ -251,3 +251,26 @@ def dcgm_exporter_scrape(namespace: str) -> PodScrape:
         selector={"app": DCGM_EXPORTER_APP},
         endpoint=ScrapeEndpoint(port="metrics"),
     )
+
+
+# KAI Scheduler v0.17.0: the operator's scheduler (``kai-scheduler-<shard>``) and queue-controller
+# Deployments label their pods ``app: <deployment>`` and serve metrics on 8080 without declaring a
+# container port (kai-scheduler/KAI-Scheduler v0.17.0 pkg/operator/operands/common/common.go
+# ``DeploymentForKAIConfig``; apis/kai/v1/scheduler/scheduler.go and
+# queue_controller/queue_controller.go port defaults), so they are scraped by number, which GMP
+# accepts for an undeclared port (prometheus-engine pod_config.go ``endpointScrapeConfig``).
+KAI_METRICS_PORT: Final = 8080
+KAI_DEFAULT_SHARD: Final = "default"
+
+
+def kai_scrapes(namespace: str, shards: tuple[str, ...] = (KAI_DEFAULT_SHARD,)) -> list[PodScrape]:
+    apps = [f"kai-scheduler-{shard}" for shard in shards] + ["queue-controller"]
+    return [
+        PodScrape(
+            name=app,
+            namespace=namespace,
+            selector={"app": app},
+            endpoint=ScrapeEndpoint(port=KAI_METRICS_PORT),
+        )
+        for app in apps
+    ]

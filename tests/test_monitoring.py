@@ -19,7 +19,7 @@ from gpu_batch_policy.charts import default_resolver, reference_from_release, re
 
 from preview.harness import RunResult
 from stacks.errors import ConfigError
-from tests.stack_runner import custom_objects, of_type, run_stack
+from tests.stack_runner import config_value, custom_objects, of_type, run_stack
 
 CLUSTER = "gcp:container/cluster:Cluster"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -157,9 +157,15 @@ def test_dashboard_has_a_row_per_cluster_queue_and_the_gpus(plans: dict[str, Run
         "GPU utilisation (%)",
         "GPU memory used (MiB)",
     ]
-    # The kai stack has no Kueue: only the GPU panels.
+    # The kai stack has no Kueue: a panel per KAI queue (its kaiQueues tree), then the GPUs.
     kai = json.loads(_one(plans["kai"], DASHBOARD)["dashboardJson"])
-    assert [t["widget"]["title"] for t in kai["mosaicLayout"]["tiles"]] == titles[-2:]
+    kai_titles = [t["widget"]["title"] for t in kai["mosaicLayout"]["tiles"]]
+    queues = [q["name"] for q in config_value("kai", "gpu-batch:kaiQueues")]
+    queues += [c["name"] for q in config_value("kai", "gpu-batch:kaiQueues") for c in q.get("children", [])]
+    assert kai_titles == [
+        *(f"KAI {name}: GPUs allocated / deserved / fair share" for name in sorted(queues)),
+        *titles[-2:],
+    ]
 
 
 def test_dashboard_json_is_deterministic(plans: dict[str, RunResult]) -> None:

@@ -1,6 +1,7 @@
 """One Cloud Monitoring dashboard per stack: a row per ClusterQueue, then the GPUs.
 
-Per ClusterQueue: pending workloads (active / inadmissible), admission wait p50/p95, GPU quota in
+Per KAI queue: GPUs allocated, deserved (quota) and the scheduler's fair share (``kai_``
+metrics).  Per ClusterQueue: pending workloads (active / inadmissible), admission wait p50/p95, GPU quota in
 use against the nominal quota per flavor, evictions and preemptions by reason, and -- for a
 queue with a ProvisioningRequest (DWS) admission check -- the provisioning-check wait.  Then GPU
 utilisation and framebuffer memory from DCGM, per GPU model.  The JSON is a Cloud Monitoring
@@ -66,6 +67,19 @@ def queue_panels(queue: QueueView) -> list[Panel]:
     return panels
 
 
+def kai_queue_panels(queue: str) -> list[Panel]:
+    return [
+        Panel(
+            f"KAI {queue}: GPUs allocated / deserved / fair share",
+            (
+                ("allocated", q.kai_allocated_gpus(queue)),
+                ("deserved", q.kai_deserved_gpus(queue)),
+                ("fair share", q.kai_fair_share_gpus(queue)),
+            ),
+        )
+    ]
+
+
 def gpu_panels() -> list[Panel]:
     return [
         Panel("GPU utilisation (%)", (("{{modelName}}", q.gpu_utilization()),)),
@@ -98,8 +112,11 @@ def _tile(index: int, panel: Panel) -> dict[str, Any]:
     }
 
 
-def dashboard_document(title: str, queues: Sequence[QueueView]) -> dict[str, Any]:
+def dashboard_document(
+    title: str, queues: Sequence[QueueView], kai_queues: Sequence[str] = ()
+) -> dict[str, Any]:
     panels = [p for queue in sorted(queues, key=lambda v: v.name) for p in queue_panels(queue)]
+    panels += [p for queue in sorted(kai_queues) for p in kai_queue_panels(queue)]
     panels += gpu_panels()
     return {
         "displayName": title,
@@ -108,9 +125,9 @@ def dashboard_document(title: str, queues: Sequence[QueueView]) -> dict[str, Any
     }
 
 
-def dashboard_json(title: str, queues: Sequence[QueueView]) -> str:
+def dashboard_json(title: str, queues: Sequence[QueueView], kai_queues: Sequence[str] = ()) -> str:
     """The dashboard as the ``dashboard_json`` input: deterministic bytes."""
-    return json.dumps(dashboard_document(title, queues), sort_keys=True, separators=(",", ":"))
+    return json.dumps(dashboard_document(title, queues, kai_queues), sort_keys=True, separators=(",", ":"))
 
 
 def stack_dashboard(
@@ -118,8 +135,9 @@ def stack_dashboard(
     project: str,
     title: str,
     queues: Sequence[QueueView],
+    kai_queues: Sequence[str] = (),
     opts: pulumi.ResourceOptions | None = None,
 ) -> gcp.monitoring.Dashboard:
     return gcp.monitoring.Dashboard(
-        name, project=project, dashboard_json=dashboard_json(title, queues), opts=opts
+        name, project=project, dashboard_json=dashboard_json(title, queues, kai_queues), opts=opts
     )

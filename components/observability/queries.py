@@ -63,6 +63,23 @@ def preemptions(cq: str, window: str = "1h") -> str:
     return f'sum by (reason) (increase(kueue_preempted_workloads_total{{preempting_cluster_queue="{cq}"}}[{window}]))'
 
 
+# KAI Scheduler v0.17.0 queue metrics (``kai_`` prefix: --metrics-namespace default ``kai``;
+# label ``queue_name``): pkg/queuecontroller/metrics/metrics.go ``queue_allocated_gpus`` /
+# ``queue_deserved_gpus``, pkg/scheduler/metrics/metrics.go ``queue_fair_share_gpu``.
+
+
+def kai_allocated_gpus(queue: str) -> str:
+    return f'sum(kai_queue_allocated_gpus{{queue_name="{queue}"}})'
+
+
+def kai_deserved_gpus(queue: str) -> str:
+    return f'sum(kai_queue_deserved_gpus{{queue_name="{queue}"}})'
+
+
+def kai_fair_share_gpus(queue: str) -> str:
+    return f'sum(kai_queue_fair_share_gpu{{queue_name="{queue}"}})'
+
+
 def gpu_utilization() -> str:
     return "avg by (modelName) (DCGM_FI_DEV_GPU_UTIL)"
 

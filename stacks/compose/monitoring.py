@@ -14,11 +14,13 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gpu_operator import GPU_OPERATOR_NAMESPACE
+from components.kai import KAI_NAMESPACE
 from components.kuberay import KUBERAY_NAMESPACE, KUBERAY_RELEASE_NAME
 from components.monitoring import (
     KueueMetricsScrape,
     KueueScrapeArgs,
     dcgm_exporter_scrape,
+    kai_scrapes,
     kuberay_operator_scrape,
     pod_monitoring,
 )
@@ -26,6 +28,7 @@ from components.observability.alerts import AlertRule, AlertThresholds, alert_po
 from components.observability.dashboard import QueueView, stack_dashboard
 from stacks.compose.schedulers import Schedulers
 from stacks.config import StackConfig
+from stacks.config.kai_queues import walk
 from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
@@ -69,6 +72,13 @@ def build_monitoring(
             kuberay_operator_scrape(KUBERAY_RELEASE_NAME, KUBERAY_NAMESPACE),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kuberay.release]),
         )
+    if schedulers.kai is not None:
+        for kai in kai_scrapes(KAI_NAMESPACE):
+            found[kai.name] = pod_monitoring(
+                f"{kai.name}-metrics",
+                kai,
+                opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kai.release]),
+            )
     if gpu_operator is not None:
         found["dcgm-exporter"] = pod_monitoring(
             "dcgm-exporter-metrics",
@@ -100,11 +110,13 @@ def alert_thresholds(config: StackConfig) -> AlertThresholds:
 def build_dashboards(config: StackConfig, project: str) -> DashboardLayer:
     """The stack's dashboard and alert policies (components/observability/)."""
     views = queue_views(config) if config.kueue.enabled else []
+    kai_queues = [queue.name for _, queue, _ in walk(config.kai_queues)] if config.kai.enabled else []
     dashboard = stack_dashboard(
         f"{config.cluster.name}-dashboard",
         project,
         f"gpu-batch {config.cluster.name}: queues and GPUs",
         views,
+        kai_queues,
     )
     # The console address, known once the dashboard exists (its id: projects/<p>/dashboards/<id>).
     pulumi.export(

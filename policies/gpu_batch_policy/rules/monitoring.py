@@ -22,6 +22,16 @@ operands, Ray pods of a RayJob) are matched through the templates the stack decl
 does not install (its managed collection uses ``monitoring.googleapis.com``).  Without them the
 apply of that object -- for a chart, the whole release -- fails ("no matches for kind").
 
+KAI Scheduler v0.17.0's operator creates the scheduler and queue-controller pods at run time, not
+through Helm (kai-scheduler/KAI-Scheduler v0.17.0 ``pkg/operator/operands/common/common.go``
+``DeploymentForKAIConfig``: pod label ``app: <deployment>``; scheduler deployment
+``<global.schedulerName>-<shard>``, ``scheduler/resources_for_shard.go`` ``DeploymentName``, default
+scheduler name ``kai-scheduler``; ``queue-controller``, ``queue_controller/resources.go``), in the
+Config's ``spec.namespace`` -- the release namespace (chart ``_helpers.tpl`` ``kai-config``).  Their
+containers declare no ports (metrics on 8080: ``apis/kai/v1/scheduler/scheduler.go``,
+``queue_controller/queue_controller.go`` defaults), so they are scraped by port number.  This rule
+counts those pods for each SchedulingShard the KAI release renders.
+
 Both mandatory: the stack cannot collect (first) or cannot install (second) what it declares.
 """
 
@@ -29,12 +39,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import KubeObject, StackModel
+from ..model.workloads import PodTemplate
 from ..pod_templates import OwnedTemplate, owned_templates
 from ..report import Reporter
 from ..selectors import selector_matches
@@ -82,8 +94,8 @@ def _exposes(ports: list[tuple[str | None, int | None]], wanted: Any) -> bool:
     regexes are anchored)."""
     if isinstance(wanted, bool):
         return False
-    if isinstance(wanted, int):
-        return True
+    if isinstance(wanted, int) or (isinstance(wanted, float) and wanted.is_integer()):
+        return True  # numbers arrive as doubles on the wire (protobuf Struct)
     if not isinstance(wanted, str):
         return False
     try:
@@ -98,15 +110,55 @@ def _describe_ports(ports: list[tuple[str | None, int | None]]) -> str:
     return ", ".join(shown) or "none"
 
 
+KAI_SCHEDULER_NAME = "kai-scheduler"
+KAI_QUEUE_CONTROLLER = "queue-controller"
+
+
+@dataclass(frozen=True)
+class Pod:
+    """A pod template the stack leads to, where it runs, and who declares it (for messages)."""
+
+    namespace: str
+    owner: str
+    template: PodTemplate
+
+
+def kai_operator_pods(model: StackModel) -> list[Pod]:
+    """The KAI operator's scheduler (one per rendered SchedulingShard) and queue-controller pods."""
+    found: list[Pod] = []
+    shards = model.kube_objects("kai.scheduler", "SchedulingShard")
+    for release in model.kai_releases():
+        namespace = release.namespace
+        if not isinstance(namespace, str):
+            continue
+        names = sorted(s.name for s in shards if s.urn == release.urn)
+        apps = [f"{KAI_SCHEDULER_NAME}-{n}" for n in names] + ([KAI_QUEUE_CONTROLLER] if names else [])
+        for app in apps:
+            raw = {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": app}]}}
+            found.append(
+                Pod(
+                    namespace,
+                    f"{release.describe()} (operator-created Deployment {app})",
+                    PodTemplate(raw, ""),
+                )
+            )
+    return found
+
+
+def stack_pods(model: StackModel) -> list[Pod]:
+    declared = [Pod(_owner_namespace(o), o.owner.describe(), o.template) for o in owned_templates(model)]
+    return [*declared, *kai_operator_pods(model)]
+
+
 def check_pod_monitoring_targets(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    templates = owned_templates(model)
+    pods = stack_pods(model)
     for monitor in model.kube_objects(GMP_GROUP):
         if monitor.kind not in POD_MONITORING_KINDS:
             continue
-        _check_one(monitor, templates, reporter)
+        _check_one(monitor, pods, reporter)
 
 
-def _check_one(monitor: KubeObject, templates: list[OwnedTemplate], reporter: Reporter) -> None:
+def _check_one(monitor: KubeObject, pods: list[Pod], reporter: Reporter) -> None:
     selector = dig(monitor.props, "spec", "selector")
     endpoints = dig(monitor.props, "spec", "endpoints")
     if (
@@ -125,16 +177,16 @@ def _check_one(monitor: KubeObject, templates: list[OwnedTemplate], reporter: Re
         return
     cluster_wide = monitor.kind == "ClusterPodMonitoring"
     where = "any namespace" if cluster_wide else f"namespace {monitor.namespace or '?'}"
-    matched: list[OwnedTemplate] = []
+    matched: list[Pod] = []
     undecided = False
-    for owned in templates:
-        if not cluster_wide and _owner_namespace(owned) != (monitor.namespace or ""):
+    for pod in pods:
+        if not cluster_wide and pod.namespace != (monitor.namespace or ""):
             continue
-        verdict = selector_matches(selector, owned.template.labels, complete=True)
+        verdict = selector_matches(selector, pod.template.labels, complete=True)
         if verdict is None:
             undecided = True
         elif verdict:
-            matched.append(owned)
+            matched.append(pod)
     if not matched:
         if undecided:
             reporter.cannot_check(monitor, "a selected pod's labels are unknown until apply")
@@ -145,26 +197,24 @@ def _check_one(monitor: KubeObject, templates: list[OwnedTemplate], reporter: Re
             "match the labels of the pod template (not a Service's), e.g. the chart's selector labels",
         )
         return
-    pods: list[tuple[str | None, int | None]] = []
-    for owned in matched:
-        ports = container_ports(owned.template.raw)
+    exposed: list[tuple[str | None, int | None]] = []
+    for pod in matched:
+        ports = container_ports(pod.template.raw)
         if isinstance(ports, Unknown):
-            reporter.cannot_check(
-                monitor, f"the container ports of {owned.owner.describe()} are unknown until apply"
-            )
+            reporter.cannot_check(monitor, f"the container ports of {pod.owner} are unknown until apply")
             return
-        pods.extend(ports)
-    owners = ", ".join(sorted({o.owner.describe() for o in matched}))
+        exposed.extend(ports)
+    owners = ", ".join(sorted({p.owner for p in matched}))
     for index, endpoint in enumerate(endpoints):
         port = dig(endpoint, "port")
         if isinstance(port, Unknown):
             reporter.cannot_check(monitor, f"spec.endpoints[{index}].port is unknown until apply")
             continue
-        if not _exposes(pods, port):
+        if not _exposes(exposed, port):
             reporter.violation(
                 monitor,
                 f"spec.endpoints[{index}].port {port!r} is not a container port of the pods it selects "
-                f"({owners}: {_describe_ports(pods)}); GMP scrapes container ports, not Service ports",
+                f"({owners}: {_describe_ports(exposed)}); GMP scrapes container ports, not Service ports",
                 "name a container port of the selected pods (for Kueue 0.19.2: 'metrics')",
             )
 

@@ -217,3 +217,33 @@ def test_accelerated_platforms_kueue_podmonitoring_port_is_caught_and_a_correcte
         if res.props["kind"] == "PodMonitoring":
             res.props["spec"]["endpoints"][0]["port"] = "metrics"
     assert run(TARGET, objects).clean
+
+
+def test_kai_operator_pods_are_scrape_targets() -> None:
+    from components.monitoring import kai_scrapes
+
+    kai = pinned_release("kai-scheduler", "kai-scheduler")
+    monitors = [
+        k8s(GMP, "PodMonitoring", s.name, namespace=s.namespace, spec=s.spec())
+        for s in kai_scrapes("kai-scheduler")
+    ]
+    assert [m.props["spec"]["selector"]["matchLabels"]["app"] for m in monitors] == [
+        "kai-scheduler-default",
+        "queue-controller",
+    ]
+    assert run(TARGET, [kai, *monitors]).clean
+    # The port arrives as a double on the wire: still the number GMP scrapes.
+    monitors[0].props["spec"]["endpoints"][0]["port"] = 8080.0
+    assert run(TARGET, [kai, *monitors]).clean
+    # No shard rendered: the operator creates no scheduler (nor queue controller) to scrape.
+    no_shard = pinned_release("kai-scheduler", "kai-scheduler", values={"defaultShard": {"enabled": False}})
+    assert "selects no pod" in run(TARGET, [no_shard, *monitors]).text()
+    # A port *name* needs a declared container port, which these pods do not have.
+    named = k8s(
+        GMP,
+        "PodMonitoring",
+        "q",
+        namespace="kai-scheduler",
+        spec={**monitors[1].props["spec"], "endpoints": [{"port": "http-metrics", "interval": "30s"}]},
+    )
+    assert "'http-metrics' is not a container port" in run(TARGET, [kai, named]).text()
