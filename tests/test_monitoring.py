@@ -217,10 +217,24 @@ def test_the_stacks_pod_monitorings_are_valid_against_the_gmp_crd(plans: dict[st
             result = validate_object(monitor)
             assert result.outcome == Outcome.VALID, result
             assert result.schema == "monitoring.googleapis.com/v1"
-            # The port rule (self != 0 on an int-or-string) is run, not skipped: CEL's heterogeneous
-            # equality holds for a port name.  Only the CRD's __namespace__ rules stay unchecked.
-            assert all("escaped property name" in r for r in result.cel_unchecked_reasons), result
+            # Every CEL rule runs: the port rule (self != 0 on an int-or-string, CEL's heterogeneous
+            # equality) and the "no namespace on secret references" rules (__namespace__ escape).
+            assert result.cel_rules_unchecked == 0 and result.cel_rules_checked > 0, result
     bad = next(iter(custom_objects(plans["dev"], "PodMonitoring")))
     zero = {**bad, "spec": {**bad["spec"], "endpoints": [{**bad["spec"]["endpoints"][0], "port": 0}]}}
     result = validate_object(zero)
     assert result.outcome == Outcome.INVALID and "Port is required" in str(result.violations)
+    # GMP refuses a secret reference into another namespace (the collector reads only its own).
+    kueue = next(
+        m
+        for m in custom_objects(plans["dev"], "PodMonitoring")
+        if m["metadata"]["namespace"] == "kueue-system"
+    )
+    endpoint = kueue["spec"]["endpoints"][0]
+    secret = {**endpoint["authorization"]["credentials"]["secret"], "namespace": "other"}
+    elsewhere = {
+        **endpoint,
+        "authorization": {**endpoint["authorization"], "credentials": {"secret": secret}},
+    }
+    result = validate_object({**kueue, "spec": {**kueue["spec"], "endpoints": [elsewhere]}})
+    assert result.outcome == Outcome.INVALID and "Namespace not allowed" in str(result.violations)
