@@ -274,3 +274,30 @@ def kai_scrapes(namespace: str, shards: tuple[str, ...] = (KAI_DEFAULT_SHARD,)) 
         )
         for app in apps
     ]
+
+
+# Ray's own metrics on every Ray pod: KubeRay v1.7.0 labels each ``ray.io/is-ray-node: yes`` and
+# gives the Ray container a ``metrics`` port 8080 when it has none (ray-operator/controllers/ray/
+# common/pod.go ``labelPod``, ``DefaultHeadPodTemplate``/``DefaultWorkerPodTemplate``; utils/
+# constant.go).  Ray pods run in the teams' namespaces, so one ClusterPodMonitoring covers them.
+RAY_POD_SELECTOR: Final = {"ray.io/is-ray-node": "yes"}
+
+
+def ray_pods_scrape() -> PodScrape:
+    return PodScrape(
+        name="ray-pods", namespace="", selector=RAY_POD_SELECTOR, endpoint=ScrapeEndpoint(port="metrics")
+    )
+
+
+def cluster_pod_monitoring(
+    resource_name: str, scrape: PodScrape, opts: pulumi.ResourceOptions | None = None
+) -> KubeObject:
+    """A ClusterPodMonitoring: ``scrape`` in every namespace (``scrape.namespace`` is ignored)."""
+    return KubeObject(
+        resource_name,
+        api_version=GMP_API_VERSION,
+        kind="ClusterPodMonitoring",
+        metadata={"name": scrape.name},
+        spec=scrape.spec(),
+        opts=opts,
+    )

@@ -238,3 +238,10 @@ def test_the_stacks_pod_monitorings_are_valid_against_the_gmp_crd(plans: dict[st
     }
     result = validate_object({**kueue, "spec": {**kueue["spec"], "endpoints": [elsewhere]}})
     assert result.outcome == Outcome.INVALID and "Namespace not allowed" in str(result.violations)
+
+
+def test_ray_pods_are_scraped_cluster_wide_where_the_stack_runs_ray(plans: dict[str, RunResult]) -> None:
+    for stack in ("dev", "kai"):
+        (monitor,) = list(custom_objects(plans[stack], "ClusterPodMonitoring"))
+        assert monitor["spec"]["selector"] == {"matchLabels": {"ray.io/is-ray-node": "yes"}}
+        assert monitor["spec"]["endpoints"][0]["port"] == "metrics"

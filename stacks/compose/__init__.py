@@ -139,7 +139,10 @@ def build(config: StackConfig, project: str) -> Platform:
     gpu_operator = install_gpu_operator(config, provider, kubeconfig)
     schedulers = install_schedulers(config, provider, workload_needs(config), cdi=gpu_operator is not None)
     monitoring = build_monitoring(
-        provider, schedulers, gpu_operator.install.release if gpu_operator is not None else None
+        provider,
+        schedulers,
+        gpu_operator.install.release if gpu_operator is not None else None,
+        ray_workloads=bool(config.workloads),
     )
     dashboards = build_dashboards(config, project)
     gates = readiness_gates(

@@ -19,10 +19,12 @@ from components.kuberay import KUBERAY_NAMESPACE, KUBERAY_RELEASE_NAME
 from components.monitoring import (
     KueueMetricsScrape,
     KueueScrapeArgs,
+    cluster_pod_monitoring,
     dcgm_exporter_scrape,
     kai_scrapes,
     kuberay_operator_scrape,
     pod_monitoring,
+    ray_pods_scrape,
 )
 from components.observability.alerts import AlertRule, AlertThresholds, alert_policy, alert_rules
 from components.observability.dashboard import QueueView, stack_dashboard
@@ -53,10 +55,16 @@ class DashboardLayer:
 
 
 def build_monitoring(
-    provider: pulumi.ProviderResource, schedulers: Schedulers, gpu_operator: pulumi.Resource | None = None
+    provider: pulumi.ProviderResource,
+    schedulers: Schedulers,
+    gpu_operator: pulumi.Resource | None = None,
+    *,
+    ray_workloads: bool = False,
 ) -> MonitoringLayer:
-    """Declare the scrape objects for the operators ``schedulers`` installed, and for the GPU
-    Operator's dcgm-exporter when ``gpu_operator`` (its release) is installed."""
+    """Declare the scrape objects for the operators ``schedulers`` installed, for the GPU
+    Operator's dcgm-exporter when ``gpu_operator`` (its release) is installed, and for Ray pods
+    when the stack declares Ray workloads (the pack requires a scrape to select pods the stack
+    runs; once it exists it scrapes the teams' own Ray pods too)."""
     found: dict[str, pulumi.CustomResource] = {}
     if schedulers.kueue is not None:
         installed = schedulers.kueue.configuration
@@ -79,6 +87,12 @@ def build_monitoring(
                 kai,
                 opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kai.release]),
             )
+    if schedulers.kuberay is not None and ray_workloads:
+        found["ray-pods"] = cluster_pod_monitoring(
+            "ray-pods-metrics",
+            ray_pods_scrape(),
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kuberay.release]),
+        )
     if gpu_operator is not None:
         found["dcgm-exporter"] = pod_monitoring(
             "dcgm-exporter-metrics",

@@ -37,6 +37,7 @@ Both mandatory: the stack cannot collect (first) or cannot install (second) what
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,8 +46,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..model import KubeObject, StackModel
-from ..model.workloads import PodTemplate
+from ..model import KubeObject, RayWorkload, StackModel
+from ..model.workloads import PodTemplate, RayGroup
 from ..pod_templates import OwnedTemplate, owned_templates
 from ..report import Reporter
 from ..selectors import selector_matches
@@ -145,9 +146,48 @@ def kai_operator_pods(model: StackModel) -> list[Pod]:
     return found
 
 
+# What KubeRay v1.7.0 adds to every Ray pod (ray-project/kuberay ray-operator/controllers/ray/
+# common/pod.go ``labelPod``: ``ray.io/is-ray-node: yes``, ``ray.io/node-type``, ``ray.io/group``;
+# ``DefaultHeadPodTemplate`` / ``DefaultWorkerPodTemplate``: a ``metrics`` container port 8080 on
+# the Ray container when it has none, utils/constant.go ``MetricsPortName``/``DefaultMetricsPort``).
+RAY_METRICS_PORT = {"name": "metrics", "containerPort": 8080}
+
+
+def _ray_pod(template: PodTemplate, group: RayGroup) -> PodTemplate:
+    if isinstance(template.raw, Unknown):
+        return template
+    raw = copy.deepcopy(template.raw)
+    meta = raw.setdefault("metadata", {}) if isinstance(raw.get("metadata", {}), dict) else {}
+    labels = meta.setdefault("labels", {}) if isinstance(meta.get("labels", {}), dict) else {}
+    labels.update(
+        {
+            "ray.io/is-ray-node": "yes",
+            "ray.io/node-type": "head" if group.is_head else "worker",
+            "ray.io/group": group.name,
+        }
+    )
+    containers = dig(raw, "spec", "containers")
+    if isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        ports = containers[0].setdefault("ports", [])
+        if isinstance(ports, list) and not any(dig(p, "name") == "metrics" for p in ports):
+            ports.append(dict(RAY_METRICS_PORT))
+    return PodTemplate(raw, template.path)
+
+
 def stack_pods(model: StackModel) -> list[Pod]:
-    declared = [Pod(_owner_namespace(o), o.owner.describe(), o.template) for o in owned_templates(model)]
-    return [*declared, *kai_operator_pods(model)]
+    # Ray groups are taken in the form KubeRay completes them to, below.
+    declared = [
+        Pod(_owner_namespace(o), o.owner.describe(), o.template)
+        for o in owned_templates(model)
+        if not isinstance(o.owner, RayWorkload)
+    ]
+    ray = [
+        Pod(w.namespace, w.describe(), _ray_pod(g.template, g))
+        for w in model.ray_workloads()
+        if not isinstance(w.cluster_spec, Unknown) and w.workers_known
+        for g in w.groups()
+    ]
+    return [*declared, *ray, *kai_operator_pods(model)]
 
 
 def check_pod_monitoring_targets(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:

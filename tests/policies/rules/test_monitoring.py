@@ -247,3 +247,22 @@ def test_kai_operator_pods_are_scrape_targets() -> None:
         spec={**monitors[1].props["spec"], "endpoints": [{"port": "http-metrics", "interval": "30s"}]},
     )
     assert "'http-metrics' is not a container port" in run(TARGET, [kai, named]).text()
+
+
+def test_ray_pods_are_scraped_as_kuberay_completes_them() -> None:
+    from components.monitoring import ray_pods_scrape
+    from tests.policies.pack_objects import ray_job
+
+    scrape = ray_pods_scrape()
+    monitor = k8s(GMP, "ClusterPodMonitoring", scrape.name, spec=scrape.spec())
+    # The RayJob's own templates carry neither ray.io/is-ray-node nor a metrics port: KubeRay adds both.
+    assert run(TARGET, [ray_job(), monitor]).clean
+    wrong = k8s(
+        GMP,
+        "ClusterPodMonitoring",
+        "ray",
+        spec={**scrape.spec(), "endpoints": [{"port": "dashboard", "interval": "30s"}]},
+    )
+    assert "'dashboard' is not a container port" in run(TARGET, [ray_job(), wrong]).text()
+    # No Ray workload in the stack: nothing to scrape.
+    assert "selects no pod" in run(TARGET, [monitor]).text()
