@@ -101,16 +101,23 @@ class PodScrape:
 def pod_monitoring(
     resource_name: str, scrape: PodScrape, opts: pulumi.ResourceOptions | None = None
 ) -> KubeObject:
-    """The PodMonitoring object for ``scrape``."""
+    """The PodMonitoring object for ``scrape`` (its pods in ``scrape.namespace``)."""
+    return _gmp_object("PodMonitoring", resource_name, scrape, {"namespace": scrape.namespace}, opts)
+
+
+def _gmp_object(
+    kind: str,
+    resource_name: str,
+    scrape: PodScrape,
+    placement: Mapping[str, str],
+    opts: pulumi.ResourceOptions | None,
+) -> KubeObject:
+    labels = {"labels": dict(scrape.labels)} if scrape.labels else {}
     return KubeObject(
         resource_name,
         api_version=GMP_API_VERSION,
-        kind="PodMonitoring",
-        metadata={
-            "name": scrape.name,
-            "namespace": scrape.namespace,
-            **({"labels": dict(scrape.labels)} if scrape.labels else {}),
-        },
+        kind=kind,
+        metadata={"name": scrape.name, **placement, **labels},
         spec=scrape.spec(),
         opts=opts,
     )
@@ -293,11 +300,4 @@ def cluster_pod_monitoring(
     resource_name: str, scrape: PodScrape, opts: pulumi.ResourceOptions | None = None
 ) -> KubeObject:
     """A ClusterPodMonitoring: ``scrape`` in every namespace (``scrape.namespace`` is ignored)."""
-    return KubeObject(
-        resource_name,
-        api_version=GMP_API_VERSION,
-        kind="ClusterPodMonitoring",
-        metadata={"name": scrape.name},
-        spec=scrape.spec(),
-        opts=opts,
-    )
+    return _gmp_object("ClusterPodMonitoring", resource_name, scrape, {}, opts)
