@@ -245,3 +245,19 @@ def test_ray_pods_are_scraped_cluster_wide_where_the_stack_runs_ray(plans: dict[
         (monitor,) = list(custom_objects(plans[stack], "ClusterPodMonitoring"))
         assert monitor["spec"]["selector"] == {"matchLabels": {"ray.io/is-ray-node": "yes"}}
         assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
+
+
+def test_dcgm_without_managed_prometheus_is_refused() -> None:
+    from components.gke import monitoring_config
+
+    with pytest.raises(ValueError, match="DCGM metrics need managed Prometheus"):
+        monitoring_config(managed_prometheus=False, dcgm=True)
+    assert monitoring_config(managed_prometheus=False, dcgm=False) is None
+
+
+def test_kueue_resource_metrics_can_be_turned_off_in_the_component() -> None:
+    from components.kueue_config import KueueConfiguration
+
+    assert KueueConfiguration().document()["metrics"]["enableClusterQueueResources"] is True
+    off = KueueConfiguration(cluster_queue_resource_metrics=False).document()["metrics"]
+    assert off == {"bindAddress": ":8443", "enableClusterQueueResources": False}
