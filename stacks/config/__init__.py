@@ -10,6 +10,7 @@ from pydantic import Field
 
 from stacks.base import ConfigModel
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
+from stacks.config.cost import GpuPriceConfig
 from stacks.config.kai_queues import KaiQueueConfig
 from stacks.config.monitoring import MonitoringConfig
 from stacks.config.queues import KueueQueuesConfig
@@ -57,4 +58,9 @@ class StackConfig(ConfigModel):
     monitoring: MonitoringConfig = Field(
         default_factory=lambda: MonitoringConfig.model_validate({}),
         description="The generated dashboard's alerts: channels and thresholds (see monitoring.* keys).",
+    )
+    gpu_prices: list[GpuPriceConfig] = Field(
+        default_factory=list,
+        description="Node-hour prices for the preview's per-team GPU cost, added to or replacing the "
+        "shipped table (see gpuPrices[].*).",
     )

@@ -7,12 +7,12 @@ Order (the first CRD of a (group, kind) wins, :meth:`.crd.CrdCatalog.add_documen
    by that version's schemas;
 2. the CRDs every chart of ``charts.lock.yaml`` (the repository's one pin list) installs at its
    default values, rendered by the real Helm engine (:mod:`..charts`);
-3. the CRDs GKE itself installs (:func:`platform_crd_documents`): Google Cloud Managed Service for
+3. the CRDs among its pinned plain manifests (``manifests:``, :mod:`..charts.manifests`): GKE's
+   ``networking.gke.io`` Network and GKENetworkParamSet, which GKE itself installs on
+   multi-networking clusters and no chart ships; and Google Cloud Managed Service for
    Prometheus' ``monitoring.googleapis.com`` kinds (PodMonitoring, ClusterPodMonitoring, Rules,
-   ...), which GKE puts on every cluster with managed collection on.  They are read at run time
-   from the pinned prometheus-engine CRDs (``../shared/schemas/gmp``, or
-   ``$GPU_BATCH_PLATFORM_CRD_DIR``), never copied into the project; absent, those kinds are
-   "no CRD" (cannot check), as for an unresolvable chart.
+   ...), which GKE installs with managed collection on (``gmp-crds``: prometheus-engine
+   ``charts/operator/crds/`` at a pinned commit).
 
 The pack and the offline preview both build their catalogs here.  A pinned chart that cannot be
 resolved is not an error of the stack: its groups are then "cannot check" (see
@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -32,16 +31,18 @@ from typing import Any, Final
 import yaml
 
 from ..charts import ChartReference, ChartUnavailableError, RenderError, default_resolver, render_chart
+from ..charts.manifests import (
+    ManifestLockError,
+    ManifestUnavailableError,
+    load_documents,
+    locked_manifests,
+)
 from ..charts.resolver import REPO_ROOT
 from .crd import CrdCatalog
 
 LOCK_FILE: Final = REPO_ROOT / "charts.lock.yaml"
 """The repository's pin list (read by ``components/chart_lock.py`` for the program, here for the
 pack); beside ``policies/``."""
-
-PLATFORM_CRD_DIR_ENV: Final = "GPU_BATCH_PLATFORM_CRD_DIR"
-# GoogleCloudPlatform/prometheus-engine charts/operator/crds/ (pinned commit in its SOURCE.txt).
-PLATFORM_CRD_SUBDIRS: Final = ("gmp",)
 
 _STACK_CATALOGS: dict[str, CrdCatalog] = {}
 _STACK_CATALOG_LIMIT: Final = 8
@@ -67,38 +68,6 @@ def lock_references(path: Path = LOCK_FILE) -> tuple[ChartReference, ...]:
     return tuple(found)
 
 
-def platform_crd_dirs() -> tuple[Path, ...]:
-    """Where GKE's own CRDs are read from: ``$GPU_BATCH_PLATFORM_CRD_DIR`` (``os.pathsep``-separated),
-    else ``../shared/schemas/<subdir>`` beside the repository, for the folders that exist."""
-    configured = os.environ.get(PLATFORM_CRD_DIR_ENV)
-    if configured:
-        return tuple(Path(p) for p in configured.split(os.pathsep) if p)
-    base = REPO_ROOT.parent / "shared" / "schemas"
-    return tuple(base / sub for sub in PLATFORM_CRD_SUBDIRS if (base / sub).is_dir())
-
-
-@functools.cache
-def _platform(dirs: tuple[Path, ...]) -> CrdDocuments:
-    found: list[tuple[Path, dict[str, Any]]] = []
-    for directory in dirs:
-        for path in sorted(directory.glob("*.yaml")):
-            try:
-                docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
-            except (OSError, yaml.YAMLError):
-                continue
-            found.extend(
-                (path, doc)
-                for doc in docs
-                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
-            )
-    return tuple(found)
-
-
-def platform_crd_documents() -> CrdDocuments:
-    """The CRDs GKE installs itself (managed Prometheus), each with its file as source."""
-    return _platform(platform_crd_dirs())
-
-
 @functools.cache
 def _pinned(references: tuple[ChartReference, ...]) -> tuple[CrdDocuments, tuple[str, ...]]:
     """(the CRDs the charts install at default values, one line per chart that failed)."""
@@ -115,6 +84,31 @@ def _pinned(references: tuple[ChartReference, ...]) -> tuple[CrdDocuments, tuple
         for obj in rendered.objects:
             if obj.manifest.get("kind") == "CustomResourceDefinition":
                 found.append((Path(reference.folder) / obj.source, obj.manifest))
+    crds, manifest_problems = _manifest_crds()
+    return tuple(found) + crds, tuple(problems) + manifest_problems
+
+
+@functools.cache
+def _manifest_crds() -> tuple[CrdDocuments, tuple[str, ...]]:
+    """The CRDs among the pinned plain manifests; one line per file that cannot be had."""
+    found: list[tuple[Path, dict[str, Any]]] = []
+    problems: list[str] = []
+    try:
+        entries = locked_manifests(LOCK_FILE)
+    except ManifestLockError as error:
+        return (), (str(error),)
+    for entry in entries.values():
+        for path in entry.files:
+            try:
+                documents = load_documents(entry.key, path)
+            except (ManifestUnavailableError, ManifestLockError, OSError, yaml.YAMLError) as error:
+                problems.append(str(error))
+                continue
+            found.extend(
+                (Path(entry.folder) / path, doc)
+                for doc in documents
+                if doc.get("kind") == "CustomResourceDefinition"
+            )
     return tuple(found), tuple(problems)
 
 
@@ -131,7 +125,7 @@ def pinned_problems(references: Sequence[ChartReference] | None = None) -> tuple
 @functools.cache
 def _pinned_catalog(references: tuple[ChartReference, ...]) -> CrdCatalog:
     catalog = CrdCatalog(None, label="the pinned charts' CRDs (charts.lock.yaml)")
-    for source, document in (*_pinned(references)[0], *platform_crd_documents()):
+    for source, document in _pinned(references)[0]:
         catalog.add_documents((document,), source)
     return catalog
 
@@ -167,7 +161,7 @@ def catalog_with(
         catalog = CrdCatalog(None, label="the CRDs of the stack and the pinned charts")
         for source, doc in own:
             catalog.add_documents((doc,), source)
-        for source, document in (*_pinned(refs)[0], *platform_crd_documents()):
+        for source, document in _pinned(refs)[0]:
             catalog.add_documents((document,), source)
         if len(_STACK_CATALOGS) >= _STACK_CATALOG_LIMIT:
             _STACK_CATALOGS.clear()
