@@ -48,6 +48,8 @@ EXTERNAL_KINDS = (
     # (gcp.compute.RouterNat) and a firewall rule (gcp.compute.Firewall), by their GCP names.
     "RouterNat",
     "Firewall",
+    # GKE multi-networking: a Network's parameters object (another stack may own the networks).
+    "GKENetworkParamSet",
 )
 CONFIG_HINT = "policies/config.<stack>.json"
 

@@ -22,6 +22,8 @@ from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
+from .rules.gpudirect import POLICIES as RULES_GPUDIRECT
+from .rules.gpudirect_pods import POLICIES as RULES_GPUDIRECT_PODS
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
@@ -35,9 +37,14 @@ from .rules.kueue_api import POLICIES as RULES_KUEUE_API
 from .rules.kueue_config import POLICIES as RULES_KUEUE_CONFIG
 from .rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
 from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
+from .rules.kueue_managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
+from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
+from .rules.pod_security import POLICIES as RULES_POD_SECURITY
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from .rules.ray_auth import POLICIES as RULES_RAY_AUTH
 from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
 from .rules.webhooks import POLICIES as RULES_WEBHOOKS
@@ -45,6 +52,9 @@ from .rules.wiring import POLICIES as RULES_WIRING
 from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
+    *RULES_GPUDIRECT,
+    *RULES_GPUDIRECT_PODS,
+    *RULES_KUEUE_TAS,
     *RULES_GKE,
     *RULES_KUEUE_REFS,
     *RULES_ADMISSION_CHECK_CONTROLLERS,
@@ -80,4 +90,8 @@ ALL_POLICIES: list[Policy] = [
     *RULES_GPU_STACK,
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
+    *RULES_POD_SECURITY,
+    *RULES_KUEUE_MANAGED_NAMESPACES,
+    *RULES_NETWORK_ISOLATION,
+    *RULES_RAY_AUTH,
 ]

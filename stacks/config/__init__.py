@@ -10,6 +10,7 @@ from pydantic import Field
 
 from stacks.base import ConfigModel
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
+from stacks.config.cost import GpuPriceConfig
 from stacks.config.kai_queues import KaiQueueConfig
 from stacks.config.queues import KueueQueuesConfig
 from stacks.config.schedulers import (
@@ -52,4 +53,9 @@ class StackConfig(ConfigModel):
     )
     workloads: list[WorkloadConfig] = Field(
         default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."
+    )
+    gpu_prices: list[GpuPriceConfig] = Field(
+        default_factory=list,
+        description="Node-hour prices for the preview's per-team GPU cost, added to or replacing the "
+        "shipped table (see gpuPrices[].*).",
     )
