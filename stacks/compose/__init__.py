@@ -25,6 +25,7 @@ from stacks.compose.gpudirect import (
     multi_networking,
     pool_networks,
 )
+from stacks.compose.identity import build_team_identities
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -140,9 +141,27 @@ def build(config: StackConfig, project: str) -> Platform:
     provider = cluster_provider(
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool, *network.resources]
     )
+    # Retained objects (the CRDs) are re-created by upsert: they outlive their resources.
+    retained_provider = (
+        cluster_provider(
+            f"{spec.name}-k8s-retained",
+            cluster.cluster,
+            kubeconfig,
+            depends_on=[cluster.system_pool, *network.resources],
+            retained_objects=True,
+        )
+        if config.kueue.enabled or config.kuberay.enabled
+        else None
+    )
     gpu_operator = install_gpu_operator(config, provider, kubeconfig)
     install_gpudirect(config, gpudirect_vpcs, provider)
-    schedulers = install_schedulers(config, provider, workload_needs(config), cdi=gpu_operator is not None)
+    schedulers = install_schedulers(
+        config,
+        provider,
+        workload_needs(config),
+        cdi=gpu_operator is not None,
+        retained_provider=retained_provider,
+    )
     gates = readiness_gates(
         kubeconfig,
         schedulers,
@@ -156,6 +175,7 @@ def build(config: StackConfig, project: str) -> Platform:
         gates,
         gpu_runtime=gpu_operator.runtime_class_ready if gpu_operator else None,
     )
+    build_team_identities(config, project, provider, queues.teams)
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export(
         "gkeVersion",

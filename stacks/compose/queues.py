@@ -92,9 +92,14 @@ def build_queues(
 ) -> QueueLayer:
     """``gpu_runtime``: a gate the KAI workloads wait for (the GPU Operator's RuntimeClass)."""
     pods = bool(skypilot_teams(config.teams))
+    # Team namespaces go before these controllers on destroy (TeamTenancy's ``controllers``).
+    controllers = [s.release for s in (schedulers.kueue, schedulers.kai, schedulers.kuberay) if s is not None]
     teams = {
         team.name: TeamTenancy(
-            team.name, _team_args(team, config, pods), opts=pulumi.ResourceOptions(provider=provider)
+            team.name,
+            _team_args(team, config, pods),
+            opts=pulumi.ResourceOptions(provider=provider),
+            controllers=controllers,
         )
         for team in config.teams
     }
