@@ -6,7 +6,8 @@ permissions create, update and delete it (Google Cloud IAM "roles and permission
 access to the Kubernetes API objects of the project's clusters; ``roles/compute.networkAdmin``
 ``compute.routers.*``, ``compute.networks.*``, ``compute.subnetworks.*``; ``roles/compute.securityAdmin`` ``compute.firewalls.*``;
 ``roles/iam.serviceAccountAdmin`` ``iam.serviceAccounts.create/delete``;
-``roles/resourcemanager.projectIamAdmin`` ``resourcemanager.projects.setIamPolicy``).  GKE also
+``roles/resourcemanager.projectIamAdmin`` ``resourcemanager.projects.setIamPolicy``;
+``roles/monitoring.editor`` ``monitoring.dashboards.*``, ``monitoring.alertPolicies.*``).  GKE also
 checks ``iam.serviceAccounts.actAs`` on the nodes' service account when a cluster or node pool
 is created with it (GKE security/configure-node-service-accounts): ``roles/iam.serviceAccountUser``
 on that account.
@@ -42,6 +43,10 @@ GCP_ROLES: Final[dict[str, tuple[str, ...]]] = {
     # (iam.serviceAccounts.setIamPolicy) and each bucket's (storage.buckets.setIamPolicy).
     "gcp:serviceaccount/iAMMember:IAMMember": ("roles/iam.serviceAccountAdmin",),
     "gcp:storage/bucketIAMMember:BucketIAMMember": ("roles/storage.admin",),
+    # The stack's dashboard and alert policies (components/observability/):
+    # roles/monitoring.editor holds monitoring.dashboards.* and monitoring.alertPolicies.*.
+    "gcp:monitoring/dashboard:Dashboard": ("roles/monitoring.editor",),
+    "gcp:monitoring/alertPolicy:AlertPolicy": ("roles/monitoring.editor",),
 }
 
 # The readiness gates (components/readiness_gate.py, runtime_class_gate.py) call the cluster's
