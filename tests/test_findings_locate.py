@@ -9,7 +9,7 @@ import yaml
 
 from preview.findings.document import Locator
 from preview.findings.locate import YamlPositions
-from preview.findings.origins import COMPONENT_KEYS
+from preview.findings.origins import COMPONENT_KEYS, TYPE_PREFIX_KEYS
 from preview.records import RecordedResource
 from preview.stack_files import stack_names
 from tests.stack_runner import ROOT, run_stack
@@ -67,6 +67,9 @@ def _layer_key(record: RecordedResource, by_urn: dict[str, RecordedResource]) ->
     while current is not None:
         if current.type in COMPONENT_KEYS:
             return f"gpu-batch:{COMPONENT_KEYS[current.type]}"
+        for prefix, key in TYPE_PREFIX_KEYS.items():
+            if current.type.startswith(prefix):
+                return f"gpu-batch:{key}"
         current = by_urn.get(current.parent)
     return None
 

@@ -44,15 +44,20 @@ COMPONENT_LISTS: dict[str, str] = {
     "gpu-batch:tenancy:Team": "teams",
     "gpu-batch:tenancy:QueueAdmission": "teams",
     "gpu-batch:skypilot:Server": "teams",
+    # "<team>-identity" (stacks/compose/identity.py): the team's Workload Identity.
+    "gpu-batch:tenancy:TeamIdentity": "teams",
     "gpu-batch:workloads:Ray": "workloads",
 }
-# Component type -> the top-level key of its layer.
+# Component (or stack-level resource) type -> the top-level key of its layer.
 COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:gke:Cluster": "cluster",
     "gpu-batch:gke:NodeServiceAccount": "cluster",
     "gpu-batch:network:NodeEgress": "cluster",
     "gpu-batch:network:WebhookIngress": "cluster",
     "gpu-batch:kueue:Install": "kueue",
+    # Managed Prometheus scraping Kueue's metrics (components/monitoring.py).
+    "gpu-batch:monitoring:KueueScrape": "kueue",
+    "gpu-batch:tenancy:TeamIdentity": "teams",
     "gpu-batch:kueue:Queues": "kueueQueues",
     "gpu-batch:kai:Install": "kai",
     "gpu-batch:kai:Queues": "kaiQueues",
@@ -71,6 +76,12 @@ COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:gke:GpuNodePool": "gpuPools",
 }
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+# Resource type prefix -> top-level key: the stack's dashboard, alerting and Managed Prometheus
+# scrapes (components/monitoring.py) are the monitoring layer.
+TYPE_PREFIX_KEYS: dict[str, str] = {
+    "gcp:monitoring/": "monitoring",
+    "kubernetes:monitoring.googleapis.com/": "monitoring",
+}
 
 
 @dataclass(frozen=True)
@@ -164,7 +175,9 @@ class OriginIndex:
             path = self._by_suffix(COMPONENT_LISTS[resource.type], resource.name)
             if path is not None:
                 return Origin(self.stack_file, path)
-        top = COMPONENT_KEYS.get(resource.type)
+        top = COMPONENT_KEYS.get(resource.type) or next(
+            (key for prefix, key in TYPE_PREFIX_KEYS.items() if resource.type.startswith(prefix)), None
+        )
         if top is not None and _qualify(self.project, top) in self._top:
             return Origin(self.stack_file, _qualify(self.project, top))
         return None
