@@ -26,6 +26,7 @@ from gpu_batch_policy.values import Unknown
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn
 from preview.report.gpu_sharing import fraction_section, gpu_stack_cell
+from preview.report.monitoring import monitoring_section
 from preview.report.network import network_section
 from preview.report.tenancy import tenancy_section
 from preview.report.training import training_section
@@ -350,6 +351,7 @@ def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list
     diagram = mermaid(model)
     if diagram:
         out += ["### Queue hierarchy", "", *diagram, ""]
+    out += monitoring_section(model, resources, _table)
     out += what_if_section(stack, resources)
     return out
 

@@ -25,6 +25,8 @@ from stacks.compose.gpudirect import (
     multi_networking,
     pool_networks,
 )
+from stacks.compose.identity import build_team_identities
+from stacks.compose.monitoring import DashboardLayer, MonitoringLayer, build_dashboards, build_monitoring
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -45,6 +47,8 @@ class Platform:
     schedulers: Schedulers
     queues: QueueLayer
     gpu_operator: GpuOperatorLayer | None = None
+    monitoring: MonitoringLayer | None = None
+    dashboards: DashboardLayer | None = None
 
 
 def team_iam_members(config: StackConfig) -> list[str]:
@@ -92,6 +96,9 @@ def build(config: StackConfig, project: str) -> Platform:
         maintenance=_maintenance(spec.maintenance),
         security_group=spec.security_group,
         dns_endpoint=spec.dns_endpoint,
+        # GKE's managed DCGM exporter where GKE installs the drivers; GPU Operator pools run the
+        # operator's own dcgm-exporter (stacks/compose/monitoring.py).
+        dcgm=any(p.gpu_stack == "gke" for p in config.gpu_pools),
         dataplane_v2=spec.dataplane_v2,
         multi_networking=multi_networking(spec, config.gpu_pools),
     )
@@ -161,6 +168,13 @@ def build(config: StackConfig, project: str) -> Platform:
         cdi=gpu_operator is not None,
         retained_provider=retained_provider,
     )
+    monitoring = build_monitoring(
+        provider,
+        schedulers,
+        gpu_operator.install.release if gpu_operator is not None else None,
+        ray_workloads=bool(config.workloads),
+    )
+    dashboards = build_dashboards(config, project)
     gates = readiness_gates(
         kubeconfig,
         schedulers,
@@ -174,6 +188,7 @@ def build(config: StackConfig, project: str) -> Platform:
         gates,
         gpu_runtime=gpu_operator.runtime_class_ready if gpu_operator else None,
     )
+    build_team_identities(config, project, provider, queues.teams)
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export(
         "gkeVersion",
@@ -204,6 +219,8 @@ def build(config: StackConfig, project: str) -> Platform:
         schedulers=schedulers,
         queues=queues,
         gpu_operator=gpu_operator,
+        monitoring=monitoring,
+        dashboards=dashboards,
     )
 
 
