@@ -34,6 +34,7 @@ from .rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
 from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules.multikueue import POLICIES as RULES_MULTIKUEUE
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
@@ -74,4 +75,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_GPU_STACK,
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
+    *RULES_MULTIKUEUE,
 ]
