@@ -11,7 +11,7 @@ Also derives what the Kueue controller must enable for this layer (:func:`worklo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -84,12 +84,19 @@ def build_queues(
     gates: ReadinessGates | None = None,
     *,
     gpu_runtime: pulumi.Resource | None = None,
+    prefix: str = "",
+    extra_checks: tuple[str, ...] = (),
 ) -> QueueLayer:
-    """``gpu_runtime``: a gate the KAI workloads wait for (the GPU Operator's RuntimeClass)."""
+    """``gpu_runtime``: a gate the KAI workloads wait for (the GPU Operator's RuntimeClass);
+    ``prefix`` starts the Pulumi names of the teams and queue objects (one cluster of several);
+    ``extra_checks``: admission checks every ClusterQueue also carries, declared elsewhere -- a
+    MultiKueue manager's check (a ClusterQueue waits inactive until its check exists)."""
     pods = bool(skypilot_teams(config.teams))
     teams = {
         team.name: TeamTenancy(
-            team.name, _team_args(team, config, pods), opts=pulumi.ResourceOptions(provider=provider)
+            f"{prefix}{team.name}",
+            _team_args(team, config, pods),
+            opts=pulumi.ResourceOptions(provider=provider),
         )
         for team in config.teams
     }
@@ -101,8 +108,8 @@ def build_queues(
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
         kueue = KueueQueues(
-            "kueue-queues",
-            _kueue_args(config, namespaces),
+            f"{prefix}kueue-queues",
+            _with_checks(replace(_kueue_args(config, namespaces), name_prefix=prefix), extra_checks),
             # After the webhooks serve (the gate), not merely after `helm install` returned.
             opts=pulumi.ResourceOptions(
                 provider=provider,
@@ -112,7 +119,7 @@ def build_queues(
     kai = None
     if schedulers.kai is not None and config.kai_queues:
         kai = KaiQueues(
-            "kai-queues",
+            f"{prefix}kai-queues",
             tuple(_kai_args(config)),
             opts=pulumi.ResourceOptions(
                 provider=provider,
@@ -136,6 +143,16 @@ def build_queues(
         )
     skypilot = _skypilot_servers(config, provider, teams, kueue, schedulers)
     return QueueLayer(teams=teams, kueue=kueue, kai=kai, workloads=workloads, skypilot=skypilot)
+
+
+def _with_checks(args: KueueQueuesArgs, checks: tuple[str, ...]) -> KueueQueuesArgs:
+    if not checks:
+        return args
+    queues = tuple(
+        replace(cq, admission_checks=(*cq.admission_checks, *(CheckUse(c) for c in checks)))
+        for cq in args.cluster_queues
+    )
+    return replace(args, cluster_queues=queues)
 
 
 def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:

@@ -11,6 +11,7 @@ from pydantic import Field
 from stacks.base import ConfigModel
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
 from stacks.config.kai_queues import KaiQueueConfig
+from stacks.config.multikueue import MultiKueueConfig
 from stacks.config.queues import KueueQueuesConfig
 from stacks.config.schedulers import (
     KaiConfig,
@@ -52,4 +53,9 @@ class StackConfig(ConfigModel):
     )
     workloads: list[WorkloadConfig] = Field(
         default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."
+    )
+    multi_kueue: MultiKueueConfig | None = Field(
+        None,
+        description="MultiKueue: the cluster above becomes the manager, dispatching to these workers "
+        "(see multiKueue.* keys).",
     )
