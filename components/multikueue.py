@@ -74,6 +74,10 @@ INTEGRATION_RULES: Final[Mapping[str, tuple[Rule, ...]]] = {
         ("ray.io", ("rayclusters/status",), ("get",)),
     ),
     "ray.io/rayservice": (("ray.io", ("rayservices",), WATCH), ("ray.io", ("rayservices/status",), ("get",))),
+    "workload.codeflare.dev/appwrapper": (
+        ("workload.codeflare.dev", ("appwrappers",), WATCH),
+        ("workload.codeflare.dev", ("appwrappers/status",), ("get",)),
+    ),
 }
 
 

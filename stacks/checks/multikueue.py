@@ -15,12 +15,16 @@ from stacks.config.multikueue import manager_config, worker_config
 from stacks.config.tenancy import skypilot_teams
 from stacks.errors import ConfigIssue
 
+NS = "gpu-batch:"
+KEY = f"{NS}multiKueue"
 PER_CLUSTER = ("cluster", "gpuPools")
 
 
 def _relocated(issue: ConfigIssue, prefix: str) -> ConfigIssue:
-    if issue.path.split(".", 1)[0].split("[", 1)[0] in PER_CLUSTER:
-        return ConfigIssue(f"{prefix}.{issue.path}", issue.expected, issue.given)
+    """``gpu-batch:gpuPools[0].minNodes`` of worker i -> ``gpu-batch:multiKueue.workers[i].gpuPools[0].minNodes``."""
+    path = issue.path.removeprefix(NS)
+    if path.split(".", 1)[0].split("[", 1)[0] in PER_CLUSTER:
+        return ConfigIssue(f"{prefix}.{path}", issue.expected, issue.given)
     return issue
 
 
@@ -31,17 +35,17 @@ def check_multikueue(
     mk = config.multi_kueue
     assert mk is not None
     if not config.kueue.enabled:
-        yield ConfigIssue("kueue.enabled", "true: MultiKueue is Kueue's (multiKueue is set)", False)
+        yield ConfigIssue(f"{NS}kueue.enabled", "true: MultiKueue is Kueue's (multiKueue is set)", False)
     if config.kai_queues:
         yield ConfigIssue(
-            "kaiQueues",
+            f"{NS}kaiQueues",
             "none under multiKueue: KAI queues are not dispatched by MultiKueue",
             len(config.kai_queues),
         )
     sky = [t.name for t in skypilot_teams(config.teams)]
     if sky:
         yield ConfigIssue(
-            "teams[].skypilot",
+            f"{NS}teams[].skypilot",
             "no SkyPilot servers under multiKueue (their pods would run on the manager, which has no GPU pools)",
             sky,
         )
@@ -49,11 +53,11 @@ def check_multikueue(
     seen: set[str] = set()
     for i, worker in enumerate(mk.workers):
         if worker.name in seen:
-            yield ConfigIssue(f"multiKueue.workers[{i}].name", "a name no other worker has", worker.name)
+            yield ConfigIssue(f"{KEY}.workers[{i}].name", "a name no other worker has", worker.name)
         seen.add(worker.name)
         if worker.cluster.name in names:
             yield ConfigIssue(
-                f"multiKueue.workers[{i}].cluster.name",
+                f"{KEY}.workers[{i}].cluster.name",
                 "a GKE cluster name the manager and other workers do not use",
                 worker.cluster.name,
             )
@@ -62,7 +66,7 @@ def check_multikueue(
     issues = list(single(manager_config(config)))
     for i, worker in enumerate(mk.workers):
         issues += [
-            _relocated(issue, f"multiKueue.workers[{i}]") for issue in single(worker_config(config, worker))
+            _relocated(issue, f"{KEY}.workers[{i}]") for issue in single(worker_config(config, worker))
         ]
     for issue in issues:
         if issue.line() not in reported:
