@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import copy
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from components.multikueue import ALWAYS_RULES, INTEGRATION_RULES, worker_rules
 from preview.harness import RunResult
 from preview.records import is_secret
 from stacks.errors import ConfigError
+from tests.mirrors import mirror_file
 from tests.stack_runner import config_value, custom_objects, of_type, run_stack
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,17 +164,8 @@ def test_every_rule_of_kueues_script_is_covered_exactly() -> None:
     """Kueue's script at v0.19.2, read from a git mirror of kubernetes-sigs/kueue at test time:
     every rule it grants is in ALWAYS_RULES or INTEGRATION_RULES with the same verbs, and nothing
     more -- a rule added upstream fails here."""
-    if shutil.which("git") is None or not KUEUE_GIT.is_dir():
-        pytest.skip(f"no git mirror of kubernetes-sigs/kueue at {KUEUE_GIT} (set GPU_BATCH_KUEUE_GIT)")
-    shown = subprocess.run(
-        ["git", f"--git-dir={KUEUE_GIT}", "show", f"v0.19.2:{SCRIPT}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if shown.returncode != 0:
-        pytest.skip(f"{SCRIPT} not at v0.19.2 in the mirror: {shown.stderr.strip()}")
-    body = shown.stdout.split("kubectl apply -f - <<EOF\n", 1)[1].split("\nEOF", 1)[0]
+    script = mirror_file("kubernetes-sigs/kueue", "GPU_BATCH_KUEUE_GIT", "v0.19.2", SCRIPT)
+    body = script.split("kubectl apply -f - <<EOF\n", 1)[1].split("\nEOF", 1)[0]
     docs = yaml.safe_load_all(
         body.replace("${MULTIKUEUE_SA}", "multikueue-sa").replace("${NAMESPACE}", "kueue-system")
     )

@@ -8,41 +8,21 @@ beside this checkout); nothing of it is copied here.  Absent mirror: the test is
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
+from tests.mirrors import mirror_file
 from tests.policies.multikueue.fixtures import MANAGER, WORKERS
 from tests.policies.pack_harness import Res, policy, run
 
-ROOT = Path(__file__).resolve().parents[3]
-GIT_DIR = Path(
-    os.environ.get(
-        "GPU_BATCH_AI_ON_GKE_GIT", ROOT.parent / ".mirror" / "ai-on-gke+tutorials-and-examples" / "repo"
-    )
-)
+REPO = "ai-on-gke/tutorials-and-examples"
 TUTORIAL = "workflow-orchestration/multikueue-dws"
 
 
 def _published(name: str) -> list[dict[str, Any]]:
-    if shutil.which("git") is None or not GIT_DIR.is_dir():
-        pytest.skip(
-            f"no git mirror of ai-on-gke/tutorials-and-examples at {GIT_DIR} (set GPU_BATCH_AI_ON_GKE_GIT)"
-        )
-    shown = subprocess.run(
-        ["git", f"--git-dir={GIT_DIR}", "show", f"HEAD:{TUTORIAL}/{name}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if shown.returncode != 0:
-        pytest.skip(f"{TUTORIAL}/{name} is not in the mirror: {shown.stderr.strip()}")
-    return [d for d in yaml.safe_load_all(shown.stdout) if isinstance(d, dict)]
+    text = mirror_file(REPO, "GPU_BATCH_AI_ON_GKE_GIT", "HEAD", f"{TUTORIAL}/{name}")
+    return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
 
 
 def _registrations(docs: list[dict[str, Any]], provider: str, cluster: str) -> list[Res]:
