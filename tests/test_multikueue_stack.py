@@ -16,8 +16,11 @@ import pytest
 import yaml
 
 from components.multikueue import ALWAYS_RULES, INTEGRATION_RULES, worker_rules
+from preview.clusters import cluster_groups
 from preview.harness import RunResult
 from preview.records import is_secret
+from preview.report import capacity_sections
+from preview.report.multikueue import cluster_subsets
 from stacks.errors import ConfigError
 from tests.mirrors import mirror_file
 from tests.stack_runner import config_value, custom_objects, of_type, run_stack
@@ -209,3 +212,24 @@ def test_a_wrong_multikueue_config_is_one_line_at_its_key(edit: Any, path: str, 
         run_stack("multiregion", {MK: mk})
     lines = [line for line in str(caught.value).splitlines() if path in line]
     assert lines and fragment in lines[0], str(caught.value)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "kai", "skypilot"])
+def test_single_cluster_stacks_stay_one_cluster(stack: str) -> None:
+    """One Kubernetes provider: manifests.yaml and the report take the single-cluster path,
+    byte for byte what they were before multi-cluster programs existed."""
+    resources = run_stack(stack).resources
+    assert len(cluster_groups(resources, ())) == 1
+    assert len(cluster_subsets(resources)) == 1
+
+
+def test_report_says_which_workers_take_which_gangs(result: RunResult) -> None:
+    lines = capacity_sections("multiregion", result.resources)
+    text = "\n".join(lines)
+    assert text.count("\n## cluster `") == 3
+    section = text.split("## MultiKueue: which workers take which gangs", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| research/default")]
+    assert len(rows) == 2
+    for row in rows:
+        # each worker: its own queue (16 GPUs) and its own pool (2 x a3-highgpu-8g), not both regions'
+        assert "| research-h100 | 16 | h100-dws (16 GPUs) |" in row
