@@ -22,6 +22,7 @@ from preview.records import is_secret
 from preview.report import capacity_sections
 from preview.report.multikueue import cluster_subsets
 from stacks.errors import ConfigError
+from stacks.quantity import amount, times
 from tests.mirrors import mirror_file
 from tests.stack_runner import config_value, custom_objects, of_type, run_stack
 
@@ -233,3 +234,33 @@ def test_report_says_which_workers_take_which_gangs(result: RunResult) -> None:
     for row in rows:
         # each worker: its own queue (16 GPUs) and its own pool (2 x a3-highgpu-8g), not both regions'
         assert "| research-h100 | 16 | h100-dws (16 GPUs) |" in row
+
+
+def test_manager_quota_is_the_workers_total(result: RunResult) -> None:
+    """Kueue's MultiKueue concept page: the manager's quota should equal the workers' total."""
+    queues = _by_provider(result, "ClusterQueue")
+    (manager,) = queues["mk-manager-k8s"]
+    (worker,) = queues["mk-worker-us-east4-k8s"]
+    quotas = {
+        r["name"]: r["nominalQuota"] for r in manager["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    }
+    per_worker = {
+        r["name"]: r["nominalQuota"] for r in worker["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    }
+    assert per_worker == {"cpu": "400", "memory": "3000Gi", "nvidia.com/gpu": "16"}
+    assert quotas == {"cpu": "800", "memory": "6000Gi", "nvidia.com/gpu": "32"}
+
+
+@pytest.mark.parametrize(
+    ("value", "factor", "product"),
+    [
+        ("16", 2, "32"),
+        ("3000Gi", 2, "6000Gi"),
+        ("500m", 3, "1500m"),
+        ("1e3", 2, "2000"),
+        ("1.5Ti", 3, "4.5Ti"),
+    ],
+)
+def test_quantity_times_keeps_the_suffix(value: str, factor: int, product: str) -> None:
+    assert times(value, factor) == product
+    assert amount(product) == amount(value) * factor

@@ -17,6 +17,8 @@ from pydantic import Field
 
 from stacks.base import ConfigModel, DnsLabel
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
+from stacks.config.queues import ResourceGroupConfig, ResourceQuotaConfig
+from stacks.quantity import times
 
 if TYPE_CHECKING:
     from stacks.config import StackConfig
@@ -72,14 +74,58 @@ def manager_config(config: StackConfig) -> StackConfig:
     """The manager's single-cluster config: the same ClusterQueues and LocalQueues, flavors without
     pools (no pod runs on the manager) and no ProvisioningRequest checks (they belong on the workers;
     Kueue inactivates a ClusterQueue holding both, ``MultiKueueWithProvisioningRequest``).  It keeps
-    ``multiKueue``: the manager's Kueue Configuration names the dispatcher."""
+    ``multiKueue``: the manager's Kueue Configuration names the dispatcher.  Its quotas are the
+    workers' total (:func:`_total`)."""
     queues = config.kueue_queues
+    workers = len(config.multi_kueue.workers) if config.multi_kueue else 1
     flavors = [f.model_copy(update={"pool": None, "node_labels": {}}) for f in queues.resource_flavors]
-    cluster_queues = [cq.model_copy(update={"admission_checks": []}) for cq in queues.cluster_queues]
+    cluster_queues = [
+        cq.model_copy(update={"admission_checks": [], "resource_groups": _total(cq.resource_groups, workers)})
+        for cq in queues.cluster_queues
+    ]
+    cohorts = [
+        c.model_copy(update={"resource_groups": _total(c.resource_groups, workers)}) for c in queues.cohorts
+    ]
     return config.model_copy(
         update={
             "kueue_queues": queues.model_copy(
-                update={"resource_flavors": flavors, "admission_checks": [], "cluster_queues": cluster_queues}
+                update={
+                    "resource_flavors": flavors,
+                    "admission_checks": [],
+                    "cluster_queues": cluster_queues,
+                    "cohorts": cohorts,
+                }
             ),
         }
     )
+
+
+def _total(groups: list[ResourceGroupConfig], workers: int) -> list[ResourceGroupConfig]:
+    """The workers' total of each quota (every worker holds the queues as written): Kueue's
+    MultiKueue concept page, "the quota in the manager cluster should equal the total quota
+    available in all worker clusters"."""
+
+    def scaled(quota: ResourceQuotaConfig) -> ResourceQuotaConfig:
+        return quota.model_copy(
+            update={
+                key: times(value, workers)
+                for key, value in (
+                    ("nominal_quota", quota.nominal_quota),
+                    ("borrowing_limit", quota.borrowing_limit),
+                    ("lending_limit", quota.lending_limit),
+                )
+                if value is not None
+            }
+        )
+
+    return [
+        g.model_copy(
+            update={
+                "flavors": [
+                    f.model_copy(update={"resources": {r: scaled(q) for r, q in f.resources.items()}})
+                    for f in g.flavors
+                ]
+            }
+        )
+        for g in groups
+    ]
