@@ -29,6 +29,11 @@ Every rule starts from kubernetes-sigs/kueue v0.19.2:
   the worker's mirrored ClusterQueue does not: Kueue's flavor assigner finds no flavor for it on
   that worker, so the worker never admits such a workload.  Advisory per worker; the same gap
   on every worker is mandatory-grade and reported as such in the message.
+* ``multikueue-gang-fits-a-worker`` -- kubernetes-sigs/kueue#8602: the manager reserves quota
+  for a gang from its own ClusterQueue, which may hold more than any one worker; each worker
+  admits the copy only within its own quota, so a gang larger than every worker's queue (per
+  flavor: nominal, plus the borrowing limit in a cohort) is dispatched and never admitted.
+  Judged on quota; the workers' pools are the report's "which workers take which gangs".
 * ``multikueue-manager-quota`` (advisory) -- the concept page: "Ideally, the quota in the manager
   cluster should equal the total quota available in all worker clusters"; below the largest
   worker's, workers stay underutilised; above the sum, the manager dispatches work the workers
@@ -46,6 +51,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
+from ..demand import CannotTellError, pod_request, total
 from ..model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
 from ..model.helm import KUEUE
 from ..multikueue.clusters import (
@@ -60,6 +66,10 @@ from ..multikueue.kubeconfig import BAD, INSECURE, rejections
 from ..report import Reporter
 from ..tokens import CORE_GROUP, KUEUE_GROUP
 from ..values import Unknown, dig, fmt_num
+from ..workload_kinds import kueue_gangs
+from ..workload_kinds.queue_names import kueue_queue_name
+
+GPU = "nvidia.com/gpu"
 
 SECRET_KEY = "kubeconfig"  # MultiKueueConfigSecretKey
 PATH_PREFIX = "/etc/multikueue/kubeconfigs"  # defaultKubeConfigPathPrefix
@@ -320,6 +330,62 @@ def check_manager_quota(model: StackModel, reporter: Reporter, _config: Mapping[
                 _quota_findings(model, topo, lq, reporter)
 
 
+def _flavor_caps(cq: ClusterQueue, resource: str) -> list[Decimal] | None:
+    """Per flavor, the most ``resource`` one workload can be admitted with: nominal, plus the
+    borrowing limit when the queue is in a cohort (unlimited borrowing counts as the nominal:
+    what the cohort lends is not known from one queue).  None: a quota not known until apply."""
+    caps: list[Decimal] = []
+    for _flavor, quota in cq.quotas(resource):
+        nominal = quota.nominal_quota.value
+        if nominal is None:
+            return None
+        borrow = quota.borrowing_limit.value if quota.borrowing_limit is not None else None
+        caps.append(nominal + (borrow if borrow is not None and cq.cohort else Decimal(0)))
+    return caps
+
+
+def _gang_gpus(pod_sets: Any) -> Decimal:
+    return total(pod_sets, lambda template: pod_request(template, GPU))
+
+
+def check_gang_fits_a_worker(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for topo in topologies(model):
+        queues = {(lq.namespace, lq.name): lq for lq in dispatched_local_queues(model, topo.manager)}
+        manager_objects = {id(o) for o in topo.manager.objects}
+        for counted in kueue_gangs(model):
+            if id(counted.obj) not in manager_objects or counted.error is not None:
+                continue
+            label = kueue_queue_name(counted.obj)
+            lq = queues.get((counted.obj.namespace or "default", label)) if isinstance(label, str) else None
+            if lq is None:
+                continue
+            manager_cq = _manager_cq(model, topo, lq)
+            workers = [_worker_cq(model, w, lq) for w in topo.workers]
+            if manager_cq is None or not workers or None in workers:
+                continue  # an unmirrored queue is multikueue-worker-mirror's finding
+            manager_caps = _flavor_caps(manager_cq, GPU)
+            worker_caps = [_flavor_caps(cq, GPU) for cq in workers if cq is not None]
+            if manager_caps is None or any(c is None for c in worker_caps):
+                reporter.cannot_check(lq, "a GPU nominalQuota is not known until apply")
+                continue
+            best = max((c for caps in worker_caps if caps for c in caps), default=Decimal(0))
+            for gang in counted.gangs:
+                try:
+                    need = _gang_gpus(gang.pod_sets)
+                except CannotTellError as why:
+                    reporter.cannot_check(gang.subject, why.what)
+                    continue
+                if need <= best or not any(need <= c for c in manager_caps):
+                    continue  # fits a worker, or already too big for the manager (its own rule's finding)
+                reporter.violation(
+                    gang.subject,
+                    f"the gang needs {fmt_num(need)} GPUs: the manager's {manager_cq.name} admits it, but no "
+                    f"worker's ClusterQueue can (largest: {fmt_num(best)}), so it is dispatched and never "
+                    "admitted on any worker (kueue#8602)",
+                    "raise the workers' quota (and pools) to hold the gang, or split it",
+                )
+
+
 POLICIES: list[Policy] = [
     stack_policy(
         "multikueue-worker-kubeconfig",
@@ -349,6 +415,11 @@ POLICIES: list[Policy] = [
         "A worker's ClusterQueue should cover every resource the manager's dispatching ClusterQueue covers.",
         check_worker_coverage,
         enforcement_level=EnforcementLevel.ADVISORY,
+    ),
+    stack_policy(
+        "multikueue-gang-fits-a-worker",
+        "A gang the MultiKueue manager admits must fit at least one worker's ClusterQueue (kueue#8602).",
+        check_gang_fits_a_worker,
     ),
     stack_policy(
         "multikueue-manager-quota",

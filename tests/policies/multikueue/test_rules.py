@@ -231,3 +231,39 @@ def test_malformed_kubeconfig_is_a_finding_not_a_crash() -> None:
     )
     result = run(rule, replace(program(), "manager-worker-us-kubeconfig", garbage))
     assert result.violations and "failed to parse kubeconfig" in result.messages[0]
+
+
+def _job(gpus_per_pod: int, pods: int) -> Res:
+    container = {
+        "name": "train",
+        "image": "example.com/train:1",
+        "resources": {
+            "requests": {"nvidia.com/gpu": str(gpus_per_pod)},
+            "limits": {"nvidia.com/gpu": str(gpus_per_pod)},
+        },
+    }
+    props = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "namespace": "team-a",
+            "labels": {"kueue.x-k8s.io/queue-name": "team-a"},
+        },
+        "spec": {
+            "parallelism": pods,
+            "completions": pods,
+            "suspend": True,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
+        },
+    }
+    return Res("kubernetes:batch/v1:Job", "manager-train", props, provider=MANAGER)
+
+
+def test_gang_that_fits_the_manager_but_no_worker(baseline: set[str]) -> None:
+    """kueue#8602: 16 GPUs on the manager (8 + 8), 8 per worker; a 12-GPU gang is never admitted."""
+    fits = [*program(), _job(4, 2)]
+    assert not set(fired(fits)) - baseline
+    result = only([*program(), _job(4, 3)], "multikueue-gang-fits-a-worker", baseline)
+    assert len(result.violations) == 1
+    assert "needs 12 GPUs" in result.messages[0] and "largest: 8" in result.messages[0]
