@@ -139,25 +139,28 @@ class MultiKueueWorkerAccess(pulumi.ComponentResource):
         self.register_outputs({})
 
 
+def render_kubeconfig(name: str, server: str, data: Mapping[str, str] | None) -> str:
+    """The script's kubeconfig: ``https://<server>``, the token Secret's ``token`` (decoded) as the
+    user's token and its ``ca.crt`` as ``certificate-authority-data``."""
+    data = data or {}
+    token = base64.b64decode(data.get("token", "")).decode()
+    return (
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: {name}\n  cluster:\n    server: https://{server}\n"
+        f"    certificate-authority-data: {data.get('ca.crt', '')}\n"
+        f"contexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}-{SERVICE_ACCOUNT}\n"
+        f"current-context: {name}\n"
+        f"users:\n- name: {name}-{SERVICE_ACCOUNT}\n  user:\n    token: {token}\n"
+    )
+
+
 def token_kubeconfig(
     name: str, endpoint: pulumi.Input[str], token_data: pulumi.Input[Mapping[str, str]]
 ) -> pulumi.Output[str]:
-    """The script's kubeconfig for a worker (``https://<endpoint>``, the token, the CA data), secret."""
-
-    def render(args: list[Any]) -> str:
-        server, data = args
-        data = data or {}
-        token = base64.b64decode(data.get("token", "")).decode()
-        return (
-            "apiVersion: v1\nkind: Config\n"
-            f"clusters:\n- name: {name}\n  cluster:\n    server: https://{server}\n"
-            f"    certificate-authority-data: {data.get('ca.crt', '')}\n"
-            f"contexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}-{SERVICE_ACCOUNT}\n"
-            f"current-context: {name}\n"
-            f"users:\n- name: {name}-{SERVICE_ACCOUNT}\n  user:\n    token: {token}\n"
-        )
-
-    return pulumi.Output.secret(pulumi.Output.all(endpoint, token_data).apply(render))
+    """:func:`render_kubeconfig` of a worker once its endpoint and token are known, as a secret."""
+    return pulumi.Output.secret(
+        pulumi.Output.all(endpoint, token_data).apply(lambda a: render_kubeconfig(name, a[0], a[1]))
+    )
 
 
 @dataclass(frozen=True)

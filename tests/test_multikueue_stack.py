@@ -7,6 +7,7 @@ Run through the real program under the preview mocks.  Shapes from Kueue v0.19.2
 
 from __future__ import annotations
 
+import base64
 import copy
 import os
 from pathlib import Path
@@ -14,8 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_batch_policy.multikueue.kubeconfig import rejections
 
-from components.multikueue import ALWAYS_RULES, INTEGRATION_RULES, worker_rules
+from components.multikueue import ALWAYS_RULES, INTEGRATION_RULES, render_kubeconfig, worker_rules
 from preview.clusters import cluster_groups
 from preview.harness import RunResult
 from preview.records import is_secret
@@ -264,3 +266,21 @@ def test_manager_quota_is_the_workers_total(result: RunResult) -> None:
 def test_quantity_times_keeps_the_suffix(value: str, factor: int, product: str) -> None:
     assert times(value, factor) == product
     assert amount(product) == amount(value) * factor
+
+
+def test_the_programs_worker_kubeconfig_is_one_kueue_accepts() -> None:
+    """The kubeconfig the program writes for a worker, judged by the pack's re-statement of Kueue's
+    validateKubeconfig (multikueuecluster.go v0.19.2): no reason to refuse it."""
+    data = {"token": base64.b64encode(b"a-service-account-token").decode(), "ca.crt": "LS0tLS1CRUdJTg=="}
+    text = render_kubeconfig("mk-worker-us-east4", "34.1.2.3", data)
+    assert rejections(text) == []
+    parsed = yaml.safe_load(text)
+    assert parsed["users"][0]["user"] == {"token": "a-service-account-token"}
+    assert parsed["clusters"][0]["cluster"]["certificate-authority-data"] == "LS0tLS1CRUdJTg=="
+
+
+def test_kai_queues_or_skypilot_under_multikueue_are_refused_in_one_line() -> None:
+    kai = config_value("kai", "gpu-batch:kaiQueues")
+    with pytest.raises(ConfigError) as caught:
+        run_stack("multiregion", {"gpu-batch:kaiQueues": kai, "gpu-batch:kai": {"enabled": True}})
+    assert "gpu-batch:kaiQueues: got 1, expected none under multiKueue" in str(caught.value)
