@@ -17,9 +17,11 @@ Kueue stops at the first problem; :func:`rejections` returns every one, in Kueue
 user fixes them all in one pass.  Messages never quote a credential: only the kubeconfig's
 cluster names and Kueue's fixed sentences.
 
-When the current context cannot be resolved (clientcmd would fail to build the REST config
-anyway), the REST-config checks are applied to every user and cluster of the file: Kueue would
-reject it either way, and no problem is hidden.
+Malformed files are refused as clientcmd's strict decoding refuses them ("failed to parse
+kubeconfig(apiconfig)"), an empty one as ``RESTConfigFromKubeConfig`` does.  When the current
+context cannot be resolved (clientcmd fails to build the REST config: "context was not found for
+specified context"), the REST-config checks are applied to every user and cluster of the file:
+Kueue would reject it either way, and no problem is hidden.
 """
 
 from __future__ import annotations
@@ -66,6 +68,30 @@ def is_valid_hostname(server: str) -> bool:
         return dns1123_subdomain_error(host) is None
 
 
+def _shape_error(config: Any) -> str | None:
+    """What clientcmd's strict decoding refuses: the lists of named entries and the strings."""
+    if not isinstance(config, Mapping):
+        return "not a mapping"
+    for key, body in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+        items = config.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            return f"{key} is not a list"
+        for item in items:
+            if not isinstance(item, Mapping) or not isinstance(item.get(body, {}), Mapping):
+                return f"an entry of {key} is not a named {body}"
+    if not isinstance(config.get("current-context", ""), str):
+        return "current-context is not a string"
+    for item in config.get("clusters") or []:
+        cluster = item.get("cluster") or {}
+        if not isinstance(cluster.get("server", ""), str):
+            return "a cluster's server is not a string"
+        if not isinstance(cluster.get("insecure-skip-tls-verify", False), bool):
+            return "a cluster's insecure-skip-tls-verify is not a boolean"
+    return None
+
+
 def _current(config: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
     contexts = _named(config.get("contexts"), "context")
     context = contexts.get(str(config.get("current-context") or ""))
@@ -82,8 +108,12 @@ def rejections(text: str) -> list[str]:
         config = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         return [f"failed to parse kubeconfig(apiconfig): {str(exc).splitlines()[0]}"]
-    if not isinstance(config, Mapping):
-        return ["failed to parse kubeconfig(apiconfig): not a mapping"]
+    if config is None:
+        # clientcmd.Load accepts an empty file; RESTConfigFromKubeConfig then fails (ErrEmptyConfig).
+        return ["invalid configuration: no configuration has been provided"]
+    shape = _shape_error(config)
+    if shape is not None:
+        return [f"failed to parse kubeconfig(apiconfig): {shape}"]
     users = _named(config.get("users"), "user")
     clusters = _named(config.get("clusters"), "cluster")
     found: list[str] = []
@@ -100,6 +130,9 @@ def rejections(text: str) -> list[str]:
         if not cluster.get("server"):
             found.append(f"server URL is required for cluster {name}")
     current = _current(config)
+    wanted = config.get("current-context")
+    if current is None and wanted:
+        found.append(f"context was not found for specified context: {wanted}")
     rest_users = [current[0]] if current else list(users.values())
     rest_clusters = [current[1]] if current else list(clusters.values())
     servers = [str(c.get("server")) for c in rest_clusters if c.get("server")]

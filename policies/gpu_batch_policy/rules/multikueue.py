@@ -108,7 +108,7 @@ def _secret_text(secret: KubeObject) -> str | Unknown | None:
     try:
         return base64.b64decode(encoded, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
-        return ""
+        raise ValueError(f"data.{SECRET_KEY} is not base64 of UTF-8 text") from None
 
 
 def check_worker_kubeconfig(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -131,7 +131,16 @@ def check_worker_kubeconfig(model: StackModel, reporter: Reporter, _config: Mapp
             if secret is None:
                 reporter.not_in_stack(mkc, f"Secret '{namespace}/{location}' holding the worker kubeconfig")
                 continue
-            text = _secret_text(secret)
+            try:
+                text = _secret_text(secret)
+            except ValueError as bad:
+                reporter.violation(
+                    mkc,
+                    f"its kubeconfig Secret {namespace}/{location} cannot be read: {bad} (the API server "
+                    "refuses such a Secret)",
+                    f"set `stringData.{SECRET_KEY}` to the kubeconfig text, or `data.{SECRET_KEY}` to its base64",
+                )
+                continue
             if isinstance(text, Unknown):
                 reporter.cannot_check(
                     mkc, f"Secret '{namespace}/{location}' key {SECRET_KEY} is unknown until apply"

@@ -7,6 +7,7 @@ those that fire on the correct one, are the one rule under test.
 from __future__ import annotations
 
 from string import Template
+from typing import Any
 
 import pytest
 from gpu_batch_policy.multikueue.kubeconfig import rejections
@@ -230,7 +231,7 @@ def test_malformed_kubeconfig_is_a_finding_not_a_crash() -> None:
         provider=MANAGER,
     )
     result = run(rule, replace(program(), "manager-worker-us-kubeconfig", garbage))
-    assert result.violations and "failed to parse kubeconfig" in result.messages[0]
+    assert len(result.violations) == 1 and "data.kubeconfig is not base64" in result.messages[0]
 
 
 def _job(gpus_per_pod: int, pods: int) -> Res:
@@ -267,3 +268,41 @@ def test_gang_that_fits_the_manager_but_no_worker(baseline: set[str]) -> None:
     result = only([*program(), _job(4, 3)], "multikueue-gang-fits-a-worker", baseline)
     assert len(result.violations) == 1
     assert "needs 12 GPUs" in result.messages[0] and "largest: 8" in result.messages[0]
+
+
+MALFORMED: list[Any] = [
+    {"clusterSource": "not-a-map"},
+    {"clusterSource": {"kubeConfig": {"locationType": 7, "location": ["x"]}}},
+    {"clusterSource": {"kubeConfig": {"locationType": "Path", "location": None}}},
+    {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": UNKNOWN}}},
+    None,
+]
+KUBECONFIGS = [
+    "clusters: {a: b}\nusers: 7\ncontexts: [1, 2]\ncurrent-context: [x]\n",
+    "clusters: [{name: a, cluster: {server: 12, insecure-skip-tls-verify: 'true'}}]\n",
+    "users: [{name: u, user: {exec: {command: x}}}]\n",
+    "",
+    "\x00\x01",
+]
+
+
+@pytest.mark.parametrize("spec", MALFORMED)
+def test_malformed_multikueue_cluster_is_never_a_crash(spec: Any) -> None:
+    broken = _obj("MultiKueueCluster", "worker-us", spec, MANAGER)
+    for pol in POLICIES:
+        result = run(pol, replace(program(), "manager-k8s-worker-us", broken))
+        assert "internal error" not in result.text().lower(), (pol.name, result.text())
+
+
+@pytest.mark.parametrize("text", KUBECONFIGS)
+def test_malformed_kubeconfig_is_a_finding_never_a_crash(text: str) -> None:
+    rule = next(p for p in POLICIES if p.name == "multikueue-worker-kubeconfig")
+    result = run(rule, _with_kubeconfig(text))
+    assert result.violations and "internal error" not in result.text().lower(), result.text()
+
+
+def test_empty_or_contextless_kubeconfig_in_clientcmds_words() -> None:
+    assert rejections("") == ["invalid configuration: no configuration has been provided"]
+    text = TOKEN_KUBECONFIG.format(name="w").replace("current-context: w", "current-context: nope")
+    assert rejections(text) == ["context was not found for specified context: nope"]
+    assert rejections("clusters: {a: b}\n") == ["failed to parse kubeconfig(apiconfig): clusters is not a list"]
