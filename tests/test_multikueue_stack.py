@@ -18,6 +18,7 @@ import yaml
 from gpu_batch_policy.multikueue.kubeconfig import rejections
 
 from components.multikueue import ALWAYS_RULES, INTEGRATION_RULES, render_kubeconfig, worker_rules
+from preview.cli import main
 from preview.clusters import cluster_groups
 from preview.harness import RunResult
 from preview.records import is_secret
@@ -284,3 +285,25 @@ def test_kai_queues_or_skypilot_under_multikueue_are_refused_in_one_line() -> No
     with pytest.raises(ConfigError) as caught:
         run_stack("multiregion", {"gpu-batch:kaiQueues": kai, "gpu-batch:kai": {"enabled": True}})
     assert "gpu-batch:kaiQueues: got 1, expected none under multiKueue" in str(caught.value)
+
+
+def test_manifests_hold_every_cluster_in_its_own_validated_section(tmp_path: Path) -> None:
+    """The preview as users run it: exit 0 means every object of every cluster is valid against
+    the CRDs that cluster installs (strict, with CEL) or the Kubernetes schema of its minor."""
+    assert main(["--stack", "multiregion", "--out", str(tmp_path), "--quiet"]) == 0
+    text = (tmp_path / "multiregion" / "manifests.yaml").read_text()
+    sections = text.split("# === cluster of Kubernetes provider ")[1:]
+    assert [s.split("'", 2)[1] for s in sections] == [
+        "mk-manager-k8s",
+        "mk-worker-europe-west4-k8s",
+        "mk-worker-us-east4-k8s",
+    ]
+    bodies = [s.split("\n", 1)[1] for s in sections]
+    kinds = [{(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(b) if d} for b in bodies]
+    assert ("MultiKueueConfig", "multikueue") in kinds[0]
+    assert all(("MultiKueueConfig", "multikueue") not in k for k in kinds[1:])
+    for worker in kinds[1:]:
+        assert ("ProvisioningRequestConfig", "dws-config") in worker
+        assert ("ServiceAccount", "multikueue-sa") in worker
+        assert ("CustomResourceDefinition", "multikueueclusters.kueue.x-k8s.io") in worker  # its own Kueue
+    assert "[secret]" in text and "a-service-account-token" not in text
