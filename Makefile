@@ -3,6 +3,7 @@
 #                              with BASE, what `pulumi up` would create/update/replace/delete against that ref
 #   make test [TEST_WORKERS=auto TEST_MAX_WORKERS=4]  lint, type-check and the whole test suite (a pytest worker per core, at most 4)
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
+#   make bench-pack-memory [PACK_MEMORY_ARGS="--stacks 1000 --reference-teams 1000"]   one pack process's RSS over many stacks
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
 #   make whatif [STACK=dev] [BASE=<git ref>]   Kueue (or KAI) admission what-if; with BASE, the change per queue
 STACK ?= dev
@@ -15,7 +16,7 @@ VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test lint typecheck unit bench fuzz whatif clean
+.PHONY: preview preview-all test lint typecheck unit bench bench-pack-memory fuzz whatif clean
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +52,9 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.scale $(BENCH_ARGS)
+
+bench-pack-memory: $(STAMP)
+	$(PY) -m benchmarks.pack_memory $(PACK_MEMORY_ARGS)
 
 fuzz: $(STAMP)
 	$(PY) -m tests.policies.pack_fuzz --mutations $(FUZZ_MUTATIONS)

@@ -34,6 +34,9 @@ NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 POOL_IGNORED_INPUTS = ("initialNodeCount",)
 # The node label on the system pool; operators select it so they never land on GPU nodes.
 SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
+# The cluster's datapathProvider for Dataplane V2 (terraform-provider-google
+# resource_container_cluster.go: DATAPATH_PROVIDER_UNSPECIFIED, LEGACY_DATAPATH, ADVANCED_DATAPATH).
+ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
 
 
 @dataclass(frozen=True)
@@ -120,10 +123,17 @@ class GkeClusterArgs:
     security_group: str | None = None
     # Only GKE's DNS-based control-plane endpoint, IAM-checked; IP endpoints off (see _endpoints).
     dns_endpoint: bool = False
+    # GKE Dataplane V2 (eBPF, Cilium-based), which enforces NetworkPolicy; ForceNew on the
+    # cluster (terraform-provider-google resource_container_cluster.go ``datapath_provider``).
+    dataplane_v2: bool = False
     # The nodes' service account (components.node_identity); None: the Compute Engine default.
     node_service_account: pulumi.Input[str] | None = None
     # GKE's maintenance policy (see maintenance_policy); None: GKE maintains whenever it chooses.
     maintenance: MaintenanceWindow | None = None
+    # GKE multi-networking (enableMultiNetworking): extra node NICs (GPUDirect) need it, and it
+    # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
+    # modules/scheduler/gke-cluster/main.tf derives both the same way).
+    multi_networking: bool = False
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
@@ -179,6 +189,7 @@ class GkeCluster(pulumi.ComponentResource):
             master_authorized_networks_config=_authorized_networks(args.master_authorized_networks),
             authenticator_groups_config=_authenticator_groups(args.security_group),
             control_plane_endpoints_config=_endpoints(args.dns_endpoint),
+            datapath_provider=ADVANCED_DATAPATH if args.dataplane_v2 else None,
             # The throw-away default pool runs as the dedicated node account too, never as the
             # Compute Engine default account (which projects grant Editor) for its short life.
             node_config=gcp.container.ClusterNodeConfigArgs(
@@ -187,6 +198,13 @@ class GkeCluster(pulumi.ComponentResource):
             if args.node_service_account is not None
             else None,
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
+            enable_multi_networking=True if args.multi_networking else None,
+            # GKE cost allocation: the billing export labels each workload's cost with its
+            # namespace and labels, so the preview's per-team estimate (preview/cost) can later be
+            # compared with the bill.  An in-place update, not a replacement (GKE API
+            # ClusterUpdate.desiredCostManagementConfig; gcloud `clusters update
+            # --enable-cost-allocation`); terraform-provider-google `cost_management_config`.
+            cost_management_config=gcp.container.ClusterCostManagementConfigArgs(enabled=True),
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
         pool = args.system_pool

@@ -97,6 +97,10 @@ class GpuNodePoolArgs:
     protect: bool = False
     gpu_stack: GpuStack = "gke"
     sharing: GpuSharing | None = None
+    # GPUDirect: the extra NICs, as (VPC, subnet) in NIC order (components.gpudirect.vpcs); each
+    # becomes one ``networkConfig.additionalNodeNetworkConfigs`` entry (cluster-toolkit
+    # modules/compute/gke-node-pool/main.tf ``additional_node_network_configs``).
+    additional_networks: tuple[tuple[pulumi.Input[str], pulumi.Input[str]], ...] = ()
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -141,6 +145,16 @@ class GpuNodePool(pulumi.ComponentResource):
             if args.compact_placement
             else None,
             node_config=self._node_config(args),
+            network_config=gcp.container.NodePoolNetworkConfigArgs(
+                additional_node_network_configs=[
+                    gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
+                        network=n, subnetwork=s
+                    )
+                    for n, s in args.additional_networks
+                ]
+            )
+            if args.additional_networks
+            else None,
             opts=pulumi.ResourceOptions(
                 parent=self, protect=args.protect, ignore_changes=list(POOL_IGNORED_INPUTS)
             ),
@@ -203,6 +217,14 @@ def _accelerator(args: GpuNodePoolArgs) -> gcp.container.NodePoolNodeConfigGuest
     )
 
 
+def reservation_value(project: str, reservation: str) -> str:
+    """The reservation affinity value: a bare name as written; a block or sub-block
+    (``NAME/reservationBlocks/B[/reservationSubBlocks/S]``) as the full path GKE needs for it, as
+    cluster-toolkit renders it (``gke-node-pool/reservation_definitions.tf``
+    ``default_reservation_values``: ``projects/<project>/reservations/<name><suffix>``)."""
+    return f"projects/{project}/reservations/{reservation}" if "/" in reservation else reservation
+
+
 def _reservation_affinity(
     args: GpuNodePoolArgs,
 ) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
@@ -210,7 +232,7 @@ def _reservation_affinity(
         return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
             consume_reservation_type="SPECIFIC_RESERVATION",
             key="compute.googleapis.com/reservation-name",
-            values=[args.reservation or ""],
+            values=[reservation_value(args.project, args.reservation or "")],
         )
     # Everything else must not silently eat a reservation meant for another pool; DWS pools
     # are refused by GKE unless this is NO_RESERVATION.

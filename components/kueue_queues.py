@@ -53,6 +53,16 @@ class FlavorArgs:
     name: str
     node_labels: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()
+    # Kueue TAS: the Topology whose levels the flavor's nodes are placed by (None: no TAS).
+    topology_name: str | None = None
+
+
+@dataclass(frozen=True)
+class TopologyArgs:
+    """A Kueue ``Topology``: node labels from the widest domain to the single node."""
+
+    name: str
+    levels: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -153,6 +163,7 @@ class PriorityClassArgs:
 
 @dataclass(frozen=True)
 class KueueQueuesArgs:
+    topologies: tuple[TopologyArgs, ...] = ()
     flavors: tuple[FlavorArgs, ...] = ()
     checks: tuple[ProvisioningCheckArgs, ...] = ()
     cohorts: tuple[CohortArgs, ...] = ()
@@ -168,7 +179,11 @@ class KueueQueuesArgs:
 
 def flavor_spec(flavor: FlavorArgs) -> dict[str, Any]:
     return compact(
-        {"nodeLabels": dict(flavor.node_labels), "tolerations": [t.render() for t in flavor.tolerations]}
+        {
+            "nodeLabels": dict(flavor.node_labels),
+            "tolerations": [t.render() for t in flavor.tolerations],
+            "topologyName": flavor.topology_name,
+        }
     )
 
 
@@ -329,8 +344,16 @@ class KueueQueues(pulumi.ComponentResource):
             )
 
         referenced: list[pulumi.Resource] = []
+        # A TAS flavor's Topology first: Kueue keeps a flavor naming a missing Topology out of TAS.
+        topologies = {
+            t.name: obj("Topology", t.name, spec={"levels": [{"nodeLabel": label} for label in t.levels]})
+            for t in args.topologies
+        }
         for flavor in args.flavors:
-            referenced.append(obj("ResourceFlavor", flavor.name, spec=flavor_spec(flavor)))
+            after_topology = [topologies[flavor.topology_name]] if flavor.topology_name in topologies else []
+            referenced.append(
+                obj("ResourceFlavor", flavor.name, spec=flavor_spec(flavor), depends_on=after_topology)
+            )
         for check in args.checks:
             prc = obj("ProvisioningRequestConfig", check.config_name, spec=provisioning_config_spec(check))
             referenced.append(

@@ -89,6 +89,8 @@ class QueueAdmissionArgs:
     # The queue names the team may use: its LocalQueue(s) or its leaf KAI queue(s).
     queues: tuple[str, ...]
     kinds: tuple[WorkloadKind, ...]
+    # The priority classes the team may name; None: any (issue 27 #7).
+    priority_classes: tuple[str, ...] | None = None
 
     @property
     def policy_name(self) -> str:
@@ -123,6 +125,8 @@ def policy_spec(args: QueueAdmissionArgs) -> dict[str, Any]:
             "reason": "Forbidden",
         }
     ]
+    if args.priority_classes is not None:
+        validations += priority_class_validations(args)
     if args.scheduler == "kai":
         checks = " : ".join(
             f"object.kind == {_cel_string(kind)} ? (has({path}.schedulerName) && "
@@ -164,6 +168,47 @@ def policy_spec(args: QueueAdmissionArgs) -> dict[str, Any]:
         ],
         "validations": validations,
     }
+
+
+# Where a workload names its priority: Kueue reads the WorkloadPriorityClass label on the job
+# object (kubernetes-sigs/kueue v0.19.2 pkg/controller/jobframework/reconciler.go via
+# utils.go ``WorkloadPriorityClassName``: label kueue.x-k8s.io/priority-class), KAI the
+# ``priorityClassName`` label (kai-scheduler v0.17 podgrouper ``GetPriorityClassName``: label,
+# then the pod's spec); the kube-scheduler and Kueue's fallback the pod's
+# ``spec.priorityClassName`` (a Pod's own spec, a Job's template).
+PRIORITY_LABELS = {"kueue": "kueue.x-k8s.io/priority-class", "kai": "priorityClassName"}
+POD_PRIORITY_PATHS = {"Pod": "object.spec", "Job": "object.spec.template.spec"}
+
+
+def priority_class_validations(args: QueueAdmissionArgs) -> list[dict[str, Any]]:
+    """Refuse a priority class the team may not use, in the label its scheduler reads and in a
+    Pod's or Job's pod spec."""
+    allowed = _cel_list(args.priority_classes or ())
+    label = _cel_string(PRIORITY_LABELS[args.scheduler])
+    names = ", ".join(args.priority_classes or ()) or "none"
+    spec_checks = " : ".join(
+        f"object.kind == {_cel_string(kind)} ? (!has({path}.priorityClassName) || "
+        f"{path}.priorityClassName in {allowed})"
+        for kind, path in POD_PRIORITY_PATHS.items()
+    )
+    return [
+        {
+            "expression": (
+                f"!has(object.metadata.labels) || !({label} in object.metadata.labels) || "
+                f"object.metadata.labels[{label}] in {allowed}"
+            ),
+            "messageExpression": (
+                f"object.kind + ' ' + object.metadata.name + ' names priority class ' + "
+                f"object.metadata.labels[{label}] + ': team {args.team} may use only {names}'"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": f"{spec_checks} : true",
+            "message": f"the pod spec names a PriorityClass team {args.team} may not use (allowed: {names})",
+            "reason": "Forbidden",
+        },
+    ]
 
 
 def binding_spec(args: QueueAdmissionArgs) -> dict[str, Any]:

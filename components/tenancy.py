@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import tenant_network
 from components.queue_admission import (
     JOB,
     POD,
@@ -58,6 +59,19 @@ def namespace_selector(namespaces: Sequence[str]) -> dict[str, Any] | None:
 
 POD_VERBS_UNMANAGED = ("get", "list", "watch", "delete")
 
+PodSecurityLevel = Literal["privileged", "baseline", "restricted"]
+POD_SECURITY_PREFIX = "pod-security.kubernetes.io/"
+
+
+def pod_security_labels(level: PodSecurityLevel | None) -> dict[str, str]:
+    """The namespace labels PodSecurity admission reads (kubernetes/pod-security-admission
+    v0.36.2 ``api/constants.go``): ``enforce`` refuses violating pods at the API server's own
+    minor (no ``enforce-version``: latest); ``warn`` and ``audit`` at the same level tell the
+    submitter and the audit log why."""
+    if level is None:
+        return {}
+    return {f"{POD_SECURITY_PREFIX}{mode}": level for mode in ("enforce", "warn", "audit")}
+
 
 def submit_kinds(scheduler: Scheduler | None, *, ray: bool, pods_managed: bool) -> tuple[WorkloadKind, ...]:
     """The kinds a team may create: those its scheduler manages (Kueue's enabled integrations:
@@ -70,8 +84,15 @@ def submit_kinds(scheduler: Scheduler | None, *, ray: bool, pods_managed: bool) 
     return (JOB, *ray_kinds, *pods)
 
 
+TEAM_OBJECTS = ("configmaps", "secrets", "services")
+
+
 def team_rules(
-    *, ray: bool = True, pods_managed: bool = False, scheduler: Scheduler | None = "kueue"
+    *,
+    ray: bool = True,
+    pods_managed: bool = False,
+    scheduler: Scheduler | None = "kueue",
+    queues: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """What a team member may do in the team's namespace, and nothing cluster-wide."""
     kinds = submit_kinds(scheduler, ray=ray, pods_managed=pods_managed)
@@ -93,11 +114,33 @@ def team_rules(
             "verbs": list(SUBMIT_VERBS if POD in kinds else POD_VERBS_UNMANAGED),
         },
         {"apiGroups": [""], "resources": ["pods/log", "events"], "verbs": list(READ_VERBS)},
+        # Real work (issue 27 #8): hand a job its config and tokens, reach a Ray dashboard or a
+        # notebook.  Services are held to ClusterIP by components.service_admission; exec and
+        # port-forward are "create" on the subresource (and "get" for the SPDY/WebSocket upgrade
+        # older clients send), kubernetes.io docs reference/access-authn-authz/authorization.
+        {"apiGroups": [""], "resources": list(TEAM_OBJECTS), "verbs": list(SUBMIT_VERBS)},
+        {"apiGroups": [""], "resources": ["pods/exec", "pods/portforward"], "verbs": ["get", "create"]},
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["localqueues", "workloads"],
             "verbs": list(READ_VERBS),
         },
+        *(
+            [
+                # Where the team's workloads stand in its queues: Kueue's visibility API
+                # (visibility.kueue.x-k8s.io, served by the Kueue controller; the 0.19.2 chart's
+                # pending_workloads_lq_viewer_role.yaml grants the same resource), only for the
+                # team's own LocalQueues.
+                {
+                    "apiGroups": ["visibility.kueue.x-k8s.io"],
+                    "resources": ["localqueues/pendingworkloads"],
+                    "verbs": ["get"],
+                    "resourceNames": sorted(queues),
+                }
+            ]
+            if scheduler == "kueue" and queues
+            else []
+        ),
     ]
 
 
@@ -117,33 +160,50 @@ class TeamArgs:
     # LocalQueue, or its leaf KAI queue); None: the team has no queue and submits nothing.
     scheduler: Scheduler | None = "kueue"
     queues: tuple[str, ...] = ()
+    # Pod Security level enforced in the namespace; None: no label (the cluster's default).
+    pod_security: PodSecurityLevel | None = "baseline"
+    # NetworkPolicies isolating the namespace (components.tenant_network): only on a cluster that
+    # enforces them.  ``platform_namespaces``: where the platform's callers run.
+    network_isolation: bool = False
+    platform_namespaces: tuple[str, ...] = ()
+    # The priority classes the team's admission policy lets it name; None: any.
+    priority_classes: tuple[str, ...] | None = None
 
 
 class TeamTenancy(pulumi.ComponentResource):
-    """One team's namespace (when created here), Role and RoleBinding.
+    """One team's namespace (created here, or labelled by a patch when it exists), Role and
+    RoleBinding.
 
-    ``namespace`` is the Namespace resource, or None for a namespace that already exists
-    (``default``): other objects in the team's namespace depend on it.
+    ``namespace`` is the Namespace resource, or the NamespacePatch that labels a namespace that
+    already exists (``default``): other objects in the team's namespace depend on it.
     """
 
-    namespace: k8s.core.v1.Namespace | None
+    namespace: k8s.core.v1.Namespace | k8s.core.v1.NamespacePatch
     role: k8s.rbac.v1.Role
 
     def __init__(self, name: str, args: TeamArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-batch:tenancy:Team", name, None, opts)
         labels = {**MANAGED_BY, TEAM_LABEL: args.name}
-        self.namespace = None
+        namespace_labels = {**labels, **pod_security_labels(args.pod_security), **args.namespace_labels}
         if args.create_namespace:
             self.namespace = k8s.core.v1.Namespace(
                 f"{name}-namespace",
-                metadata=k8s.meta.v1.ObjectMetaArgs(
-                    name=args.namespace, labels={**labels, **args.namespace_labels}
-                ),
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=namespace_labels),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-        after_namespace = pulumi.ResourceOptions(
-            parent=self, depends_on=[self.namespace] if self.namespace else []
-        )
+        else:
+            # A namespace that exists (``default``) still needs the labels Kueue's
+            # managedJobsNamespaceSelector and PodSecurity read, or its jobs run outside every
+            # quota and its pods unchecked: server-side apply of just these labels, released again
+            # on destroy (pulumi-kubernetes NamespacePatch; the namespace itself is never deleted).
+            self.namespace = k8s.core.v1.NamespacePatch(
+                f"{name}-namespace-labels",
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=args.namespace, labels=namespace_labels),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        after_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
+        if args.network_isolation:
+            tenant_network.create(name, args.namespace, args.platform_namespaces, after_namespace)
         role_name = f"{args.name}-submitter"
         metadata = k8s.meta.v1.ObjectMetaArgs(name=role_name, namespace=args.namespace, labels=labels)
         self.role = k8s.rbac.v1.Role(
@@ -151,7 +211,9 @@ class TeamTenancy(pulumi.ComponentResource):
             metadata=metadata,
             rules=[
                 k8s.rbac.v1.PolicyRuleArgs(**_snake(rule))
-                for rule in team_rules(ray=args.ray, pods_managed=args.pods_managed, scheduler=args.scheduler)
+                for rule in team_rules(
+                    ray=args.ray, pods_managed=args.pods_managed, scheduler=args.scheduler, queues=args.queues
+                )
             ],
             opts=after_namespace,
         )
@@ -165,6 +227,7 @@ class TeamTenancy(pulumi.ComponentResource):
                     scheduler=args.scheduler,
                     queues=args.queues,
                     kinds=kinds,
+                    priority_classes=args.priority_classes,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -189,4 +252,7 @@ class TeamTenancy(pulumi.ComponentResource):
 
 
 def _snake(rule: Mapping[str, Any]) -> dict[str, Any]:
-    return {"api_groups": rule["apiGroups"], "resources": rule["resources"], "verbs": rule["verbs"]}
+    out = {"api_groups": rule["apiGroups"], "resources": rule["resources"], "verbs": rule["verbs"]}
+    if "resourceNames" in rule:
+        out["resource_names"] = rule["resourceNames"]
+    return out

@@ -19,14 +19,22 @@ never with a GPU limit, which KAI rejects (§1.4).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Final, Literal
 
 import pulumi
 
 from components.gpu_pool import GPU_TAINT_KEY
 from components.k8s_object import KubeObject, compact, inherited_depends_on
+
+POLICIES_DIR: Final = Path(__file__).resolve().parents[1] / "policies"
+if str(POLICIES_DIR) not in sys.path:  # the pack's Ray rules, as components/chart_crds.py does
+    sys.path.insert(0, str(POLICIES_DIR))
+
+from gpu_batch_policy.rules.ray_auth import supports_token_auth  # noqa: E402
 
 API_VERSION = "ray.io/v1"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -60,6 +68,8 @@ class RayPodArgs:
     replicas: int = 1
     min_replicas: int | None = None
     max_replicas: int | None = None
+    # Extra pod-template annotations (Kueue's pod-set topology request).
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,9 +127,8 @@ def pod_template(pod: RayPodArgs, container: str) -> dict[str, Any]:
         }
     )
     fraction = format(pod.gpu_fraction, "g") if pod.gpu_fraction is not None else None
-    return compact(
-        {"metadata": {"annotations": {GPU_FRACTION_ANNOTATION: fraction}} if fraction else None, "spec": spec}
-    )
+    annotations = {**pod.annotations, **({GPU_FRACTION_ANNOTATION: fraction} if fraction else {})}
+    return compact({"metadata": {"annotations": annotations} if annotations else None, "spec": spec})
 
 
 def ray_cluster_spec(workload: RayWorkloadArgs) -> dict[str, Any]:
@@ -142,7 +151,28 @@ def ray_cluster_spec(workload: RayWorkloadArgs) -> dict[str, Any]:
         )
         for worker in workload.workers
     ]
-    return compact({"rayVersion": workload.ray_version, "headGroupSpec": head, "workerGroupSpecs": workers})
+    return compact(
+        {
+            "rayVersion": workload.ray_version,
+            "authOptions": {"mode": "token"} if token_auth(workload.ray_version) else None,
+            "headGroupSpec": head,
+            "workerGroupSpecs": workers,
+        }
+    )
+
+
+def token_auth(ray_version: str | None) -> bool:
+    """Whether the cluster's Ray supports KubeRay token auth (``spec.authOptions.mode: token``):
+    Ray 2.52.0 or later, as KubeRay v1.7.0 ``utils/validation.go`` ``ValidateRayClusterSpec``
+    requires (the pack's ``ray-token-auth-valid`` judges the same).
+
+    With it, KubeRay v1.7.0 creates a Secret with a random token per RayCluster
+    (``raycluster_controller.go`` ``reconcileAuthSecret``), sets ``RAY_AUTH_MODE=token`` and the
+    token on every Ray container (``common/pod.go`` ``SetContainerTokenAuthEnvVars``), and its own
+    dashboard client sends it (``dashboardclient`` ``x-ray-authorization``): the job API (8265)
+    and GCS then refuse a caller without the token, even from inside the namespace.  ``mode`` must
+    be written: ``utils.IsAuthEnabled`` reads an empty mode as off."""
+    return supports_token_auth(ray_version)
 
 
 def ray_job_spec(workload: RayWorkloadArgs) -> dict[str, Any]:

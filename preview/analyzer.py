@@ -497,6 +497,13 @@ class PolicyPackProcess:
     def peak_kib(self) -> int | None:
         """The pack process's own peak resident set (``VmHWM``, KiB), while it runs; None where
         ``/proc`` is not available."""
+        return self._status_kib("VmHWM:")
+
+    def resident_kib(self) -> int | None:
+        """The pack process's resident set now (``VmRSS``, KiB); None where ``/proc`` is not available."""
+        return self._status_kib("VmRSS:")
+
+    def _status_kib(self, field: str) -> int | None:
         if self._proc is None:
             return None
         try:
@@ -504,7 +511,7 @@ class PolicyPackProcess:
         except OSError:
             return None
         for line in status.splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field):
                 return int(line.split()[1])
         return None
 

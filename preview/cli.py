@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from components.chart_crds import ChartCrdsError
 from preview.analyzer import AnalysisResult, AnalyzerError, format_diagnostic, in_display_order
@@ -28,6 +29,20 @@ from preview.charts import (
     resolve_locked,
 )
 from preview.clusters import ClusterGroup, cluster_groups
+from preview.cost.budget import budget_findings
+from preview.cost.estimate import plan_cost
+from preview.cost.prices import price_table
+from preview.cost.section import cost_changes, cost_section
+from preview.findings.document import (
+    Finding,
+    Locator,
+    config_findings,
+    findings_document,
+    policy_findings,
+    write_findings,
+)
+from preview.findings.sarif import sarif_log, write_sarif
+from preview.findings.summary import findings_by_line
 from preview.harness import RunResult, run_program
 from preview.hosted_session import HostedSession, start_session
 from preview.manifests import (
@@ -41,7 +56,7 @@ from preview.manifests import (
 from preview.plan import plan_document, write_plan
 from preview.plan_diff import diff_plans, render_changes
 from preview.project import PROJECT_DIR
-from preview.report import capacity_sections, policy_section
+from preview.report import capacity_sections, markdown_table, policy_section
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
 from stacks.errors import ConfigError
@@ -95,7 +110,12 @@ def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
         return 2
     try:
         return _preview(args, files, session, clock)
-    except (ConfigError, ChartCrdsError) as error:  # the config, or a chart whose CRDs it declares
+    except ConfigError as error:  # also a finding at the line of each key it names
+        print(str(error), file=sys.stderr)
+        locator = Locator(args.project_dir, files.project, files.stack)
+        _write_findings(args, files, config_findings(error.issues, locator), None)
+        return 2
+    except ChartCrdsError as error:  # a chart whose CRDs the config declares
         print(str(error), file=sys.stderr)
         return 2
     except StackFileError as error:
@@ -131,12 +151,27 @@ def _preview(
             analysis = session.result()
         _print_policy_results(analysis, result)
         code = code or (0 if analysis.passed else 1)
+    prices = price_table(files.config)
+    head_plan = json.loads((args.out / args.stack / "plan.json").read_text())
+    cost = plan_cost(head_plan, prices)
+    (args.out / args.stack / "cost.json").write_text(json.dumps(cost, indent=2) + "\n")
+    costs = cost_section(cost, markdown_table)
+    locator = Locator(args.project_dir, files.project, files.stack, result.resources)
+    found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
+    found += budget_findings(files.config, cost, locator)
+    by_line = findings_by_line(_write_findings(args, files, found, analysis), markdown_table)
     changes: list[str] = []
     if args.base is not None:
-        changes, status = _changes_against(args.base, args.stack, args.project_dir, args.out)
+        changes, status, base_plan = _changes_against(
+            args.base, args.stack, args.project_dir, args.out, head_plan
+        )
         code = code or status
+        if base_plan is not None:
+            changes += cost_changes(plan_cost(base_plan, prices), cost, args.base, markdown_table)
     report_path = args.out / args.stack / "report.md"
-    report_path.write_text("\n".join([*capacity, *changes, *policy_section(analysis)]) + "\n")
+    report_path.write_text(
+        "\n".join([*capacity, *costs, *changes, *policy_section(analysis), *by_line]) + "\n"
+    )
     print(f"capacity report: {_rel(report_path)}")
     if args.timings:
         print(f"timings: {json.dumps({**clock.seconds, **_peak_memory(session)})}")
@@ -160,20 +195,34 @@ def _write_outputs(args: argparse.Namespace, files: StackFiles, result: RunResul
     return 1 if _charts_and_manifests(result, manifests, clock, args.project_dir) else 0
 
 
-def _changes_against(ref: str, stack: str, project_dir: Path, out: Path) -> tuple[list[str], int]:
-    """The change list against the stack at ``ref`` (printed, and returned for the report), and
-    an exit status: 1 when the engine would refuse it (a protected resource replaced or
-    deleted), 2 when the base cannot be previewed."""
-    head = json.loads((out / stack / "plan.json").read_text())
+def _changes_against(
+    ref: str, stack: str, project_dir: Path, out: Path, head: dict[str, Any]
+) -> tuple[list[str], int, dict[str, Any] | None]:
+    """The change list against the stack at ``ref`` (printed, and returned for the report), an
+    exit status (1 when the engine would refuse it: a protected resource replaced or deleted; 2
+    when the base cannot be previewed) and the base plan (None when it cannot be made)."""
     try:
-        changes = diff_plans(plan_at(ref, stack, project_dir), head)
+        base = plan_at(ref, stack, project_dir)
     except BasePlanError as error:
         print(str(error), file=sys.stderr)
-        return [f"### Changes against `{ref}`", "", f"Not compared: {error}", ""], 2
+        return [f"### Changes against `{ref}`", "", f"Not compared: {error}", ""], 2, None
+    changes = diff_plans(base, head)
     lines = render_changes(changes, ref)
     print("\n".join(lines))
     (out / stack / "changes.md").write_text("\n".join(lines) + "\n")
-    return lines, 1 if any(c.blocking for c in changes) else 0
+    return lines, 1 if any(c.blocking for c in changes) else 0, base
+
+
+def _write_findings(
+    args: argparse.Namespace, files: StackFiles, found: list[Finding], analysis: AnalysisResult | None
+) -> dict[str, Any]:
+    """``findings.json`` (the single source) and ``findings.sarif`` (one run, this stack's category)."""
+    out_dir = args.out / args.stack
+    document = findings_document(files.project, files.stack, found, analysis)
+    write_findings(out_dir / "findings.json", document)
+    write_sarif(out_dir / "findings.sarif", sarif_log([document]))
+    print(f"findings: {_rel(out_dir / 'findings.json')}, {_rel(out_dir / 'findings.sarif')}")
+    return document
 
 
 class StageClock:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpu_batch_policy.schema.core import KubernetesMinor
+
 from preview.charts import ReleaseManifests
-from preview.core_validation import KubernetesMinor
 from preview.manifests import stack_kubernetes_minor
 from preview.records import RecordedResource
 

@@ -11,7 +11,7 @@ the file never holds a secret and can be attached to a pull request.
 
 :func:`validate_manifests` checks every object strictly: custom resources against the upstream CRD
 schemas and their CEL rules (``preview.crd_validation``), everything else against the Kubernetes
-OpenAPI schema of the cluster's minor version (``preview.core_validation``).  A field the schema
+OpenAPI schema of the cluster's minor version (``gpu_batch_policy.schema.core``).  A field the schema
 does not declare is an error, because the API server would prune it silently (a v1beta1
 ``cohort`` on a v1beta2 ClusterQueue) or reject it; an object neither knows is reported as not
 validated.
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from gpu_batch_policy.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 
 from preview.charts import ReleaseManifests, default_resolver, store_text
-from preview.core_validation import CoreValidator, KubernetesMinor, kubernetes_minor
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
 from preview.records import RecordedResource, for_display, sorted_maps
 

@@ -4,7 +4,8 @@ Why: a reviewer reads the pull request before anything runs.  Resources are matc
 the engine matches them.  Only in the new plan: **create**; only in the old: **delete**; in both
 with different inputs: **replace** when a changed input is ForceNew for its type
 (:mod:`preview.replacements`, which also keeps the new registration's ``ignoreChanges`` out, as
-the engine does), else **update**.  Values unknown until apply compare as their marker, so an
+the engine does) or a custom resource's CRD refuses the update with a transition rule (the
+object must be deleted and created again; ``immutable_changes``), else **update**.  Values unknown until apply compare as their marker, so an
 input that stays unknown is not reported as changed.
 
 A replaced or deleted resource the new plan marks ``protect`` is **blocking**: the engine refuses
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from preview.replacements import CRD, HELM_RELEASE, NODE_POOL, replacing_paths
+from preview.replacements import CRD, HELM_RELEASE, NODE_POOL, immutable_changes, replacing_paths
 
 QUEUE_KINDS: Final = ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "AdmissionCheck", "Queue")
 
@@ -95,6 +96,7 @@ def diff_plans(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Change]
                 continue
             protected = bool(after.get("protect") or before.get("protect"))
             forced = replacing_paths(after["type"], old_in, new_in, after.get("ignoreChanges") or ())
+            forced = forced or immutable_changes(old_in, new_in)
             if forced:
                 retained = bool(before.get("retainOnDelete"))
                 changes.append(

@@ -15,11 +15,15 @@ The table holds the ForceNew input paths of the GKE resource types the stacks cr
   (``guest_accelerator`` with its type, count and ``gpu_driver_installation_config``,
   ``gpu_sharing_config``, ``spot``, ``preemptible``, ``service_account``, ``oauth_scopes``,
   ``reservation_affinity``, ``shielded_instance_config``, ``max_run_duration``, ``flex_start``,
-  ``metadata``, ``local_ssd_count``).  ``machine_type``, ``disk_size_gb``, ``labels``, ``taint``,
+  ``metadata``, ``local_ssd_count``); the pool's ``network_config.additional_node_network_configs``
+  (ForceNew in ``schemaNodePool``: GKE cannot change a node's interfaces, so a GPUDirect pool's
+  networks are fixed for its life, issue 29).  ``machine_type``, ``disk_size_gb``, ``labels``, ``taint``,
   ``tags`` and ``autoscaling`` are updated in place.
 * ``gcp:container/cluster:Cluster``: google/services/container/resource_container_cluster.go
   (``name``, ``location``, ``project``, ``network``, ``subnetwork``, ``initial_node_count``,
-  ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``).
+  ``node_config`` of the default pool, ``ip_allocation_policy``, ``networking_mode``,
+  ``datapath_provider``: turning Dataplane V2 on or off is a new cluster).  ``enable_multi_networking``
+  is not ForceNew there (updated in place).
 
 * any ``kubernetes:`` object: ``metadata.name`` and ``metadata.namespace``, its identity in the
   cluster (pulumi-kubernetes replaces on either); a Helm ``kubernetes:helm.sh/v3:Release``:
@@ -58,6 +62,7 @@ FORCE_NEW: Final[Mapping[str, tuple[str, ...]]] = {
         "nodeConfig.flexStart",
         "nodeConfig.metadata",
         "nodeConfig.localSsdCount",
+        "networkConfig.additionalNodeNetworkConfigs",
     ),
     CLUSTER: (
         "name",
@@ -69,6 +74,7 @@ FORCE_NEW: Final[Mapping[str, tuple[str, ...]]] = {
         "nodeConfig",
         "ipAllocationPolicy",
         "networkingMode",
+        "datapathProvider",
     ),
 }
 
@@ -113,3 +119,24 @@ def replacing_paths(
         for path in force_new_paths(type_token)
         if not _ignored(path, ignored) and _at(old, path) != _at(new, path)
     ]
+
+
+def immutable_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The fields of a custom resource whose change its CRD's transition rules refuse (Kueue 0.19's
+    Topology levels, a TAS flavor's node labels), as ``path: message``; empty for built-in kinds,
+    objects of a kind no pinned CRD defines, or updates the rules allow."""
+    from gpu_batch_policy.schema.transition import refused_updates  # the pack's CEL engine
+
+    from preview.crd_validation import get_catalog
+
+    api_version, kind = new.get("apiVersion"), new.get("kind")
+    if not isinstance(api_version, str) or "/" not in api_version or not isinstance(kind, str):
+        return []
+    if old.get("apiVersion") != api_version:
+        return []
+    group, version = api_version.split("/", 1)
+    crd = get_catalog().crd(group, kind)
+    entry = crd.versions.get(version) if crd is not None else None
+    if entry is None:
+        return []
+    return refused_updates(entry.schema, old, new)

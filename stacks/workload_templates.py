@@ -13,6 +13,11 @@ Each preset reproduces an upstream sample the seed scenarios use:
 * ``kai-ray-cluster``: ray-cluster.kai-scheduler.yaml (seed 002): a CPU head and two workers.
 * ``kai-half-gpu-cluster``: ray-cluster.kai-gpu-sharing.yaml (seed 002): two workers sharing
   one GPU through KAI's ``gpu-fraction: "0.5"`` pod annotation.
+
+The two KAI presets run Ray 2.52.0 (the samples use 2.50.1) so that their clusters get KubeRay's
+token auth, which needs Ray 2.52.0 or later (issue 27; components.workloads.token_auth).  The
+text classifier keeps the sample's ray-ml 2.46 image (no ray-ml image of 2.52 is pinned here) and
+so runs without token auth: only the NetworkPolicies keep other teams from its head.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ TEMPLATES: Final[Mapping[str, Mapping[str, Any]]] = {
     },
     "kai-ray-cluster": {
         "kind": "RayCluster",
-        "image": "rayproject/ray:2.50.1",
+        "image": "rayproject/ray:2.52.0",
+        "rayVersion": "2.52.0",
         "head": {"cpu": "1", "memory": "2Gi"},
         "workerGroups": [
             {"groupName": "worker", "replicas": 2, "minReplicas": 2, "cpu": "1", "memory": "1Gi"}
@@ -49,7 +55,8 @@ TEMPLATES: Final[Mapping[str, Mapping[str, Any]]] = {
     },
     "kai-half-gpu-cluster": {
         "kind": "RayCluster",
-        "image": "rayproject/ray:2.50.1",
+        "image": "rayproject/ray:2.52.0",
+        "rayVersion": "2.52.0",
         "head": {"cpu": "1", "memory": "2Gi"},
         "workerGroups": [
             {

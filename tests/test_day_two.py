@@ -91,6 +91,16 @@ def test_keys_that_must_replace_are_reported() -> None:
     assert changed == {"gpu-node-pool-pool": ["nodeConfig.guestAccelerators"]}
 
 
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_turning_dataplane_v2_on_or_off_replaces_the_cluster(stack: str) -> None:
+    """``datapath_provider`` is ForceNew (terraform-provider-google
+    resource_container_cluster.go): the plan diff must show a new cluster, which the protected
+    prod stack then refuses (issue 27 #3)."""
+    flipped = not config_value(stack, "gpu-batch:cluster").get("dataplaneV2", False)
+    changed = replaced(stack, "gpu-batch:cluster", _set(("dataplaneV2",), flipped))
+    assert [paths for name, paths in changed.items() if "cluster" in name] == [["datapathProvider"]]
+
+
 def test_the_master_version_is_set_once_from_the_channel_default() -> None:
     """Re-derived every run, a newer channel default would raise ``minMasterVersion`` and the
     provider upgrades the master at once; the cluster keeps the creation-time value instead.  A
@@ -184,3 +194,32 @@ def test_a_kueue_values_edit_makes_the_gate_wait_again() -> None:
     ]
     assert before.inputs["installed"] != after.inputs["installed"]
     assert must_wait_again(before.inputs, after.inputs)
+
+
+def test_a_pool_network_change_replaces_the_pool() -> None:
+    """``network_config.additional_node_network_configs`` is ForceNew (resource_container_node_pool.go
+    ``schemaNodePool``): GKE cannot change a node's interfaces, so dropping GPUDirect from a pool
+    replaces it."""
+    changed = replaced("gpudirect", "gpu-batch:gpuPools", _set((1, "network"), "none"))
+    assert changed == {"a3ultra-rdma-pool": ["networkConfig.additionalNodeNetworkConfigs"]}
+
+
+def test_turning_gpudirect_on_replaces_the_pool_and_the_cluster() -> None:
+    """GPUDirect on prod's A3 High pool adds its 4 NICs (pool replaced); it needs Dataplane V2,
+    whose ``datapath_provider`` is ForceNew on the cluster (resource_container_cluster.go)."""
+    pools = copy.deepcopy(config_value("prod", "gpu-batch:gpuPools"))
+    pools[1]["network"] = "gpudirect"
+    cluster = {**config_value("prod", "gpu-batch:cluster"), "dataplaneV2": True}
+    before = run_stack("prod").resources
+    after = run_stack("prod", {"gpu-batch:gpuPools": pools, "gpu-batch:cluster": cluster}).resources
+    changed: dict[str, list[str]] = {}
+    for type_token in (NODE_POOL, CLUSTER):
+        old, new = _by_name(before, type_token), _by_name(after, type_token)
+        for name in old.keys() & new.keys():
+            paths = replacing_paths(type_token, old[name].inputs, new[name].inputs, new[name].ignore_changes)
+            if paths:
+                changed[name] = paths
+    assert changed == {
+        "h100-queued-pool": ["networkConfig.additionalNodeNetworkConfigs"],
+        "gpu-batch-prod-cluster": ["datapathProvider"],
+    }

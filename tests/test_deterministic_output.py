@@ -11,6 +11,8 @@ shared 2-core machine, the suite's slowest test.
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -18,10 +20,12 @@ from pathlib import Path
 import yaml
 
 from benchmarks.scale import bench_project, preview_command, stack_document
+from preview.findings.sarif import MAX_GZIP_BYTES
 from tests.stack_runner import ROOT
+from tests.test_findings_sarif import sarif_problems
 
 TEAMS = 1000
-OUTPUTS = ("plan.json", "manifests.yaml", "report.md")
+OUTPUTS = ("plan.json", "manifests.yaml", "report.md", "findings.json", "findings.sarif", "cost.json")
 
 
 def _preview(project: Path, stack: str, out: Path, hash_seed: str) -> None:
@@ -44,3 +48,10 @@ def test_two_previews_of_a_large_stack_write_identical_bytes(tmp_path: Path) -> 
         assert first == second, f"{name} differs between two previews of the same stack"
     plan = (tmp_path / "first" / stack / "plan.json").read_text()
     assert plan.count('"urn":') > 5 * TEAMS  # the whole stack was planned, not an early failure
+    # The 1,000-team SARIF: valid SARIF 2.1.0 with GitHub's required properties, within its limits
+    # (10 MB gzip-compressed), and a cost row for every ClusterQueue (issue 32).
+    sarif_text = (tmp_path / "first" / stack / "findings.sarif").read_text()
+    assert sarif_problems(json.loads(sarif_text)) == []
+    assert len(gzip.compress(sarif_text.encode())) < MAX_GZIP_BYTES
+    cost = json.loads((tmp_path / "first" / stack / "cost.json").read_text())
+    assert len([q for q in cost["queues"] if q["scheduler"] == "kueue"]) >= TEAMS

@@ -75,6 +75,8 @@ class TestCluster:
         assert cluster["workloadIdentityConfig"] == {"workloadPool": "gpu-batch-dev.svc.id.goog"}
         assert cluster["enableShieldedNodes"] is True
         assert cluster["deletionProtection"] is False
+        # GKE cost allocation on, so the billing export can be compared with preview/cost.
+        assert cluster["costManagementConfig"] == {"enabled": True}
         system = named(dev, "kuberay-gpu-cluster-system").inputs
         assert system["nodeConfig"]["machineType"] == "e2-standard-4"
         assert system["autoscaling"]["totalMinNodeCount"] == 1

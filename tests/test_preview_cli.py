@@ -13,6 +13,7 @@ import yaml
 from preview.cli import main
 from preview.stack_files import stack_names
 from tests.stack_runner import ROOT
+from tests.test_findings_sarif import sarif_problems
 
 
 @pytest.mark.parametrize("stack", stack_names(ROOT))
@@ -27,6 +28,13 @@ def test_every_stack_file_previews_and_writes_its_plan(stack: str, tmp_path: Pat
     manifests = list(yaml.safe_load_all((tmp_path / stack / "manifests.yaml").read_text()))
     assert manifests and all("apiVersion" in m and "kind" in m for m in manifests)
     assert (tmp_path / stack / "report.md").read_text().startswith(f"## gpu-batch capacity report: `{stack}`")
+    # findings.json and its SARIF: valid against SARIF 2.1.0 and GitHub's requirements, no error.
+    findings = json.loads((tmp_path / stack / "findings.json").read_text())
+    sarif = json.loads((tmp_path / stack / "findings.sarif").read_text())
+    assert sarif_problems(sarif) == []
+    assert sarif["runs"][0]["automationDetails"]["id"] == f"gpu-batch/{stack}/"
+    assert len(sarif["runs"][0]["results"]) == len(findings["findings"])
+    assert not [f for f in findings["findings"] if f["level"] == "mandatory"]
 
 
 def test_plan_marks_secrets_and_never_holds_the_kubeconfig(tmp_path: Path) -> None:

@@ -15,6 +15,9 @@ from stacks.errors import ConfigError
 from tests.stack_runner import config_value, custom_objects, named, of_type, run_stack
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
+NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+ENFORCE = "pod-security.kubernetes.io/enforce"
 ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 TEAMS = "gpu-batch:teams"
@@ -58,6 +61,37 @@ class TestNamespacesAndRbac:
         assert "default" not in namespaces(plans["dev"])
         role = named(plans["dev"], "ml-role")
         assert role.inputs["metadata"]["namespace"] == "default"
+        # ... but its labels are patched on (server-side apply of just those labels).
+        (patched,) = of_type(plans["dev"], NAMESPACE_PATCH)
+        assert patched.inputs["metadata"]["name"] == "default"
+        assert patched.inputs["metadata"]["labels"][ENFORCE] == "baseline"
+
+    def test_every_team_namespace_enforces_pod_security(self, plans: dict[str, RunResult]) -> None:
+        for result in plans.values():
+            for r in of_type(result, NAMESPACE) + of_type(result, NAMESPACE_PATCH):
+                if "gpu-batch/team" in r.inputs["metadata"].get("labels", {}):
+                    assert r.inputs["metadata"]["labels"][ENFORCE] in ("baseline", "restricted")
+
+    def test_the_level_is_per_team_config(self) -> None:
+        teams = config_value("skypilot", TEAMS)
+        teams[0]["podSecurity"] = "restricted"
+        result = run_stack("skypilot", {TEAMS: teams})
+        assert namespaces(result)["team1"]["labels"][ENFORCE] == "restricted"
+        assert namespaces(result)["team2"]["labels"][ENFORCE] == "baseline"
+        teams[0]["podSecurity"] = "strict"
+        with pytest.raises(ConfigError, match=r"gpu-batch:teams\[0\]\.podSecurity"):
+            run_stack("skypilot", {TEAMS: teams})
+
+    def test_strict_tenancy_in_an_existing_namespace_is_labelled_by_a_patch(self) -> None:
+        """Issue 27 #6: a team with createNamespace: false under strict tenancy got no
+        gpu-batch/kueue-managed label, so Kueue ignored its jobs (they ran outside every quota)."""
+        teams = config_value("prod", TEAMS)
+        teams[0]["namespace"] = "default"
+        teams[0]["createNamespace"] = False
+        result = run_stack("prod", {TEAMS: teams})
+        (patched,) = of_type(result, NAMESPACE_PATCH)
+        assert patched.inputs["metadata"]["name"] == "default"
+        assert patched.inputs["metadata"]["labels"].items() >= MANAGED_NAMESPACE_LABEL.items()
 
     def test_strict_tenancy_namespaces_opt_in_to_kueue(self, plans: dict[str, RunResult]) -> None:
         prod = namespaces(plans["prod"])
@@ -112,9 +146,10 @@ class TestNamespacesAndRbac:
         for result in plans.values():
             teams = {r.urn for r in result.resources if r.type == "gpu-batch:tenancy:Team"}
             assert teams
-            grants = {r.type for r in result.resources if r.parent in teams} - {NAMESPACE}
+            grants = {r.type for r in result.resources if r.parent in teams} - {NAMESPACE, NAMESPACE_PATCH}
             # The queue admission policy is cluster-scoped but only ever refuses (issue 19).
-            assert grants <= {ROLE, ROLE_BINDING, "gpu-batch:tenancy:QueueAdmission"}
+            # NetworkPolicies only ever restrict who reaches the team's pods (issue 27).
+            assert grants <= {ROLE, ROLE_BINDING, "gpu-batch:tenancy:QueueAdmission", NETWORK_POLICY}
 
     def test_no_members_no_binding(self) -> None:
         teams = config_value("skypilot", TEAMS)

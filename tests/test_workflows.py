@@ -355,3 +355,68 @@ def test_credential_check_catches_a_key_file() -> None:
 def test_matrix_check_catches_a_forgotten_stack() -> None:
     doc = load(PULL_REQUEST)
     assert matrix_problems(doc, repo_stacks() | {"staging"})
+
+
+def code_scanning_problems(doc: Workflow) -> list[str]:
+    """Each stack's SARIF reaches code scanning from one job that alone may write security
+    events, skipped on fork PRs; the offline job annotates the changed lines (issue 32)."""
+    problems = []
+    jobs = doc["jobs"]
+    uploaders = [
+        jid
+        for jid, job in jobs.items()
+        if any(uses(s, "github/codeql-action/upload-sarif") for s in job.get("steps", []))
+    ]
+    if not uploaders:
+        return ["no job uploads SARIF"]
+    for job_id, job in jobs.items():
+        writes = (job.get("permissions") or {}).get("security-events") == "write"
+        if writes != (job_id in uploaders):
+            problems.append(f"{job_id}: security-events: write only on the SARIF upload job")
+    if (doc.get("permissions") or {}).get("security-events"):
+        problems.append("security-events granted workflow-wide")
+    for job_id in uploaders:
+        job = jobs[job_id]
+        if "github.event.pull_request.head.repo.full_name == github.repository" not in str(job.get("if", "")):
+            problems.append(f"{job_id}: not skipped on fork PRs")
+        if "!cancelled()" not in str(job.get("if", "")):
+            problems.append(f"{job_id}: must also upload when the preview failed on a finding")
+        upload = next(s for s in job["steps"] if uses(s, "github/codeql-action/upload-sarif"))
+        if upload["with"].get("sarif_file") != "build/${{ matrix.stack }}/findings.sarif":
+            problems.append(f"{job_id}: uploads {upload['with'].get('sarif_file')}")
+        if upload["with"].get("category") != "gpu-batch/${{ matrix.stack }}":
+            problems.append(f"{job_id}: one category per stack (gpu-batch/<stack>), as the SARIF's own")
+    offline = jobs.get("offline", {})
+    if not any(
+        "preview.findings.annotations --base FETCH_HEAD" in str(s.get("run", ""))
+        for s in offline.get("steps", [])
+    ):
+        problems.append("offline: no annotations of the changed lines")
+    return problems
+
+
+def test_pull_request_uploads_sarif_per_stack_with_the_permission_on_that_job_only() -> None:
+    doc = load(PULL_REQUEST)
+    assert code_scanning_problems(doc) == []
+    assert (
+        "code-scanning" in doc["jobs"]
+        and set(doc["jobs"]["code-scanning"]["strategy"]["matrix"]["stack"]) == repo_stacks()
+    )
+
+
+def test_code_scanning_check_catches_a_wide_permission_or_a_fork_upload() -> None:
+    doc = load(PULL_REQUEST)
+    wide = copy.deepcopy(doc)
+    wide["jobs"]["offline"]["permissions"]["security-events"] = "write"
+    assert "offline: security-events: write only on the SARIF upload job" in code_scanning_problems(wide)
+    forks = copy.deepcopy(doc)
+    forks["jobs"]["code-scanning"]["if"] = "${{ !cancelled() }}"
+    assert "code-scanning: not skipped on fork PRs" in code_scanning_problems(forks)
+    no_category = copy.deepcopy(doc)
+    step = next(
+        s
+        for s in no_category["jobs"]["code-scanning"]["steps"]
+        if uses(s, "github/codeql-action/upload-sarif")
+    )
+    del step["with"]["category"]
+    assert any("one category per stack" in p for p in code_scanning_problems(no_category))

@@ -77,10 +77,12 @@ class TestKaiRayClusters:
             assert worker[key] == seed_worker[key]
         seed_requests = seed_worker["template"]["spec"]["containers"][0]["resources"]["requests"]
         assert worker["template"]["spec"]["containers"][0]["resources"]["requests"] == seed_requests
-        assert (
-            ours["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-            == theirs["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-        )
+        # The seed's image repository; Ray 2.52.0 instead of the seed's 2.50.1, for KubeRay's token
+        # auth, which needs 2.52.0 (issue 27; stacks/workload_templates.py).
+        image = ours["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
+        seed_image = theirs["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
+        assert image.split(":")[0] == seed_image.split(":")[0] and image.endswith(":2.52.0")
+        assert ours["authOptions"] == {"mode": "token"} and ours["rayVersion"] == "2.52.0"
 
     def test_two_workers_share_one_gpu(self, plans: dict[str, RunResult]) -> None:
         spec = ray(plans["kai"], "team-a", "raycluster-half-gpu", "RayCluster")["spec"]

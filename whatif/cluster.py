@@ -34,11 +34,13 @@ from whatif.pack import (
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
     Quantity,
+    ResourceFlavor,
     ResourceGroup,
     StackModel,
     Unknown,
     quantity,
 )
+from whatif.refusal import refuse_rejected
 from whatif.tree import FlavorResource, Node, Quota, accumulate
 
 FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
@@ -106,6 +108,9 @@ class Cluster:
     fair_sharing: FairSharing | None = None  # Kueue's Configuration fairSharing, when simulated
     # Kueue's Configuration admissionFairSharing with its ledger, when a ClusterQueue uses it
     admission_fair_sharing: AdmissionFairSharing | None = None
+    # name -> the ResourceFlavor as the pack reads it (taints, tolerations, nodeLabels), for
+    # ``checkFlavorForPodSets`` (``whatif.flavors``); a flavor absent here matches every pod set
+    resource_flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
 
 
 def _known(value: Any, where: str) -> Any:
@@ -228,18 +233,21 @@ def fair_weight(spec: Any, where: str) -> float:
 
 def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cluster:
     """The simulator's view of ``model``; raises a one-line error for what it cannot simulate."""
+    refuse_rejected(model)
     config = kueue_configuration(model)
     notes: list[str] = []
     fair = fair_sharing_of(config, ignore_fair_sharing=ignore_fair_sharing)
     if ignore_fair_sharing and fair_sharing_enabled(config):
         notes.append(IGNORED_FAIR_SHARING)
     flavors: set[str] = set()
+    views: dict[str, ResourceFlavor] = {}
     for rf in model.resource_flavors():
         if rf.topology_name is not None:
             raise NotModelledError(
                 f"ResourceFlavor {rf.name} sets topologyName: Topology-Aware Scheduling is not modelled"
             )
         flavors.add(rf.name)
+        views[rf.name] = rf
     cohorts: dict[str, Node] = {}
     for co in model.cohorts():
         where = f"Cohort {co.name}"
@@ -291,6 +299,7 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
         notes,
         fair_sharing=fair,
         admission_fair_sharing=_admission_fair_sharing(model, config, cqs, local_queues, notes),
+        resource_flavors=views,
     )
 
 

@@ -16,19 +16,31 @@ flavor its previous attempt stopped at; the index recorded is the last flavor ex
 when that was the group's last flavor (start over).  When the recorded state is dropped is the
 scheduler's business (``whatif.scheduler``).
 
-Not modelled: node labels, taints and affinity (trace pod sets carry none, so every flavor
-matches).
+Flavor eligibility (``checkFlavorForPodSets``): a flavor whose blocking taints the pod set's (and
+the flavor's own) tolerations do not tolerate, or whose ``nodeLabels`` the pod set's nodeSelector /
+required affinity rule out, is skipped before its quota is looked at -- but it still counts as
+examined for ``TriedFlavorIdx``.  The decision is the pack's own
+:func:`gpu_batch_policy.fit.flavor_match.flavor_rejects` (the ``kueue-flavor-eligible`` rule's),
+not a copy.
+
+Scan progress of a pod set that gets no flavor (``assignFlavors``): when ``findFlavorForPodSets``
+finds no flavor for one of a pod set's resources, the pod set's flavors are dropped
+(``groupFlavors = nil``), ``Assignment.append`` records an empty ``LastTriedFlavorIdx`` entry for
+it -- losing the progress of its resource groups that did find a flavor -- and ``assignFlavors``
+returns, so the pod sets after it record nothing.  Earlier pod sets keep theirs.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from whatif.cluster import Cluster, ClusterQueue, Group
+from whatif.pack import flavor_rejects
 from whatif.preemption import NO_CANDIDATES, PREEMPT, RECLAIM
 from whatif.tree import FlavorResource, cq_available, height_of_lowest_subtree_that_fits, potential_available
-from whatif.workload import Workload
+from whatif.workload import PodSet, Workload
 
 NO_FIT, NO_CANDIDATES_MODE, PREEMPT_MODE, RECLAIM_MODE, FIT = range(5)
 FIT_MODE_NAME = {
@@ -111,10 +123,31 @@ class Oracle(Protocol):
     ) -> tuple[str, int]: ...
 
 
+def _failed(result: Assignment, ps_idx: int, chosen: dict[str, FlavorChoice]) -> Assignment:
+    """Pod set ``ps_idx`` got no flavor for a resource (``assignFlavors``: ``groupFlavors = nil``,
+    then ``return``): it records no scan progress, not even for its groups that found a flavor, and
+    the pod sets after it record none (they are never reached)."""
+    for res in chosen:
+        del result.tried[(ps_idx, res)]
+    result.mode = "NoFit"
+    return result
+
+
 class FlavorAssigner:
     def __init__(self, cluster: Cluster, oracle: Oracle) -> None:
         self.cluster = cluster
         self.oracle = oracle
+        self._rejects: dict[tuple[str, str], str | None] = {}  # (pod spec, flavor) -> Kueue's reason
+
+    def rejects(self, ps: PodSet, flavor: str) -> str | None:
+        """``checkFlavorForPodSets`` (without TAS, not modelled): why ``flavor`` cannot take ``ps``."""
+        view = self.cluster.resource_flavors.get(flavor)
+        if view is None or (ps.spec is None and not view.node_taints):
+            return None
+        key = (json.dumps(ps.spec, sort_keys=True), flavor)
+        if key not in self._rejects:
+            self._rejects[key] = flavor_rejects(ps.spec, view)
+        return self._rejects[key]
 
     def _fits_quota(
         self,
@@ -152,6 +185,7 @@ class FlavorAssigner:
         wl: Workload,
         cq: ClusterQueue,
         group: Group,
+        ps: PodSet,
         *,
         requests: dict[str, int],
         usage: dict[FlavorResource, int],
@@ -172,6 +206,10 @@ class FlavorAssigner:
             fname = flavors[idx]
             if fname not in known:
                 reasons.append(f"flavor {fname} not found")
+                continue
+            rejected = self.rejects(ps, fname)
+            if rejected is not None:
+                reasons.append(rejected)
                 continue
             choices: dict[str, FlavorChoice] = {}
             rep = BEST
@@ -209,17 +247,22 @@ class FlavorAssigner:
                     if requests[res] == 0:
                         continue
                     result.reasons.append(f"resource {res} unavailable in ClusterQueue")
-                    result.mode = "NoFit"
-                    return result
+                    return _failed(result, ps_idx, chosen)
                 if res in chosen:
                     continue
                 start = last.get((ps_idx, res), -1) + 1 if last else 0
                 found, tried = self._find_flavor(
-                    wl, cq, group, requests=requests, usage=result.usage, reasons=result.reasons, start=start
+                    wl,
+                    cq,
+                    group,
+                    ps,
+                    requests=requests,
+                    usage=result.usage,
+                    reasons=result.reasons,
+                    start=start,
                 )
                 if not found:
-                    result.mode = "NoFit"
-                    return result
+                    return _failed(result, ps_idx, chosen)
                 chosen.update(found)
                 for r in found:
                     result.tried[(ps_idx, r)] = tried

@@ -16,6 +16,7 @@ if str(POLICIES_DIR) not in sys.path:
 
 from gpu_batch_policy import pools  # noqa: E402
 from gpu_batch_policy.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
+from gpu_batch_policy.fit.flavor_match import flavor_rejects  # noqa: E402
 from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
@@ -24,13 +25,17 @@ from gpu_batch_policy.model.kueue import (  # noqa: E402
     DEFAULT_WHEN_CAN_PREEMPT,
     MULTIKUEUE_CONTROLLER,
     PROVISIONING_REQUEST_CONTROLLER,
+    ResourceFlavor,
     ResourceGroup,
 )
 from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION  # noqa: E402
+from gpu_batch_policy.report import Reporter  # noqa: E402
+from gpu_batch_policy.rules.kueue_api import API_CHECKS  # noqa: E402
 from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
 
 __all__ = [
+    "API_CHECKS",
     "DEFAULT_WHEN_CAN_BORROW",
     "DEFAULT_WHEN_CAN_PREEMPT",
     "GPU_FRACTION_ANNOTATION",
@@ -41,9 +46,12 @@ __all__ = [
     "NON_PREEMPTIBLE_FROM",
     "PROVISIONING_REQUEST_CONTROLLER",
     "Quantity",
+    "Reporter",
+    "ResourceFlavor",
     "ResourceGroup",
     "StackModel",
     "Unknown",
+    "flavor_rejects",
     "kueue_gangs",
     "parse_go_duration",
     "pools",

@@ -37,6 +37,7 @@ import yaml
 from whatif.amounts import fmt_amount, to_amount
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel, Unknown, kueue_gangs
+from whatif.pod_spec import SPEC_KEYS
 from whatif.trace import Trace, parse_trace
 
 PROFILE_DIR = Path(__file__).resolve().parent
@@ -78,9 +79,27 @@ def declared_pod_sets(model: StackModel, name: str, where: str) -> list[dict[str
                     raise WhatIfError(f"{where}: {name} {res} request is unknown until apply")
                 if value:
                     requests[res] = fmt_amount(to_amount(value))
-            out.append({"name": ps.name, "count": ps.count, "requests": requests})
+            shape: dict[str, Any] = {"name": ps.name, "count": ps.count, "requests": requests}
+            spec = ps.template.raw.get("spec") if isinstance(ps.template.raw, dict) else None
+            for key in SPEC_KEYS:  # what Kueue's flavor assigner reads (``checkFlavorForPodSets``)
+                given = spec.get(key) if isinstance(spec, dict) else None
+                if _has_unknown(given):
+                    raise WhatIfError(f"{where}: {name} pod set {ps.name} {key} is unknown until apply")
+                if given:
+                    shape[key] = given
+            out.append(shape)
         return out
     raise WhatIfError(f"{where}.declared: got {name!r}, expected a workload the stack declares")
+
+
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, Unknown):
+        return True
+    if isinstance(value, dict):
+        return any(_has_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_unknown(v) for v in value)
+    return False
 
 
 def _number(raw: Any, where: str) -> float:

@@ -56,21 +56,34 @@ class Entry:
         return self.assignment.usage
 
 
+ScanState = tuple[object, ...]  # what a quiet cycle can change: every head's scan, the sticky marks
+
+
+def scan_state(
+    scans: list[tuple[str, dict[tuple[int, str], int] | None]], sticky: dict[str, str]
+) -> ScanState:
+    return (
+        tuple(
+            sorted((key, tuple(sorted(scan.items())) if scan is not None else None) for key, scan in scans)
+        ),
+        tuple(sorted(sticky.items())),
+    )
+
+
 @dataclass
 class CycleOutcome:
     admitted: list[Entry] = field(default_factory=list)
     evictions: list[tuple[Workload, Workload, str]] = field(default_factory=list)  # victim, by, reason
     parked: int = 0
-    # heads back in the heap to resume their flavor scan: (workload, its LastTriedFlavorIdx)
-    rescans: list[tuple[str, tuple[tuple[tuple[int, str], int], ...]]] = field(default_factory=list)
+    # a quiet cycle (nothing admitted, evicted or parked: every head back in its heap) changes
+    # only its heads' flavor scans and the sticky marks; ``before`` / ``after`` are those, so the
+    # simulator can tell when Kueue's next cycle would be one it already ran
+    before: ScanState = ()
+    after: ScanState = ()
 
     @property
-    def changed(self) -> bool:
-        return bool(self.admitted or self.evictions or self.parked or self.rescans)
-
-    @property
-    def only_rescans(self) -> bool:
-        return bool(self.rescans) and not (self.admitted or self.evictions or self.parked)
+    def quiet(self) -> bool:
+        return not (self.admitted or self.evictions or self.parked)
 
 
 class Scheduler:
@@ -141,11 +154,13 @@ class Scheduler:
         heads = self.queues.heads(self.cycles)
         if not heads:
             return outcome
+        sticky = dict(self.queues.sticky)
         self.preemptor.memo = {}
         try:
             entries = [self._nominate(wl) for wl in heads]
         finally:
             self.preemptor.memo = None
+        outcome.before = scan_state([(e.workload.key, e.scan_in) for e in entries], sticky)
         preempted: dict[str, Workload] = {}
         temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
         for e in self._ordered(entries):
@@ -159,11 +174,12 @@ class Scheduler:
             pending = wl.last_scan is not None and any(i != -1 for i in wl.last_scan.values())
             if not e.immediate:
                 self.on_inadmissible(wl, e.reason or "; ".join(e.assignment.reasons[:2]))
-                if pending and wl.last_scan is not None:
-                    outcome.rescans.append((wl.key, tuple(sorted(wl.last_scan.items()))))
-                elif e.cq.strategy != "StrictFIFO":
+                if not pending and e.cq.strategy != "StrictFIFO":
                     outcome.parked += 1
             self.queues.requeue(wl, e.immediate or pending)
+        outcome.after = scan_state(
+            [(e.workload.key, e.workload.last_scan) for e in entries], self.queues.sticky
+        )
         if self.hold_settled:
             self._hold_settled(entries)
         return outcome

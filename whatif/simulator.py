@@ -55,7 +55,7 @@ from whatif.cluster import Cluster
 from whatif.errors import NotSettledError, WhatIfError
 from whatif.preemption import Preemptor
 from whatif.queues import QueueManager
-from whatif.scheduler import Entry, Scheduler
+from whatif.scheduler import Entry, ScanState, Scheduler
 from whatif.trace import Delay, Trace
 from whatif.tree import remove_all
 from whatif.workload import ADMITTED, FINISHED, PENDING, REJECTED, RESERVED, Workload
@@ -357,19 +357,23 @@ class Simulation:
         return all(kind == EVICT for _, kind, _, _, _ in self.agenda)
 
     def _settle(self) -> None:
-        """Cycles until one changes nothing.  A cycle that only sends heads back to resume their
-        flavor scans, in a state an earlier such cycle at this instant already had, is a head
-        alternating between flavors: Kueue keeps it in the heap (blocking its BestEffortFIFO
-        queue) and keeps cycling; here it waits for the next event instead."""
+        """Kueue's scheduling loop at one instant, until it would find nothing new to do.
+
+        ``scheduler.go`` ``schedule`` runs again as soon as a head is back in a heap: a skipped
+        head and one pending preemption (``requeueAndUpdate`` -> ``RequeueIfNotPresent`` with
+        ``immediate``), a StrictFIFO head, a head whose flavor scan has flavors left
+        (``requeueIfNotPresent``: ``PendingFlavors``).  Only parked heads wait for an event
+        (``QueueInadmissibleWorkloads``).  So cycles go on while one admits, evicts or parks; a
+        quiet cycle (every head back in its heap) changes only the heads' scan progress and the
+        sticky marks, and Kueue's next cycle is then a function of those alone.  The instant ends
+        when that next cycle is one already run in this quiet stretch: the same state as before
+        this cycle (Kueue would repeat it for ever) or as after an earlier quiet cycle (a head
+        alternating between flavors: Kueue keeps alternating until an event; here the next event
+        finds the state at the first repeat)."""
         changed: list[str] = []
-        rescans: set[frozenset[object]] = set()
+        seen: set[ScanState] = set()
         for _ in range(MAX_CYCLES_PER_INSTANT):
             outcome = self.scheduler.cycle()
-            if outcome.only_rescans:
-                state = frozenset(outcome.rescans)
-                if state in rescans:
-                    return
-                rescans.add(state)
             for e in outcome.admitted:
                 self._reserve(e)
             for victim, by, reason in outcome.evictions:
@@ -380,9 +384,15 @@ class Simulation:
                     self._schedule(self.now + self.eviction_delay, EVICT, victim)
                 else:
                     self._evict(victim)
-            if not outcome.changed:
+            if not outcome.quiet:
+                seen.clear()
+                changed = [e.workload.key for e in outcome.admitted] + [
+                    v.key for v, _, _ in outcome.evictions
+                ]
+                continue
+            if outcome.after == outcome.before or outcome.after in seen:
                 return
-            changed = [e.workload.key for e in outcome.admitted] + [v.key for v, _, _ in outcome.evictions]
+            seen.add(outcome.after)
         raise NotSettledError(
             f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: scheduling did not settle after "
             f"{MAX_CYCLES_PER_INSTANT} cycles; the last changed {', '.join(changed[:5]) or 'only queues'}"

@@ -17,6 +17,9 @@ workloads:
       - {name: workers, count: 4, requests: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "1"}}
 ```
 
+A pod set may also carry ``tolerations``, ``nodeSelector`` and ``affinity`` as in a pod spec: what
+Kueue's flavor assigner reads to skip flavors (``whatif.pod_spec``).
+
 Every problem is one line: key path, value given, what is expected.  ``minCount`` on a pod set
 (partial admission) is refused: it is not modelled.
 """
@@ -30,13 +33,15 @@ from typing import Any
 import yaml
 
 from whatif.amounts import to_amount
-from whatif.errors import NotModelledError, WhatIfError
+from whatif.errors import NotModelledError, WhatIfError, trace_mapping
+from whatif.errors import trace_error as _fail
 from whatif.pack import quantity
+from whatif.pod_spec import SPEC_KEYS, pod_spec
 from whatif.workload import PodSet
 
 Delay = float | tuple[float, float]  # seconds, or a uniform range [low, high]
 WORKLOAD_KEYS = {"name", "namespace", "queue", "priority", "priorityClass", "submit", "duration", "podSets"}
-POD_SET_KEYS = {"name", "count", "requests"}
+POD_SET_KEYS = {"name", "count", "requests", *SPEC_KEYS}
 
 
 @dataclass(frozen=True)
@@ -58,10 +63,6 @@ class Trace:
     eviction_delay: float | None = None
 
 
-def _fail(path: str, value: Any, expected: str) -> WhatIfError:
-    return WhatIfError(f"trace {path}: got {value!r}, expected {expected}")
-
-
 def _number(raw: Any, path: str, *, minimum: float | None = None) -> float:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         raise _fail(path, raw, "a number of seconds")
@@ -77,13 +78,9 @@ def _name(raw: Any, path: str) -> str:
 
 
 def _pod_set(raw: Any, path: str) -> PodSet:
-    if not isinstance(raw, dict):
-        raise _fail(path, raw, "a mapping with name, count, requests")
-    if "minCount" in raw:
+    if isinstance(raw, dict) and "minCount" in raw:
         raise NotModelledError(f"trace {path}.minCount: partial admission is not modelled")
-    extra = sorted(set(raw) - POD_SET_KEYS)
-    if extra:
-        raise _fail(f"{path}.{extra[0]}", raw[extra[0]], f"one of {sorted(POD_SET_KEYS)}")
+    raw = trace_mapping(raw, path, POD_SET_KEYS, "a mapping with name, count, requests")
     count = raw.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise _fail(f"{path}.count", count, "an integer >= 1")
@@ -98,15 +95,11 @@ def _pod_set(raw: Any, path: str) -> PodSet:
                 f"{path}.requests.{res}", val, "a non-negative Kubernetes quantity such as 8, 500m or 32Gi"
             )
         requests[str(res)] = to_amount(q.value)
-    return PodSet(_name(raw.get("name"), f"{path}.name"), count, requests)
+    return PodSet(_name(raw.get("name"), f"{path}.name"), count, requests, pod_spec(raw, path))
 
 
 def _entry(raw: Any, path: str) -> TraceEntry:
-    if not isinstance(raw, dict):
-        raise _fail(path, raw, "a mapping")
-    extra = sorted(set(raw) - WORKLOAD_KEYS)
-    if extra:
-        raise _fail(f"{path}.{extra[0]}", raw[extra[0]], f"one of {sorted(WORKLOAD_KEYS)}")
+    raw = trace_mapping(raw, path, WORKLOAD_KEYS, "a mapping")
     if "priority" in raw and "priorityClass" in raw:
         raise _fail(
             f"{path}.priorityClass", raw["priorityClass"], "either priority or priorityClass, not both"

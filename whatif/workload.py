@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from whatif.tree import FlavorResource
 
@@ -18,6 +20,9 @@ class PodSet:
     name: str
     count: int
     requests: dict[str, int]  # per pod, milli-units
+    # the pod template's scheduling constraints Kueue's flavor assigner reads (``tolerations``,
+    # ``nodeSelector``, ``affinity``: ``checkFlavorForPodSets``); None: the pod sets none
+    spec: Mapping[str, Any] | None = field(default=None, compare=False)
     # the pod set's total per resource, by resource name: every nomination reads it
     totals: dict[str, int] = field(init=False, repr=False, compare=False)
 

@@ -34,11 +34,18 @@ from .model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
 from .model.kueue import QUEUE_NAME_LABEL
 from .values import Unknown, as_bool, dig
 from .workload_kinds.queue_names import POD_BASED_KINDS, pod_template
+from .workload_kinds.registry import FRAMEWORK_OF_KIND
 
 KUEUE_VERSION = "0.19.2"
 CONFIG_KEY = "kueueConfiguration"
-# Feature gates whose 0.19.2 default a rule depends on (pkg/features/kube_features.go).
-DEFAULT_GATES = {"TopologyAwareScheduling": True}
+# Feature gates whose 0.19.2 default a rule depends on (pkg/features/kube_features.go): both beta,
+# on by default (TopologyAwareScheduling since 0.14, MultiKueue since 0.9).
+DEFAULT_GATES = {
+    "TopologyAwareScheduling": True,
+    "MultiKueue": True,
+    "ConcurrentAdmission": False,
+    "QuotaCheckStrategy": True,  # beta, on since 0.19
+}
 # Resources the API accepts in requests that Kueue never quota-checks by default.
 NOT_QUOTAED = ("ephemeral-storage",)
 
@@ -53,21 +60,8 @@ INSTALL_PROPERTIES: dict[str, dict[str, Any]] = {
     },
 }
 
-# (API group, kind) -> Kueue integration framework name (apis/config/v1beta2 Integrations).
-FRAMEWORKS: dict[tuple[str, str], str] = {
-    ("batch", "Job"): "batch/job",
-    ("kubeflow.org", "MPIJob"): "kubeflow.org/mpijob",
-    ("kubeflow.org", "PyTorchJob"): "kubeflow.org/pytorchjob",
-    ("trainer.kubeflow.org", "TrainJob"): "trainer.kubeflow.org/trainjob",
-    ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset",
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
-    ("", "Pod"): "pod",
-    ("apps", "Deployment"): "deployment",
-    ("apps", "StatefulSet"): "statefulset",
-    ("ray.io", "RayJob"): "ray.io/rayjob",
-    ("ray.io", "RayCluster"): "ray.io/raycluster",
-    ("ray.io", "RayService"): "ray.io/rayservice",
-}
+# (API group, kind) -> Kueue integration framework name: Kueue's registry (workload_kinds.registry).
+FRAMEWORKS: dict[tuple[str, str], str] = FRAMEWORK_OF_KIND
 
 
 def framework_of(obj: KubeObject) -> str | None:
@@ -201,6 +195,19 @@ def kueue_install(model: StackModel, config: Mapping[str, Any] | None) -> KueueI
         f"assuming Kueue {KUEUE_VERSION}'s defaults because no Kueue release is declared; "
         f"set {CONFIG_KEY} in policies/config.<stack>.json if the install differs",
     )
+
+
+def feature_gate(model: StackModel, config: Mapping[str, Any] | None, name: str) -> bool | Unknown:
+    """A Kueue feature gate as the install sets it: the chart's ``controllerManager.featureGates``
+    (``--feature-gates``), else the Configuration's ``featureGates``, else its 0.19.2 default."""
+    for release in model.kueue_releases():
+        gates = release.kueue_cli_feature_gates()
+        if isinstance(gates, Unknown):
+            return gates
+        for gate in gates:
+            if gate.name == name and isinstance(gate.enabled, (bool, Unknown)):
+                return gate.enabled
+    return kueue_install(model, config).gate(name)
 
 
 def requested(pod_sets: tuple[PodSet, ...] | list[PodSet]) -> set[str]:

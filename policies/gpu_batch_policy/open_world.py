@@ -37,15 +37,19 @@ EXTERNAL_KINDS = (
     "Cohort",
     "LocalQueue",
     "ResourceFlavor",
+    "Topology",
     "AdmissionCheck",
     "ProvisioningRequestConfig",
     "WorkloadPriorityClass",
+    "PriorityClass",
     "Queue",
     "Release",
     # Network objects another team owns (Shared VPC, organisation-managed networks): a Cloud NAT
     # (gcp.compute.RouterNat) and a firewall rule (gcp.compute.Firewall), by their GCP names.
     "RouterNat",
     "Firewall",
+    # GKE multi-networking: a Network's parameters object (another stack may own the networks).
+    "GKENetworkParamSet",
 )
 CONFIG_HINT = "policies/config.<stack>.json"
 

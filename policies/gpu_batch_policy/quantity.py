@@ -34,6 +34,8 @@ from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal, DivisionByZero,
 from functools import lru_cache
 from typing import Any
 
+from .words import type_word
+
 # ParseQuantity's cap (quantity.go ``maxAllowed = infDecAmount{inf.NewDec((1<<63)-1, 0)}``).
 MAX_AMOUNT = Decimal(2**63 - 1)
 # ParseQuantity rounds up to ``Nano`` (scale 9).
@@ -90,7 +92,7 @@ def _suffix(suffix: str) -> tuple[int, int]:
 def parse_quantity(text: str) -> Decimal:
     """The amount ``text`` stands for, clamped as the API server stores it; else QuantityError."""
     if not isinstance(text, str):
-        raise QuantityError(f"expected a string, got {type(text).__name__}")
+        raise QuantityError(f"expected a string, got a {type_word(text)}")
     return _parse(text)
 
 
@@ -149,7 +151,7 @@ def parse_int_or_string(raw: Any) -> Decimal:
         return parse_quantity(f"{raw:.0f}")
     if isinstance(raw, str):
         return parse_quantity(raw)
-    raise QuantityError(f"expected a quantity, got {type(raw).__name__}")
+    raise QuantityError(f"expected a quantity, got a {type_word(raw)}")
 
 
 _DECIMAL_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")

@@ -13,6 +13,8 @@ from .fit.rules.pod_fit import POLICIES as FIT_POD_FIT
 from .fit.rules.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
 from .fit.rules.system_pool import POLICIES as FIT_SYSTEM_POOL
 from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
+from .rules.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
+from .rules.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
 from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
@@ -20,11 +22,14 @@ from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
+from .rules.gpudirect import POLICIES as RULES_GPUDIRECT
+from .rules.gpudirect_pods import POLICIES as RULES_GPUDIRECT_PODS
 from .rules.helm import POLICIES as RULES_HELM
 from .rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from .rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
+from .rules.kai_pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from .rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -32,10 +37,15 @@ from .rules.kueue_api import POLICIES as RULES_KUEUE_API
 from .rules.kueue_config import POLICIES as RULES_KUEUE_CONFIG
 from .rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
 from .rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
+from .rules.kueue_managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
+from .rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
 from .rules.multikueue import POLICIES as RULES_MULTIKUEUE
+from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
+from .rules.pod_security import POLICIES as RULES_POD_SECURITY
 from .rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from .rules.ray_auth import POLICIES as RULES_RAY_AUTH
 from .rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from .rules.skypilot import POLICIES as RULES_SKYPILOT
 from .rules.webhooks import POLICIES as RULES_WEBHOOKS
@@ -43,8 +53,12 @@ from .rules.wiring import POLICIES as RULES_WIRING
 from .rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
+    *RULES_GPUDIRECT,
+    *RULES_GPUDIRECT_PODS,
+    *RULES_KUEUE_TAS,
     *RULES_GKE,
     *RULES_KUEUE_REFS,
+    *RULES_ADMISSION_CHECK_CONTROLLERS,
     *RULES_KUEUE_API,
     *RULES_KUEUE_CONFIG,
     *RULES_KUEUE_ADVISORY,
@@ -65,6 +79,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SERVICE_ACCOUNT_RBAC,
     *RULES_INGRESS_EXPOSURE,
     *RULES_CUSTOM_RESOURCES,
+    *RULES_BUILTIN_OBJECTS,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
     *FIT_EGRESS,
@@ -72,8 +87,13 @@ ALL_POLICIES: list[Policy] = [
     *FIT_RUNTIME_CLASSES,
     *RULES_KUEUE_FLAVORS,
     *RULES_KAI_MIN_MEMBER,
+    *RULES_KAI_POD_GROUP_MEMBERS,
     *RULES_GPU_STACK,
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
     *RULES_MULTIKUEUE,
+    *RULES_POD_SECURITY,
+    *RULES_KUEUE_MANAGED_NAMESPACES,
+    *RULES_NETWORK_ISOLATION,
+    *RULES_RAY_AUTH,
 ]

@@ -18,6 +18,7 @@ fails any test that leaves one behind), and the preview's summary counts them in
 from __future__ import annotations
 
 import decimal
+import sys
 from collections.abc import Callable
 from types import TracebackType
 
@@ -28,6 +29,7 @@ from .quantity import ARITHMETIC
 INTERNAL_ERROR_PREFIX = "internal error in rule"
 # (rule, resource, exception type) of every internal error in this process, oldest first.
 INTERNAL_ERRORS: list[tuple[str, str, str]] = []
+INTERNAL_ERRORS_KEPT = 1000  # the newest; a long-lived process does not keep every one
 
 
 class InternalRuleError(UnknownValueError):
@@ -35,7 +37,10 @@ class InternalRuleError(UnknownValueError):
 
     def __init__(self, rule: str, resource: str, error: BaseException) -> None:
         super().__init__(UNKNOWN_STRING_VALUE, [])
-        self.message = f"{INTERNAL_ERROR_PREFIX} {rule} on resource {resource}: {type(error).__name__}"
+        self.message = (
+            f"{INTERNAL_ERROR_PREFIX} {rule} on resource {resource}: the rule failed unexpectedly "
+            "(a bug of the pack; its log names the failure)"
+        )
 
     def __str__(self) -> str:
         return self.message
@@ -70,4 +75,8 @@ def guarded(rule: str, analysed: str, run: Callable[[], None]) -> None:
     except Exception as exc:
         resource = _subject_in(exc.__traceback__) or analysed
         INTERNAL_ERRORS.append((rule, resource, type(exc).__name__))
+        del INTERNAL_ERRORS[:-INTERNAL_ERRORS_KEPT]
+        # For the pack's developers, on its stderr (the engine's log): the exception class only,
+        # since an exception's text may quote a secret value.
+        print(f"gpu-batch: {INTERNAL_ERROR_PREFIX} {rule}: {type(exc).__name__}", file=sys.stderr)
         raise InternalRuleError(rule, resource, exc) from None

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from .model import StackModel
 
 NAME_LABEL = "kubernetes.io/metadata.name"
+CORE_GROUP = ""
+NAMESPACE_PATCH = "NamespacePatch"  # pulumi-kubernetes token kubernetes:core/v1:NamespacePatch
 
 
 def selector_matches(
@@ -80,10 +82,17 @@ def namespace_labels(model: StackModel, name: str) -> tuple[dict[str, Any], bool
     would make the pack quadratic in teams (``tests/policies/test_pack_scaling.py``)."""
 
     def build() -> dict[str, tuple[dict[str, Any], bool]]:
-        return {
-            ns.obj.name: ({**ns.labels, NAME_LABEL: ns.obj.name}, ns.obj.labels_known)
-            for ns in model.namespaces()
+        # A NamespacePatch (pulumi-kubernetes, server-side apply onto a namespace that exists)
+        # declares some labels of a namespace the stack does not own: known, but not all of them.
+        found: dict[str, tuple[dict[str, Any], bool]] = {
+            patch.name: ({**patch.labels, NAME_LABEL: patch.name}, False)
+            for patch in model.kube_objects(CORE_GROUP, NAMESPACE_PATCH)
         }
+        found.update(
+            (ns.obj.name, ({**ns.labels, NAME_LABEL: ns.obj.name}, ns.obj.labels_known))
+            for ns in model.namespaces()
+        )
+        return found
 
     found = model.memo("namespace_labels_by_name", build).get(name)
     return found if found is not None else ({NAME_LABEL: name}, False)

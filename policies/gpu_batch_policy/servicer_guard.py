@@ -24,6 +24,7 @@ Two things no rule can do for itself, because they happen outside any rule:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -141,13 +142,14 @@ def _unreadable(urn: str, resource: str, error: BaseException, depth: int) -> an
 
     Nesting past :data:`MAX_DECODABLE_DEPTH` is the input's shape, not a bug of the pack: it reads
     "cannot check" with the resource, its depth and the limit (issue 18 item 8).  Anything else
-    that breaks decoding stays an internal error, named by the exception type only.
+    that breaks decoding stays an internal error; its Python exception class goes to the pack's
+    stderr (the engine's log), never into the finding, which a user reads.
     """
     if depth > MAX_DECODABLE_DEPTH:
         message = (
             f"cannot check resource {resource}: its properties are nested {depth} levels deep and the "
-            f"pack reads at most {MAX_DECODABLE_DEPTH} levels ({type(error).__name__} while decoding "
-            "the request). No rule checked this resource. Fix: flatten the property, or pass deep "
+            f"pack reads at most {MAX_DECODABLE_DEPTH} levels (decoding the request went past it). "
+            "No rule checked this resource. Fix: flatten the property, or pass deep "
             "data as a string"
         )
     elif isinstance(error, AssertionError):
@@ -156,14 +158,15 @@ def _unreadable(urn: str, resource: str, error: BaseException, depth: int) -> an
         # malformed input, not a fault of the pack.
         message = (
             f"cannot check resource {resource}: a property is not in the Pulumi wire form (an object "
-            "with the signature key whose value the SDK refuses: AssertionError while decoding the "
-            "request). No rule checked this resource. Fix: send the property as the engine "
+            "with the signature key whose value the SDK refuses while decoding the request). No rule "
+            "checked this resource. Fix: send the property as the engine "
             "serializes it (secrets, assets and archives in their signature objects)"
         )
     else:
+        print(f"gpu-batch: internal error decoding {resource}: {type(error).__name__}", file=sys.stderr)
         message = (
-            f"internal error in the policy pack on resource {resource}: {type(error).__name__} while "
-            "decoding a property of the request. No rule checked this resource"
+            f"internal error in the policy pack on resource {resource}: decoding a property of the "
+            "request failed unexpectedly (the pack's log names the failure). No rule checked this resource"
         )
     return analyzer_pb2.AnalyzeDiagnostic(
         policyName=PACK_ERROR_POLICY,

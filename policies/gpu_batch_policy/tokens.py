@@ -12,7 +12,7 @@ component types or names.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property, lru_cache
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -75,7 +75,7 @@ class TypeToken:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-@cache
+@lru_cache(maxsize=4096)
 def parse_token(token: str) -> TypeToken:
     """Split a type token; a malformed one yields empty parts rather than an exception.
 

@@ -29,6 +29,7 @@ from preview.report.gpu_sharing import fraction_section, gpu_stack_cell
 from preview.report.multikueue import cluster_subsets, multikueue_section
 from preview.report.network import network_section
 from preview.report.tenancy import tenancy_section
+from preview.report.training import training_section
 
 GPU = "nvidia.com/gpu"
 UNKNOWN = "unknown until apply"
@@ -54,6 +55,11 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
     return lines
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """The report's Markdown table, for sections built outside this module (preview/cost)."""
+    return _table(header, rows)
 
 
 def _resources(value: Resources | None) -> str:
@@ -135,7 +141,7 @@ def _pool_rows(model: StackModel) -> Iterator[list[object]]:
         ]
 
 
-def _flavor_pools(model: StackModel, flavor_name: str) -> list[pools.PoolCapacity]:
+def flavor_pools(model: StackModel, flavor_name: str) -> list[pools.PoolCapacity]:
     found = model.find_resource_flavor(flavor_name)[1]
     if found is None:
         return []
@@ -154,7 +160,7 @@ def _largest_gang(
     """
     if obtainable is None:
         return None
-    behind = _flavor_pools(model, flavor)
+    behind = flavor_pools(model, flavor)
     capacities = [c.max_gpus for c in behind]
     if not behind or any(c is None for c in capacities):
         return obtainable
@@ -167,7 +173,7 @@ def _largest_gang(
     return min(obtainable, bound)
 
 
-def _quota_figures(
+def quota_figures(
     model: StackModel, cq: ClusterQueue, flavor: str
 ) -> tuple[Decimal | None, Decimal | None, Decimal | None]:
     """Nominal GPUs, borrowable GPUs and their sum for ``cq`` in ``flavor``; None = cannot tell."""
@@ -190,9 +196,9 @@ def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
         for flavor in kueue_capacity.gpu_flavors(cq, GPU):
             if isinstance(flavor, Unknown):
                 continue
-            nominal, borrow, obtainable = _quota_figures(model, cq, flavor)
+            nominal, borrow, obtainable = quota_figures(model, cq, flavor)
             behind = ", ".join(
-                f"{c.pool.name} ({_fmt(c.max_gpus)} GPUs)" for c in _flavor_pools(model, flavor)
+                f"{c.pool.name} ({_fmt(c.max_gpus)} GPUs)" for c in flavor_pools(model, flavor)
             )
             yield [
                 cq.name,
@@ -342,6 +348,7 @@ def _cluster_sections(resources: Sequence[RecordedResource]) -> list[str]:
         ]
     out += system_pool_section(model)
     out += network_section(resources, _table)
+    out += training_section(model, _table)
     out += tenancy_section(resources, _table)
     cq_rows = list(_cluster_queue_rows(model))
     if cq_rows:

@@ -7,11 +7,13 @@ from collections.abc import Iterator
 from stacks.checks.access import check_access
 from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.gpu_stack import check_gpu_stacks
+from stacks.checks.gpudirect import check_gpudirect
 from stacks.checks.maintenance import check_maintenance
 from stacks.checks.multikueue import check_multikueue
 from stacks.checks.network import check_network
 from stacks.checks.queue_layer import check_queue_layer
 from stacks.checks.scheduler import check_schedulers
+from stacks.checks.topology import check_topology
 from stacks.config import StackConfig
 from stacks.errors import ConfigIssue
 
@@ -30,6 +32,8 @@ def single_cluster_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     yield from check_pools(config.gpu_pools)
     yield from check_gpu_stacks(config.cluster, config.gpu_pools)
     yield from check_network(config.cluster)
+    yield from check_gpudirect(config.cluster, config.gpu_pools)
+    yield from check_topology(config)
     yield from check_maintenance(config.cluster.maintenance)
     yield from check_schedulers(config.kueue, config.kai, config.kuberay)
     yield from check_queue_layer(config)

@@ -19,6 +19,12 @@ from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
+from stacks.compose.gpudirect import (
+    build_vpcs,
+    install_gpudirect,
+    multi_networking,
+    pool_networks,
+)
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -114,9 +120,12 @@ def build_cluster(
         maintenance=_maintenance(spec.maintenance),
         security_group=spec.security_group,
         dns_endpoint=spec.dns_endpoint,
+        dataplane_v2=spec.dataplane_v2,
+        multi_networking=multi_networking(spec, config.gpu_pools),
     )
     cluster = GkeCluster(spec.name, cluster_args)
     network = build_network(config, cluster_args)
+    gpudirect_vpcs = build_vpcs(config, project)
     pools: dict[str, GpuNodePool] = {}
     for pool in config.gpu_pools:
         machine = gpu_machine(pool.machine_type)
@@ -148,6 +157,7 @@ def build_cluster(
                 service_account=nodes.email,
                 network_tags=(cluster_args.node_tag,),
                 protect=spec.protect,
+                additional_networks=pool_networks(gpudirect_vpcs, pool),
             ),
             opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]),
         )
@@ -160,6 +170,7 @@ def build_cluster(
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool, *network.resources]
     )
     gpu_operator = install_gpu_operator(config, provider, kubeconfig, prefix=prefix)
+    install_gpudirect(config, gpudirect_vpcs, provider)
     schedulers = install_schedulers(
         config, provider, workload_needs(config), cdi=gpu_operator is not None, prefix=prefix
     )

@@ -18,8 +18,9 @@ import pulumi
 
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
-from components.ingress_controller import IngressController, IngressControllerArgs
+from components.ingress_controller import INGRESS_NAMESPACE, IngressController, IngressControllerArgs
 from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
+from components.kuberay import KUBERAY_NAMESPACE
 from components.kueue_config import MANAGED_NAMESPACE_LABEL
 from components.kueue_queues import (
     CheckUse,
@@ -37,10 +38,14 @@ from components.kueue_queues import (
     ResourceGroup,
     RetryArgs,
     Toleration,
+    TopologyArgs,
 )
+from components.service_admission import TenantServiceAdmission
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
+from components.tenant_network import GMP_NAMESPACE
 from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
+from stacks.checks.topology import TOPOLOGIES, topology_of_pool
 from stacks.compose.readiness import ReadinessGates
 from stacks.compose.schedulers import Schedulers, WorkloadNeeds
 from stacks.config import StackConfig
@@ -100,11 +105,11 @@ def build_queues(
         )
         for team in config.teams
     }
-    namespaces: dict[str, pulumi.Resource] = {}
-    for team in config.teams:
-        created = teams[team.name].namespace
-        if created is not None:
-            namespaces[team.namespace_name] = created
+    namespaces: dict[str, pulumi.Resource] = {t.namespace_name: teams[t.name].namespace for t in config.teams}
+    if namespaces:
+        TenantServiceAdmission(
+            "tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
+        )
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
         kueue = KueueQueues(
@@ -134,8 +139,7 @@ def build_queues(
         waits += _queue_dependencies(workload, team, kueue, kai)
         if workload.scheduler == "kai" and gpu_runtime is not None:
             waits.append(gpu_runtime)
-        if team.namespace_name in namespaces:
-            waits.append(namespaces[team.namespace_name])
+        waits.append(namespaces[team.namespace_name])
         workloads[f"{team.namespace_name}/{workload.kind}/{workload.name}"] = RayWorkload(
             f"{team.namespace_name}-{workload.name}",
             _workload_args(workload, team),
@@ -170,10 +174,25 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
         users=tuple(team.members.users),
         namespace_labels=dict(MANAGED_NAMESPACE_LABEL) if labelled else {},
         ray=config.kuberay.enabled,
-        # Bare pods only where Kueue's pod integration manages them (the namespace is labelled
-        # and created here, so the label really is on it).
-        pods_managed=pods and labelled and team.create_namespace,
+        # Bare pods only where Kueue's pod integration manages them (the namespace is labelled,
+        # by the Namespace or, for one that exists, by the NamespacePatch).
+        pods_managed=pods and labelled,
+        pod_security=team.pod_security,
+        network_isolation=config.cluster.dataplane_v2,
+        priority_classes=tuple(team.priority_classes) if team.priority_classes is not None else None,
+        platform_namespaces=_platform_namespaces(team, config),
         **_team_queue(team, config),
+    )
+
+
+def _platform_namespaces(team: TeamConfig, config: StackConfig) -> tuple[str, ...]:
+    """Where the platform's connections into a team's pods come from: the KubeRay operator (it
+    polls each Ray head's dashboard), GKE Managed Prometheus, and the SkyPilot ingress controller
+    for a team with a server (components.tenant_network)."""
+    return (
+        *((KUBERAY_NAMESPACE,) if config.kuberay.enabled else ()),
+        GMP_NAMESPACE,
+        *((INGRESS_NAMESPACE,) if team.skypilot is not None else ()),
     )
 
 
@@ -198,8 +217,17 @@ def _kueue_args(config: StackConfig, namespaces: dict[str, pulumi.Resource]) -> 
     queues = config.kueue_queues
     admitted = team_namespaces(config.teams)
     pool_modes = {p.name: p.provisioning for p in config.gpu_pools}
+    topology = {
+        f.name: topology_of_pool(config, f.pool) if f.topology else None for f in queues.resource_flavors
+    }
     return KueueQueuesArgs(
-        flavors=tuple(_flavor(f.name, f.pool, f.node_labels, pool_modes) for f in queues.resource_flavors),
+        flavors=tuple(
+            replace(_flavor(f.name, f.pool, f.node_labels, pool_modes), topology_name=topology[f.name])
+            for f in queues.resource_flavors
+        ),
+        topologies=tuple(
+            TopologyArgs(name, TOPOLOGIES[name]) for name in sorted({t for t in topology.values() if t})
+        ),
         checks=tuple(
             ProvisioningCheckArgs(
                 name=c.name,
@@ -355,6 +383,7 @@ def _pod(group: RayPodConfig, image: str) -> RayPodArgs:
         replicas=worker.replicas if worker else 1,
         min_replicas=worker.min_replicas if worker else None,
         max_replicas=worker.max_replicas if worker else None,
+        annotations=group.topology.annotations() if group.topology else {},
     )
 
 
@@ -389,9 +418,7 @@ def _skypilot_servers(
         server = team.skypilot
         assert server is not None and team.local_queue is not None
         waits: list[pulumi.Resource] = [*([schedulers.kueue.release] if schedulers.kueue else [])]
-        namespace = teams[team.name].namespace
-        if namespace is not None:
-            waits.append(namespace)
+        waits.append(teams[team.name].namespace)
         if kueue is not None and f"{team.namespace_name}/{team.local_queue}" in kueue.local_queues:
             waits.append(kueue.local_queues[f"{team.namespace_name}/{team.local_queue}"])
         if controller is not None:

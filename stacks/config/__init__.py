@@ -10,6 +10,7 @@ from pydantic import Field
 
 from stacks.base import ConfigModel
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
+from stacks.config.cost import GpuPriceConfig
 from stacks.config.kai_queues import KaiQueueConfig
 from stacks.config.multikueue import MultiKueueConfig
 from stacks.config.queues import KueueQueuesConfig
@@ -58,4 +59,9 @@ class StackConfig(ConfigModel):
         None,
         description="MultiKueue: the cluster above becomes the manager, dispatching to these workers "
         "(see multiKueue.* keys).",
+    )
+    gpu_prices: list[GpuPriceConfig] = Field(
+        default_factory=list,
+        description="Node-hour prices for the preview's per-team GPU cost, added to or replacing the "
+        "shipped table (see gpuPrices[].*).",
     )

@@ -74,6 +74,11 @@ class ClusterConfig(ConfigModel):
         False,
         description="Reach the control plane only through GKE's DNS-based endpoint (IAM-checked); IP endpoints off.",
     )
+    dataplane_v2: bool = Field(
+        False,
+        description="GKE Dataplane V2 (datapathProvider: ADVANCED_DATAPATH), which enforces NetworkPolicies; "
+        "the stack then isolates each team namespace with them. Changing it replaces the cluster.",
+    )
     protect: bool = Field(
         False,
         description="Pulumi protect on the cluster and every node pool, so `pulumi destroy` deletes nothing (on in prod).",
@@ -96,6 +101,12 @@ class ClusterConfig(ConfigModel):
         "control plane; the stack then creates none. List it for the pack as "
         '{"kind": "Firewall", "name": ...} under externalObjects.',
     )
+    multi_networking: bool | None = Field(
+        None,
+        description="GKE multi-networking (enableMultiNetworking), which extra node NICs need; "
+        "default: on when a GPU pool has network: gpudirect (cluster-toolkit gke-cluster derives it "
+        "from additional networks). Needs dataplaneV2: true.",
+    )
     maintenance: MaintenanceConfig | None = Field(
         None,
         description="Recurring maintenance window and exclusions (see maintenance.* keys); unset: GKE "
@@ -108,6 +119,10 @@ class ClusterConfig(ConfigModel):
 
 
 ProvisioningMode = Literal["queued", "flex-start", "on-demand", "spot", "reservation"]
+_NAME = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+# GCE reservation names; a block / sub-block as GKE's reservation affinity takes them
+# (cluster-toolkit gke-node-pool reservation_definitions.tf: "<name>/reservationBlocks/<block>").
+RESERVATION_PATTERN = rf"^{_NAME}(/reservationBlocks/{_NAME}(/reservationSubBlocks/{_NAME})?)?$"
 GpuStack = Literal["gke", "gpu-operator"]
 
 
@@ -154,7 +169,14 @@ class GpuPoolConfig(ConfigModel):
     min_nodes: NodeCount = Field(0, description="Autoscaling minimum; must be 0 for queued and flex-start.")
     max_nodes: PositiveNodeCount = Field(description="Autoscaling maximum (whole pool).")
     reservation: NonEmptyStr | None = Field(
-        None, description="Reservation name; only with provisioning: reservation."
+        None,
+        pattern=pattern(
+            RESERVATION_PATTERN,
+            "a reservation name, or NAME/reservationBlocks/BLOCK[/reservationSubBlocks/SUBBLOCK]",
+        ),
+        description="Reservation name, or one block (NAME/reservationBlocks/BLOCK) or sub-block "
+        "(.../reservationSubBlocks/SUBBLOCK) of it, as cluster-toolkit and xpk write them; a block needs "
+        "nodeLocations. Only with provisioning: reservation.",
     )
     auto_repair: bool | None = Field(
         None, description="Node auto-repair; default on, and GKE requires it off for queued/flex-start."
@@ -169,3 +191,10 @@ class GpuPoolConfig(ConfigModel):
     )
     node_locations: list[NonEmptyStr] = Field(default_factory=list, description="Zones for this pool.")
     disk_size_gb: PositiveInt = Field(200, description="Boot disk size in GB.")
+    network: Literal["none", "gpudirect"] = Field(
+        "none",
+        description="gpudirect: the machine type's GPUDirect stack (a3-highgpu-8g TCPX, 4 extra VPCs; "
+        "a3-megagpu-8g TCPXO, 8 VPCs MTU 8244; a3-ultragpu-8g / a4-highgpu-8g RDMA, 1 gVNIC VPC + a "
+        "RoCE VPC with 8 subnets) with its Networks and NCCL DaemonSets, as GKE's GPUDirect how-tos and "
+        "cluster-toolkit's gke-a3-megagpu / gke-a3-ultragpu / gke-a4 blueprints set them up.",
+    )

@@ -84,6 +84,13 @@ class ResourceFlavorConfig(ConfigModel):
         default_factory=dict,
         description="Extra node labels to select on, besides the pool's (at most 8 labels in all).",
     )
+    topology: bool = Field(
+        False,
+        description="Kueue topology-aware scheduling on this flavor: topologyName of the pool's GPU family "
+        "(gke-default: block, subblock, host, hostname; a4x-default adds the node pool as third level), "
+        "as cluster-toolkit's gke-a3-megagpu / gke-a3-ultragpu / gke-a4 / gke-a4x blueprints declare it. "
+        "Only for a GPU pool of a machine type GKE labels with cloud.google.com/gce-topology-*.",
+    )
 
 
 class RetryStrategyConfig(ConfigModel):

@@ -15,7 +15,8 @@ from pydantic import Field, StringConstraints
 
 from components.skypilot import SKYPILOT_VERSION
 from stacks.base import ConfigModel, DnsLabel, NonEmptyStr
-from stacks.config.kai_queues import KaiQueueConfig, leaf_queues
+from stacks.config.cost import Money
+from stacks.config.kai_queues import KAI_PRIORITY_CLASSES, KaiQueueConfig, leaf_queues
 from stacks.config.queues import KueueQueuesConfig
 from stacks.errors import ConfigIssue
 from stacks.references import unknown_reference
@@ -88,7 +89,15 @@ class TeamConfig(ConfigModel):
     name: DnsLabel = Field(description="Team name; also the SkyPilot ingress path /<name>.")
     namespace: DnsLabel | None = Field(None, description="The team's namespace; default: the team name.")
     create_namespace: bool = Field(
-        True, description="Create (and on destroy delete) the namespace; false for one that exists (default)."
+        True,
+        description="Create (and on destroy delete) the namespace; false for one that exists (default): its "
+        "labels are then set by a server-side patch (NamespacePatch).",
+    )
+    pod_security: Literal["privileged", "baseline", "restricted"] = Field(
+        "baseline",
+        description="Pod Security level the namespace enforces (pod-security.kubernetes.io/enforce, at the "
+        "cluster's minor): baseline refuses privileged pods, hostPath, hostNetwork; restricted also needs "
+        "non-root, no privilege escalation, capabilities dropped, a seccomp profile.",
     )
     members: MembersConfig = Field(
         default_factory=lambda: MembersConfig.model_validate({}),
@@ -104,6 +113,16 @@ class TeamConfig(ConfigModel):
         "{h100: research-h100}; a job picks its GPU type by naming one (kueue.x-k8s.io/queue-name).",
     )
     kai_queue: DnsLabel | None = Field(None, description="Leaf KAI queue the team's KAI workloads use.")
+    weekly_gpu_budget: Money | None = Field(
+        None,
+        description="Weekly GPU budget in the price table's currency; the preview flags an expected week "
+        "(what-if GPU-hours at cited prices) over it.",
+    )
+    priority_classes: list[NonEmptyStr] | None = Field(
+        None,
+        description="The priority classes the team may use (Kueue WorkloadPriorityClasses, KAI's priority "
+        "classes, and PriorityClasses in pod specs), enforced by its admission policy; omitted: any.",
+    )
     skypilot: SkypilotServerConfig | None = Field(
         None, description="The team's SkyPilot API server (see skypilot.* keys); omitted: none."
     )
@@ -165,6 +184,7 @@ def check_teams(
             )
         yield from _check_queues(at, team, cluster_queues, leaves)
         yield from _check_skypilot(at, team, priority_classes)
+        yield from _check_priority_classes(at, team, [*priority_classes, *KAI_PRIORITY_CLASSES])
 
 
 def _check_queues(
@@ -203,6 +223,32 @@ def _check_queues(
             "a leaf queue of gpu-batch:kaiQueues",
             leaves,
             "KAI silently drops jobs of a missing or non-leaf queue",
+        )
+
+
+def _check_priority_classes(at: str, team: TeamConfig, declared: list[str]) -> Iterator[ConfigIssue]:
+    """Each allowed class is one the stack declares (a Kueue WorkloadPriorityClass or one of the
+    classes the KAI chart installs), and the team's SkyPilot server uses an allowed one."""
+    if team.priority_classes is None:
+        return
+    for index, name in enumerate(team.priority_classes):
+        if name not in declared:
+            yield unknown_reference(
+                f"{at}.priorityClasses[{index}]",
+                name,
+                "a WorkloadPriorityClass under gpu-batch:kueueQueues.priorityClasses or a KAI priority class",
+                declared,
+            )
+    server = team.skypilot
+    if (
+        server is not None
+        and server.priority_class is not None
+        and server.priority_class not in team.priority_classes
+    ):
+        yield ConfigIssue(
+            f"{at}.skypilot.priorityClass",
+            f"one of the team's priorityClasses ({', '.join(team.priority_classes) or 'none'})",
+            server.priority_class,
         )
 
 

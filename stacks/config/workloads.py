@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from gpu_batch_policy.tas.annotations import webhook_problems
 from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_validator
 from pydantic_core import InitErrorDetails
 
@@ -19,6 +20,7 @@ from stacks.base import ConfigModel, DnsLabel, NonEmptyStr, NonNegativeInt, Posi
 from stacks.config.kai_queues import KAI_PRIORITY_CLASSES
 from stacks.config.queues import KueueQueuesConfig
 from stacks.config.tenancy import TeamConfig
+from stacks.config.topology import TopologyRequestConfig
 from stacks.errors import ConfigIssue
 from stacks.quantity import Quantity
 from stacks.references import unknown_reference
@@ -54,6 +56,11 @@ class RayPodConfig(ConfigModel):
         None, description="Image for this group; default: the workload's image."
     )
     ray_start_params: dict[str, str] = Field(default_factory=dict, description="`ray start` parameters.")
+    topology: TopologyRequestConfig | None = Field(
+        None,
+        description="Kueue topology-aware placement of this group's pods (see topology.* keys); needs a "
+        "flavor with topology: true.",
+    )
 
 
 class WorkerGroupConfig(RayPodConfig):
@@ -186,6 +193,13 @@ def _check_queue(
     pc = workload.priority_class
     if pc is not None and pc not in classes:
         yield unknown_reference(f"{at}.priorityClass", pc, kind, classes)
+    elif pc is not None and team.priority_classes is not None and pc not in team.priority_classes:
+        yield ConfigIssue(
+            f"{at}.priorityClass",
+            f"one of team {team.name}'s priorityClasses ({', '.join(team.priority_classes) or 'none'}): "
+            "its admission policy refuses any other",
+            pc,
+        )
 
 
 def _check_kind(at: str, workload: WorkloadConfig) -> Iterator[ConfigIssue]:
@@ -229,6 +243,8 @@ def _check_kind(at: str, workload: WorkloadConfig) -> Iterator[ConfigIssue]:
 
 
 def _check_group(at: str, group: RayPodConfig, scheduler: str) -> Iterator[ConfigIssue]:
+    if group.topology is not None:
+        yield from _check_topology(f"{at}.topology", group, scheduler)
     if group.gpu_fraction is not None:
         if scheduler != "kai":
             yield ConfigIssue(
@@ -249,3 +265,23 @@ def _check_group(at: str, group: RayPodConfig, scheduler: str) -> Iterator[Confi
             yield ConfigIssue(
                 f"{at}.maxReplicas", f"at least replicas ({group.replicas}) and minReplicas", high
             )
+
+
+def _check_topology(at: str, group: RayPodConfig, scheduler: str) -> Iterator[ConfigIssue]:
+    """Kueue's own webhook rules on the annotations the request writes (one code path with the pack)."""
+    request = group.topology
+    assert request is not None
+    if scheduler != "kueue":
+        yield ConfigIssue(
+            at, "no value: topology requests are Kueue TAS annotations (scheduler: kueue)", "set"
+        )
+        return
+    if request.mode != "unconstrained" and request.level is None:
+        yield ConfigIssue(f"{at}.level", f"a level for mode {request.mode}")
+    if request.mode == "unconstrained" and request.level is not None:
+        yield ConfigIssue(f"{at}.level", "no value with mode unconstrained", request.level)
+    count = group.replicas if isinstance(group, WorkerGroupConfig) else 1
+    for problem in webhook_problems(request.annotations(), count):
+        yield ConfigIssue(
+            at, f"a request Kueue accepts ({problem})", request.model_dump(by_alias=True, exclude_none=True)
+        )

@@ -128,3 +128,23 @@ def folder_stacks(root: Path = CORPUS2) -> Iterator[CorpusStack]:
         grouped.setdefault(key, []).append(path)
     for key in sorted(grouped):
         yield CorpusStack(key, tuple(grouped[key]), APPLIED_IN_NAMESPACE.get(key))
+
+
+def check_published(
+    diagnostics: list[Any],
+    set_id: str,
+    wrong: dict[str, tuple[str, str]],
+    known_false_alarms: dict[str, tuple[str, str]] | None = None,
+) -> None:
+    """A published set's analysis: no crash or internal error; exactly the rules in ``wrong`` for a
+    set wrong as published; at most the listed rules for a known false alarm; else no mandatory
+    finding.  ``diagnostics`` are ``preview.analyzer.Diagnostic``s."""
+    assert not [d.message for d in diagnostics if "internal error" in d.message or "Traceback" in d.message]
+    mandatory = sorted({d.policy_name for d in diagnostics if d.mandatory})
+    if set_id in wrong:
+        rules, why = wrong[set_id]
+        assert mandatory == sorted(rules.split()), f"{set_id} should be caught: {why}"
+    elif known_false_alarms and set_id in known_false_alarms:
+        assert set(mandatory) <= set(known_false_alarms[set_id][0].split())
+    else:
+        assert mandatory == [], "\n".join(d.message for d in diagnostics if d.mandatory)

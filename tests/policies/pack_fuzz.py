@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import copy
 import random
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -117,6 +118,16 @@ class Mutation:
     marker: str | None = None  # a secret that must never be quoted
 
 
+# Python's names for types and errors, which a finding must never use (issue 31): the user reads
+# YAML and JSON, so a type is null, boolean, number, string, mapping or list, and an error is
+# described, not named by its class.
+# A word, not part of a hyphenated Kubernetes name (``x-kubernetes-int-or-string``).
+PYTHON_WORDS = re.compile(
+    r"(?<![-\w])(NoneType|dict|str|int|float|bool|tuple|Decimal|Traceback|Exception|"
+    r"[A-Z][A-Za-z]*(?:Error|Exception)|DivisionByZero|InvalidOperation|StopIteration)(?![-\w])"
+)
+
+
 @dataclass
 class Figures:
     mutations: int = 0
@@ -128,6 +139,7 @@ class Figures:
     missed: list[str] = field(default_factory=list)
     leaked: list[str] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    python_words: list[str] = field(default_factory=list)
     by_kind: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -136,7 +148,7 @@ class Figures:
             f"mutations {self.mutations} ({kinds}); crashes {len(self.crashes)}; hangs (> {CALL_DEADLINE_S:.0f} s) "
             f"{len(self.hangs)}; max call {self.max_call_s:.2f} s; invalid quantity/fraction/values-YAML "
             f"mutations {self.invalid}, with a finding {self.invalid_found}; secrets quoted {len(self.leaked)}; "
-            f"internal rule errors {len(self.internal_errors)}"
+            f"internal rule errors {len(self.internal_errors)}; findings in Python's words {len(self.python_words)}"
         )
 
 
@@ -435,6 +447,7 @@ def run(count: int, rng_seed: int, seeds: list[Seed], report: Callable[[str], No
                 continue
             record = mutation.seed.records[mutation.index]
             figures.internal_errors.extend(m for _, m in found if "internal error" in m)
+            figures.python_words.extend(m for _, m in found if PYTHON_WORDS.search(m))
             if mutation.must_find:
                 figures.invalid += 1
                 # A release that cannot be resolved is "cannot check" of the stack rules, which the
@@ -472,10 +485,18 @@ def main() -> None:
         ("invalid without a finding", figures.missed),
         ("secrets quoted", figures.leaked),
         ("internal rule errors", figures.internal_errors),
+        ("findings in Python's words", figures.python_words),
     ):
         for item in sorted(set(items))[:20]:
             print(f"  {title}: {item}")
-    if figures.crashes or figures.hangs or figures.missed or figures.leaked or figures.internal_errors:
+    if (
+        figures.crashes
+        or figures.hangs
+        or figures.missed
+        or figures.leaked
+        or figures.internal_errors
+        or figures.python_words
+    ):
         raise SystemExit(1)
 
 

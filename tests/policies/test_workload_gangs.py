@@ -183,3 +183,117 @@ def test_ray_gang_counts_the_submitter_like_kueue_019() -> None:
         "workerGroupSpecs"
     ]
     assert run(rule, [*exact, http]).violations == []
+
+
+def test_pods_as_a_quota_resource_counts_each_pod() -> None:
+    """Kueue v0.19.2 ``flavorassigner.go`` ``assignFlavors``: a ClusterQueue covering ``pods``
+    charges each pod set ``pods = count`` (Kueue's ``flavorassigner_test.go`` ``TestAssignFlavors`` "num pods fit" / "num pods don't fit")."""
+    covered = ("cpu", "memory", "nvidia.com/gpu", "pods")
+    quota = {"cpu": 100, "memory": "1000Gi", "nvidia.com/gpu": 16, "pods": 3}
+    stack = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": quota}, covered=covered),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    out = run(POLICY["workload-gang-fits-queue"], [*stack, job(parallelism=4)])
+    assert out.mentions("Job 'ml/train'", "pods", "never admits")
+    assert run(POLICY["workload-gang-fits-queue"], [*stack, job(parallelism=3)]).violations == []
+    # Without pods covered, pod count is no quota.
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(16), job(parallelism=4)]).violations == []
+
+
+def test_an_uncovered_request_is_caught_when_the_queue_covers_only_core_resources() -> None:
+    """Under Kueue's assumed defaults (no transformations), a queue covering pods/cpu/memory the
+    job does not request is no sign of a transformation: the uncovered GPU request is refused
+    ("resource ... unavailable in ClusterQueue", flavorassigner.go ``findFlavorForPodSets``).  A
+    covered extended resource the job does not request still may be one (not in this stack)."""
+    covered = ("pods", "cpu", "memory")
+    stack = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {"pods": 10}}, covered=covered),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    gpu_only = k8s(
+        "batch/v1",
+        "Job",
+        "train",
+        namespace="ml",
+        labels=KUEUE,
+        spec={"template": pod(cpu=None, memory=None, gpu=1)},
+    )
+    out = run(POLICY["workload-resources-covered"], [*stack, gpu_only])
+    assert out.mentions("Job 'ml/train'", "nvidia.com/gpu", "never admits")
+    credits = ("example.com/credits",)
+    hedged = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {}}, covered=credits),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    out = run(POLICY["workload-resources-covered"], [*hedged, gpu_only])
+    assert out.violations == [] and out.cannot_check is not None and "example.com/credits" in out.cannot_check
+
+
+def test_a_queued_kind_kueue_does_not_register_is_cannot_tell() -> None:
+    """Kueue's registry (workload_kinds.registry) has no ``example.com`` Trainer: never a pass."""
+    trainer = k8s("example.com/v1", "Trainer", "t", namespace="ml", labels=KUEUE, spec={"workers": 64})
+    out = run(POLICY["workload-gang-fits-queue"], [*queue(4), trainer])
+    assert out.violations == [] and out.cannot_check is not None
+    assert "example.com/Trainer" in out.cannot_check and "externalFrameworks" in out.cannot_check
+    unlabelled = k8s("example.com/v1", "Trainer", "t", namespace="ml", spec={"workers": 64})
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(4), unlabelled]).cannot_check is None
+    assert run(POLICY["workload-gang-fits-queue"], [*queue(8), job(parallelism=8)]).cannot_check is None
+
+
+def _kai_deployment(**labels: str) -> Registration:
+    template = pod(gpu=1, labels={"kai.scheduler/queue": "team-a"})
+    template["spec"]["schedulerName"] = "kai-scheduler"
+    spec = {"replicas": 1, "selector": {"matchLabels": {"app": "s"}}, "template": template}
+    return k8s(
+        "apps/v1",
+        "Deployment",
+        "serve",
+        namespace="ml",
+        labels={"kai.scheduler/queue": "team-a", **labels},
+        spec=spec,
+    )
+
+
+def test_a_non_preemptible_workload_of_any_kind_needs_queue_quota() -> None:
+    """KAI v0.17.0: a Deployment with no priority class is ``inference`` (125, non-preemptible:
+    ``plugins/deployment`` grouper), which runs only within quota (``quota_check.go``)."""
+    rule = POLICY["kai-workload-nonpreemptible-within-quota"]
+    no_gpu_quota = [kai_queue("dept"), kai_queue("team-a", parent="dept", gpu=(0, -1))]
+    out = run(rule, [*no_gpu_quota, _kai_deployment()])
+    assert out.mentions("Deployment 'ml/serve'", "non-preemptible", "inference", "guarantees only 0")
+    # A preemptible class (train, 50) may run over quota.
+    assert run(rule, [*no_gpu_quota, _kai_deployment(priorityClassName="train")]).violations == []
+    # A Job defaults to train under KAI's default grouper.
+    job_template = pod(gpu=1)
+    kai_job = k8s(
+        "batch/v1",
+        "Job",
+        "j",
+        namespace="ml",
+        labels={"kai.scheduler/queue": "team-a"},
+        spec={"template": job_template},
+    )
+    assert run(rule, [*no_gpu_quota, kai_job]).violations == []
+    with_quota = [kai_queue("dept"), kai_queue("team-a", parent="dept", gpu=(1, -1))]
+    assert run(rule, [*with_quota, _kai_deployment()]).violations == []
+
+
+def test_ignore_undeclared_quota_check_strategy_lets_uncovered_requests_through() -> None:
+    """Kueue v0.19.2 ``QuotaCheckStrategy``: BlockUndeclared (default) refuses an uncovered request;
+    IgnoreUndeclared checks only covered resources."""
+    covered = ("cpu", "memory")
+    stack = [
+        flavor("gpu"),
+        cluster_queue("cq", {"gpu": {"cpu": 10, "memory": "10Gi"}}, covered=covered),
+        local_queue("user-queue", "ml", "cq"),
+    ]
+    rule = POLICY["workload-resources-covered"]
+    assert run(rule, [*stack, job()]).mentions("nvidia.com/gpu", "never admits")
+    ignore = {"kueueConfiguration": {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}}
+    assert run(rule, [*stack, job()], ignore).violations == []
+    block = {"kueueConfiguration": {"resources": {"quotaCheckStrategy": "BlockUndeclared"}}}
+    assert run(rule, [*stack, job()], block).mentions("nvidia.com/gpu")

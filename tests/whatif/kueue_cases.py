@@ -47,7 +47,9 @@ def flavor_quotas(flavor: str, *resources: Res) -> dict[str, Any]:
 
 
 def group(*flavors: dict[str, Any]) -> dict[str, Any]:
-    covered = sorted({r["name"] for f in flavors for r in f["resources"]})
+    # in the flavors' order, as ``MakeClusterQueue(...).ResourceGroup`` builds it: the webhook
+    # rejects a flavor whose resources are not coveredResources in that order
+    covered = list(dict.fromkeys(r["name"] for f in flavors for r in f["resources"]))
     return {"coveredResources": covered, "flavors": list(flavors)}
 
 

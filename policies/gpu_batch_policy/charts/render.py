@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import tempfile
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,8 @@ from typing import Any, Literal
 
 import helm_python
 import yaml
+
+from ..bounded import BoundedCache
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HOOK_ANNOTATION = "helm.sh/hook"
@@ -73,8 +74,9 @@ class RenderError(ValueError):
         super().__init__(self.message)
 
 
-_RENDERS: dict[tuple[Path, str, str, str], RenderedChart | RenderError] = {}
-_LOCK = threading.Lock()
+# Rendered charts kept in memory (the disk cache below keeps every one): a stack renders a
+# handful of releases; a program that varies values per call must not grow the process.
+_RENDERS: BoundedCache[tuple[Path, str, str, str], RenderedChart | RenderError] = BoundedCache(16)
 
 
 def render_chart(
@@ -88,8 +90,7 @@ def render_chart(
     """
     plain_values = helm_values(values)
     key = (chart_dir, json.dumps(plain_values, sort_keys=True), release_name, namespace)
-    with _LOCK:
-        cached = _RENDERS.get(key)
+    cached = _RENDERS.get(key)
     if cached is None:
         disk = _disk_path(chart_dir, key[1], release_name, namespace)
         cached = _read_disk(disk)
@@ -101,8 +102,7 @@ def render_chart(
             with helm_python.Chart.load(chart_dir) as chart:
                 cached = _render(chart, plain_values, release_name, namespace)
             _write_disk(disk, cached)
-        with _LOCK:
-            _RENDERS[key] = cached
+        _RENDERS.put(key, cached)
     if isinstance(cached, RenderError):
         raise cached
     return cached

@@ -34,7 +34,7 @@ _CLUSTER_SCOPED: dict[str, frozenset[str]] = {
         }
     ),
     KAI_GROUP: frozenset({"Queue"}),
-    CORE_GROUP: frozenset({"Namespace", "Node", "PersistentVolume"}),
+    CORE_GROUP: frozenset({"Namespace", "NamespacePatch", "Node", "PersistentVolume"}),
     "rbac.authorization.k8s.io": frozenset({"ClusterRole", "ClusterRoleBinding"}),
     "scheduling.k8s.io": frozenset({"PriorityClass"}),
     "storage.k8s.io": frozenset({"StorageClass", "CSIDriver", "VolumeAttachment"}),

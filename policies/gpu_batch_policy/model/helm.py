@@ -22,6 +22,7 @@ import yaml
 
 from ..values import Unknown, as_bool, as_str, dig, plain
 from ..values_yaml import YamlLimitError, load_limited
+from ..words import type_word
 from .base import Resource
 
 KUEUE = "kueue"
@@ -78,7 +79,7 @@ def parse_yaml_value(raw: Any) -> ParsedYaml:
     if isinstance(raw, dict):  # a program may pass the structure instead of a string
         return ParsedYaml(present=True, data=raw)
     if not isinstance(raw, str):
-        return ParsedYaml(present=True, error=f"expected a YAML string, got {type(raw).__name__}")
+        return ParsedYaml(present=True, error=f"expected a YAML string, got a {type_word(raw)}")
     try:
         return ParsedYaml(present=True, data=plain(load_limited(raw)))
     except YamlLimitError as exc:
@@ -93,7 +94,7 @@ def _first_line(exc: yaml.YAMLError) -> str:
     mark = getattr(exc, "problem_mark", None)
     if problem and mark is not None:
         return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return str(exc).splitlines()[0] if str(exc) else "the YAML parser refused it"
 
 
 @dataclass(frozen=True)

@@ -218,12 +218,19 @@ class _Need:
     per_resource: dict[str, Decimal]
 
 
+PODS = "pods"
+
+
+def _per_pod(pod_set: PodSet, resource: str) -> Decimal:
+    """One pod's quota use of ``resource``.  ``pods``: each pod counts one when its ClusterQueue
+    covers ``pods`` (kubernetes-sigs/kueue v0.19.2 ``pkg/scheduler/flavorassigner/flavorassigner.go``
+    ``assignFlavors``: ``if a.cq.RGByResource(corev1.ResourcePods) != nil`` the pod set's requests get
+    ``pods = Count``), whatever its containers ask."""
+    return Decimal(1) if resource == PODS else pod_request(pod_set.template, resource)
+
+
 def _needs(pod_sets: Sequence[PodSet], resources: Sequence[str]) -> list[_Need]:
-    return [
-        _Need(p, {r: p.count * pod_request(p.template, r) for r in resources})
-        for p in pod_sets
-        if p.count > 0
-    ]
+    return [_Need(p, {r: p.count * _per_pod(p, r) for r in resources}) for p in pod_sets if p.count > 0]
 
 
 def gang_vs_quota(

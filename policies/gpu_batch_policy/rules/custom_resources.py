@@ -109,6 +109,18 @@ def manifest_of(obj: KubeObject) -> dict[str, Any]:
     return doc
 
 
+def too_deep(obj: KubeObject, reporter: Reporter) -> bool:
+    """An object nested past what schema validation reads: "cannot check", and True."""
+    levels = nesting_depth(obj.props)
+    if levels > MAX_SCHEMA_DEPTH:
+        reporter.cannot_check(
+            obj,
+            f"its properties are nested {levels} levels deep and schema validation reads at most "
+            f"{MAX_SCHEMA_DEPTH} levels; its schema is not checked",
+        )
+    return levels > MAX_SCHEMA_DEPTH
+
+
 def _stack_crds(model: StackModel) -> Iterator[tuple[Path, Mapping[str, Any]]]:
     """The CRDs the stack declares or its releases render, readable ones only (display form)."""
     for obj in model.kube_objects(*CRD_KIND):
@@ -151,24 +163,18 @@ def check_custom_resources(model: StackModel, reporter: Reporter, _config: Mappi
     problems = pinned_problems()
     unchecked = _Unchecked()
     for obj in objects:
-        levels = nesting_depth(obj.props)
-        if levels > MAX_SCHEMA_DEPTH:
-            reporter.cannot_check(
-                obj,
-                f"its properties are nested {levels} levels deep and schema validation reads at most "
-                f"{MAX_SCHEMA_DEPTH} levels; its schema and CEL rules are not checked",
-            )
+        if too_deep(obj, reporter):
             continue
         try:
             result = catalog.validate(manifest_of(obj))
-        except (TypeError, AttributeError, KeyError, ValueError) as error:
+        except (TypeError, AttributeError, KeyError, ValueError):
             crd = catalog.crd(obj.group, obj.kind)
             if crd is None or not str(crd.source).startswith(STACK_CRD_PREFIXES):
                 raise  # a pinned chart's CRD: a bug of the pack, reported as one by the guard
             reporter.cannot_check(
                 obj,
-                f"its CRD, declared by {crd.source}, has a schema the validator cannot read "
-                f"({type(error).__name__}); the API server would refuse such a CRD first",
+                f"its CRD, declared by {crd.source}, has a schema the validator cannot read; the API "
+                "server would refuse such a CRD first",
             )
             continue
         if result.outcome in (Outcome.NOT_CUSTOM_RESOURCE, Outcome.NO_SCHEMA, Outcome.TOO_DEEP):

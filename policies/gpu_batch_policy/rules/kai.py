@@ -260,7 +260,9 @@ def check_workload_queue(model: StackModel, reporter: Reporter, config: Mapping[
             )
 
 
-def _chain(tree: QueueTree, leaf: str) -> list[QueueNode] | None:
+def queue_chain(tree: QueueTree, leaf: str) -> list[QueueNode] | None:
+    """The leaf queue and its ancestors; None when the leaf is missing, not a leaf, or its
+    ancestry is broken (other rules report those)."""
     node = tree.get(leaf)
     if node is None or not tree.is_leaf(leaf):
         return None
@@ -293,7 +295,7 @@ def check_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[st
         try:
             pod_sets = kai_pod_sets(workload)
         except CannotTellError as why:
-            if _chain(tree, label) is not None:
+            if queue_chain(tree, label) is not None:
                 reporter.cannot_check(workload, f"gang size: {why.what}")
             continue
         gang_vs_limit_chain(tree, workload, label, pod_sets, reporter)
@@ -304,7 +306,7 @@ def gang_vs_limit_chain(
 ) -> None:
     """Judge one gang (its KAI minMember pod sets) against ``limit`` on leaf ``label`` and every
     ancestor; any workload kind (``workload_kinds``) uses it."""
-    chain = _chain(tree, label)
+    chain = queue_chain(tree, label)
     gang = None if chain is None else _gang_demand(subject, pod_sets, reporter)
     if chain is None or gang is None:
         return
@@ -344,7 +346,7 @@ def check_nonpreemptible_quota(model: StackModel, reporter: Reporter, _config: M
     build/inference gang bigger than its queue's quota never starts."""
     tree = QueueTree(model)
     for workload, label in _kai_workloads(model, reporter):
-        chain = _chain(tree, label)
+        chain = queue_chain(tree, label)
         if chain is None:
             continue
         verdict = preemptibility(workload, model)
@@ -354,33 +356,42 @@ def check_nonpreemptible_quota(model: StackModel, reporter: Reporter, _config: M
         if not verdict.non_preemptible:
             continue
         try:
-            gang = _gang_demand(workload, kai_pod_sets(workload), reporter)
+            pod_sets = kai_pod_sets(workload)
         except CannotTellError as why:
             reporter.cannot_check(workload, f"gang size: {why.what}")
             continue
-        if gang is None:
-            continue
-        for node in chain:
-            for resource in KAI_RESOURCES:
-                need = gang[resource]
-                if need <= 0:
-                    continue
-                try:
-                    quota = _amount(node, resource, "quota") or Decimal(0)
-                except CannotTellError as why:
-                    reporter.cannot_check(workload, f"queue '{node.name}' {why.what}")
-                    continue
-                if fits(need, quota):
-                    continue
-                reporter.violation(
-                    workload,
-                    f"is non-preemptible ({verdict.why}) and needs {_qty(resource, need)}, but queue "
-                    f"'{node.name}' guarantees only {fmt(quota)}; KAI runs "
-                    "non-preemptible jobs only within quota, so it never starts",
-                    f"raise {node.describe()} spec.resources.{resource}.quota to at least {fmt(need)} "
-                    "(-1 for unlimited), or give the workload a preemptible priority class (< 100, "
-                    "e.g. train)",
-                )
+        nonpreemptible_vs_quota(chain, workload, verdict.why, pod_sets, reporter)
+
+
+def nonpreemptible_vs_quota(
+    chain: Sequence[QueueNode], subject: Any, why: str, pod_sets: Sequence[PodSet], reporter: Reporter
+) -> None:
+    """Judge one non-preemptible gang against ``quota`` on its leaf and every ancestor (``chain``,
+    from :func:`queue_chain`); any workload kind (``workload_kinds``) uses it."""
+    gang = _gang_demand(subject, pod_sets, reporter)
+    if gang is None:
+        return
+    for node in chain:
+        for resource in KAI_RESOURCES:
+            need = gang[resource]
+            if need <= 0:
+                continue
+            try:
+                quota = _amount(node, resource, "quota") or Decimal(0)
+            except CannotTellError as error:
+                reporter.cannot_check(subject, f"queue '{node.name}' {error.what}")
+                continue
+            if fits(need, quota):
+                continue
+            reporter.violation(
+                subject,
+                f"is non-preemptible ({why}) and needs {_qty(resource, need)}, but queue "
+                f"'{node.name}' guarantees only {fmt(quota)}; KAI runs "
+                "non-preemptible jobs only within quota, so it never starts",
+                f"raise {node.describe()} spec.resources.{resource}.quota to at least {fmt(need)} "
+                "(-1 for unlimited), or give the workload a preemptible priority class (< 100, "
+                "e.g. train)",
+            )
 
 
 POLICIES: list[Policy] = [

@@ -18,7 +18,8 @@ so the pack re-states the rules (kueue.md §4, CRD files in shared/schemas/kueue
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -301,48 +302,62 @@ def _check_priority_class_shape(wpc: WorkloadPriorityClass, reporter: Reporter) 
         reporter.violation(wpc, f"value {fmt_num(wpc.value)} is outside int32", "use a value within int32")
 
 
-POLICIES: list[Policy] = [
-    resource_policy(
+@dataclass(frozen=True)
+class ApiCheck:
+    """One rule the API server (CRD CEL) or Kueue's webhooks enforce: a rejected object."""
+
+    name: str
+    description: str
+    applies_to: type | tuple[type, ...]
+    check: Callable[[Any, Reporter, Mapping[str, Any]], None]
+
+
+# Every rule of this module, once: the pack's policies below and the what-if's refusal of objects
+# Kueue would never run (``whatif.refusal``) both read this list.
+API_CHECKS: tuple[ApiCheck, ...] = (
+    ApiCheck(
         "kueue-limits-need-cohort",
         "borrowingLimit/lendingLimit need a cohort (ClusterQueue) or a parent (Cohort).",
         QUOTA_OWNERS,
         check_limits_need_cohort,
     ),
-    resource_policy(
+    ApiCheck(
         "kueue-lending-limit-within-nominal",
         "A ClusterQueue's lendingLimit must not exceed its nominalQuota.",
         ClusterQueue,
         check_lending_within_nominal,
     ),
-    resource_policy(
+    ApiCheck(
         "kueue-quota-quantities",
         "Kueue quotas must be valid, non-negative Kubernetes quantities (nominalQuota is required).",
         QUOTA_OWNERS,
         check_quantities,
     ),
-    resource_policy(
+    ApiCheck(
         "kueue-flavor-resources-match-covered",
         "Each flavor must list exactly the group's coveredResources, in the same order.",
         QUOTA_OWNERS,
         check_flavor_resources_match,
     ),
-    resource_policy(
+    ApiCheck(
         "kueue-resource-group-uniqueness",
         "A flavor or a resource may appear in only one resource group of a ClusterQueue or Cohort.",
         QUOTA_OWNERS,
         check_group_uniqueness,
     ),
-    resource_policy(
+    ApiCheck(
         "kueue-preemption-combinations",
         "ClusterQueue preemption and flavorFungibility must avoid the combinations the CRD rejects.",
         ClusterQueue,
         check_preemption,
     ),
-    resource_policy(
+    ApiCheck(
         "kueue-api-version-fields",
         "Kueue objects must only use fields their apiVersion defines (v1beta1 vs v1beta2 renames; "
         "WorkloadPriorityClass value/description are top-level).",
         VERSIONED_KUEUE,
         check_api_version_fields,
     ),
-]
+)
+
+POLICIES: list[Policy] = [resource_policy(c.name, c.description, c.applies_to, c.check) for c in API_CHECKS]

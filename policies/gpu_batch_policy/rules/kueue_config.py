@@ -28,30 +28,10 @@ from ..report import Reporter
 from ..tokens import RAY_GROUP
 from ..values import Unknown, as_bool, dig
 from ..workload_kinds.queue_names import kueue_queue_name
+from ..workload_kinds.registry import FRAMEWORK_NAMES
 
-# The 18 framework names Kueue 0.19 registers (kueue.md §5, K:pkg/controller/jobs/*).
-KNOWN_FRAMEWORKS = frozenset(
-    {
-        "batch/job",
-        "pod",
-        "deployment",
-        "statefulset",
-        "ray.io/rayjob",
-        "ray.io/raycluster",
-        "ray.io/rayservice",
-        "jobset.x-k8s.io/jobset",
-        "leaderworkerset.x-k8s.io/leaderworkerset",
-        "kubeflow.org/mpijob",
-        "kubeflow.org/pytorchjob",
-        "kubeflow.org/tfjob",
-        "kubeflow.org/paddlejob",
-        "kubeflow.org/xgboostjob",
-        "kubeflow.org/jaxjob",
-        "trainer.kubeflow.org/trainjob",
-        "workload.codeflare.dev/appwrapper",
-        "sparkoperator.k8s.io/sparkapplication",
-    }
-)
+# The 18 framework names Kueue 0.19.2 registers (its integration registry: workload_kinds.registry).
+KNOWN_FRAMEWORKS = FRAMEWORK_NAMES
 _RAY_FRAMEWORK = {
     "RayJob": "ray.io/rayjob",
     "RayCluster": "ray.io/raycluster",
@@ -117,7 +97,7 @@ def check_integrations(model: StackModel, reporter: Reporter, _config: Mapping[s
                 release,
                 f"managerConfig.controllerManagerConfigYaml is not valid: {config.error} "
                 "(the controller manager cannot start)",
-                "fix the YAML string (build it with yaml.safe_dump from a dict)",
+                "fix the YAML string (build it with yaml.safe_dump from a mapping)",
             )
             continue
         frameworks = release.kueue_frameworks()

@@ -14,6 +14,9 @@ covers it and ``checkFlavorForPodSets`` rejects a flavor when
   the requested level", ``TASFlavorSnapshot.HasLevel``), or a pod set that asks for none on a TAS
   flavor of a ClusterQueue that is not TAS-only ("Flavor %q supports only
   TopologyAwareScheduling");
+taints and node affinity are :func:`gpu_batch_policy.fit.flavor_match.flavor_rejects`, shared with
+the what-if simulator (one decision, no copy):
+
 * a ``NoSchedule``/``NoExecute`` ``nodeTaints`` entry of the flavor is tolerated neither by the
   pod's tolerations nor by the flavor's own ``tolerations`` ("untolerated taint %s in flavor %s");
 * the pod's ``nodeSelector`` and required node affinity, cut down to the keys of the flavor's own
@@ -36,24 +39,19 @@ from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..demand import PodSet
-from ..fit.placement import REQUIRED_NODE_TERMS, NodeTaint, affinity_matches, tolerates
+from ..fit.flavor_match import flavor_rejects
 from ..kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, requested
 from ..model import ClusterQueue, ResourceFlavor, StackModel
 from ..model.base import ObjectView
 from ..model.kueue import ResourceGroup
 from ..report import Reporter
+from ..tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
 from ..tokens import KUEUE_GROUP
-from ..values import Unknown, as_list, as_str, dig, str_map
+from ..values import Unknown, as_list, as_str, dig
 from ..workload_kinds import Counted, kueue_gangs
 from .capacity import workload_queue
 
-REQUIRED = "kueue.x-k8s.io/podset-required-topology"
-PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
-UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
-SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
-SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
-_BLOCKING = ("NoSchedule", "NoExecute")
 UNDECIDED = None  # a flavor verdict: None = may fit, str = Kueue's reason it never does
 
 
@@ -103,60 +101,15 @@ def _tas(ctx: _Context, pod_set: PodSet, flavor: ResourceFlavor, group: Resource
     return UNDECIDED
 
 
-def _taints(pod_set: PodSet, flavor: ResourceFlavor) -> str | None:
-    tolerations: list[Any] = []
-    pod_tolerations = dig(pod_set.template.raw, "spec", "tolerations")
-    if isinstance(pod_tolerations, Unknown):
-        return UNDECIDED
-    tolerations.extend(pod_tolerations if isinstance(pod_tolerations, list) else [])
-    tolerations.extend(flavor.tolerations)
-    for raw in flavor.node_taints:
-        key, value, effect = (as_str(dig(raw, k)) for k in ("key", "value", "effect"))
-        if not isinstance(key, str) or not isinstance(effect, str) or isinstance(value, Unknown):
-            continue
-        if effect not in _BLOCKING:
-            continue
-        taint = NodeTaint(key, value or "", effect)
-        if tolerates(tolerations, taint) is False:
-            return f"untolerated taint {taint.describe()} in flavor {flavor.name}"
-    return UNDECIDED
-
-
-def _affinity(pod_set: PodSet, flavor: ResourceFlavor) -> str | None:
-    """``flavorSelector`` then ``RequiredNodeAffinity.Match`` against the flavor's labels."""
-    if not flavor.node_labels_known or any(isinstance(v, Unknown) for v in flavor.node_labels.values()):
-        return UNDECIDED
-    labels = flavor.node_labels
-    spec = dig(pod_set.template.raw, "spec")
-    selector_raw = dig(spec, "nodeSelector")
-    terms = dig(spec, *REQUIRED_NODE_TERMS)
-    if isinstance(selector_raw, Unknown) or isinstance(terms, Unknown) or isinstance(spec, Unknown):
-        return UNDECIDED
-    for key, want in str_map(selector_raw).items():
-        if key in labels and not isinstance(want, Unknown) and labels[key] != want:
-            return f"flavor {flavor.name} doesn't match node affinity"
-    if isinstance(terms, list) and terms:
-        cut: list[Any] = []
-        for term in terms:
-            exprs = dig(term, "matchExpressions")
-            kept = [e for e in (exprs if isinstance(exprs, list) else []) if dig(e, "key") in labels]
-            if not kept:
-                cut = []  # an emptied term matches every flavor: affinity reduces to nodeSelector
-                break
-            cut.append({"matchExpressions": kept})
-        if cut and affinity_matches(labels.get, cut) is False:
-            return f"flavor {flavor.name} doesn't match node affinity"
-    return UNDECIDED
-
-
 def _verdict(ctx: _Context, pod_set: PodSet, flavor_name: Any, group: ResourceGroup) -> str | None:
     flavor = ctx.model.find_resource_flavor(flavor_name)[1]
     if flavor is None:
         return UNDECIDED  # missing flavors are kueue-clusterqueue-references' finding
-    checks = [_taints(pod_set, flavor), _affinity(pod_set, flavor)]
     if ctx.install.gate("TopologyAwareScheduling"):
-        checks.insert(0, _tas(ctx, pod_set, flavor, group))
-    return next((c for c in checks if c is not None), UNDECIDED)
+        tas = _tas(ctx, pod_set, flavor, group)
+        if tas is not None:
+            return tas
+    return flavor_rejects(dig(pod_set.template.raw, "spec"), flavor)
 
 
 def _tas_only(model: StackModel, cq: ClusterQueue) -> bool | None:

@@ -21,8 +21,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..kueue_install import INSTALL_PROPERTIES, feature_gate
 from ..model import ClusterQueue, LocalQueue, StackModel
-from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
+from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
 from ..open_world import World, unresolved, world_schema
 from ..report import Reporter
 from ..selectors import NAME_LABEL, selector_matches
@@ -79,12 +80,13 @@ def _declared(model: StackModel, kind: str) -> str:
 
 def check_clusterqueue_references(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     world = World.from_config(config)
+    tas = feature_gate(model, config, "TopologyAwareScheduling")
     for cq in model.cluster_queues():
-        _check_flavors(model, cq, reporter, world)
+        _check_flavors(model, cq, reporter, world, tas is not False)
         _check_admission_checks(model, cq, reporter, world)
 
 
-def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, world: World) -> None:
+def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, world: World, tas: bool) -> None:
     for flavor in cq.flavors():
         if isinstance(flavor.name, Unknown):
             reporter.cannot_check(cq, f"{flavor.path}.name is unknown until apply")
@@ -103,6 +105,41 @@ def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, worl
                 "(the ClusterQueue stays inactive: FlavorNotFound)",
                 fix=f"declare ResourceFlavor '{flavor.name}' or use one of: {_declared(model, 'ResourceFlavor')}",
             )
+        elif tas:
+            for obj in found.found:
+                _check_topology(model, cq, model.view(obj), reporter, world)
+
+
+def _check_topology(
+    model: StackModel, cq: ClusterQueue, flavor: ResourceFlavor, reporter: Reporter, world: World
+) -> None:
+    """A TAS flavor (``spec.topologyName``) needs that Topology: without it the ClusterQueue is
+    inactive, ``TopologyNotFound`` ("there is no Topology %q for TAS flavor %q";
+    kubernetes-sigs/kueue v0.19.2 ``pkg/cache/scheduler/clusterqueue.go`` ``inactiveReason``, with
+    the TopologyAwareScheduling gate, on by default)."""
+    name = flavor.topology_name
+    if isinstance(name, Unknown):
+        reporter.cannot_check(
+            cq, f"ResourceFlavor '{flavor.obj.name}' spec.topologyName is unknown until apply"
+        )
+        return
+    if not name:
+        return
+    found = model.lookup(KUEUE_GROUP, "Topology", name)
+    if found.status == "unknown":
+        reporter.cannot_check(cq, f"Topology '{name}' may be one whose name is unknown")
+    elif found.status == "missing":
+        unresolved(
+            world,
+            reporter,
+            cq,
+            ("Topology", name, None),
+            declared=_declared_names(model, "Topology"),
+            problem=f"uses TAS flavor '{flavor.obj.name}', whose topologyName '{name}' names no Topology the stack "
+            "declares (the ClusterQueue stays inactive: TopologyNotFound)",
+            fix=f"declare Topology '{name}' (kueue.x-k8s.io) or fix the flavor's topologyName "
+            f"(declared: {_declared(model, 'Topology')})",
+        )
 
 
 def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Reporter, world: World) -> None:
@@ -323,10 +360,10 @@ POLICIES: list[Policy] = [
     ),
     stack_policy(
         "kueue-clusterqueue-references",
-        "A ClusterQueue's flavors and admission checks must exist (else it stays inactive); "
-        "onFlavors must name the queue's own flavors.",
+        "A ClusterQueue's flavors, their TAS Topologies and its admission checks must exist (else it stays "
+        "inactive); onFlavors must name the queue's own flavors.",
         check_clusterqueue_references,
-        config_schema=world_schema(),
+        config_schema=world_schema(INSTALL_PROPERTIES),
     ),
     stack_policy(
         "kueue-admissioncheck-parameters",

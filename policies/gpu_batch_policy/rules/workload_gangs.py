@@ -14,7 +14,9 @@ per family as the schedulers do); the judging reuses the helpers the Ray rules u
   ``pkg/scheduler/flavorassigner/flavorassigner.go`` L1071), so it never admits;
 * ``kai-workload-gang-within-limits``: the KAI gang fits ``limit`` on its leaf queue and every
   ancestor (``kai.gang_vs_limit_chain``), explicit ``scheduling.run.ai`` PodGroups included
-  (``kai.pod_groups``: ``minMember`` / leaf subgroups' ``minMember`` of their declared pods).
+  (``kai.pod_groups``: ``minMember`` / leaf subgroups' ``minMember`` of their declared pods);
+* ``kai-workload-nonpreemptible-within-quota``: a non-preemptible gang fits ``quota`` on its leaf
+  and every ancestor (``kai.nonpreemptible_vs_quota``; priority as ``kai.priority.object_preemptibility``).
 
 Ray workloads keep their own rules (``gpu-pod-fits-a-node``, ``kueue-gang-fits-queue``,
 ``kai-gang-within-limits``); here they take part only in ``workload-resources-covered``, which
@@ -35,18 +37,22 @@ from pulumi_policy import Policy, PolicyConfigSchema
 from ..builders import stack_policy
 from ..demand import CannotTellError, pod_request
 from ..kai.pod_groups import explicit_pod_groups, gang_pod_sets
+from ..kai.priority import object_preemptibility
 from ..kai.tree import QueueTree
 from ..kueue_capacity import InvalidQuotaError
-from ..kueue_install import INSTALL_PROPERTIES, kueue_install, requested
+from ..kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install, requested
 from ..model import RayWorkload, StackModel
-from ..model.base import ObjectView
+from ..model.base import KubeObject, ObjectView
+from ..model.kueue import QUEUE_NAME_LABEL
 from ..model.workloads import KAI_QUEUE_LABEL
 from ..report import Reporter
-from ..values import Unknown
+from ..tokens import KUEUE_GROUP
+from ..values import Unknown, dig
 from ..workload_kinds import Counted, kai_gangs, kueue_gangs
 from ..workload_kinds.queue_names import kai_queue_name
+from ..workload_kinds.registry import BY_KIND
 from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
-from .kai import gang_vs_limit_chain
+from .kai import gang_vs_limit_chain, nonpreemptible_vs_quota, queue_chain
 
 
 def _view(counted: Counted) -> ObjectView:
@@ -66,8 +72,28 @@ def check_pods_fit_node(model: StackModel, reporter: Reporter, _config: Mapping[
             pods_fit_node(model, _view(counted), [p for p in gang.pod_sets if p.count > 0], reporter)
 
 
+def unregistered_queued(model: StackModel) -> list[KubeObject]:
+    """Objects labelled for a LocalQueue whose kind is no integration Kueue registers
+    (``workload_kinds.registry``): only an ``integrations.externalFrameworks`` controller could
+    queue them, with pod sets the pack cannot know.  Kueue's own objects are not workloads."""
+    return [
+        obj
+        for obj in model.objects
+        if (obj.group, obj.kind) not in BY_KIND
+        and obj.group != KUEUE_GROUP
+        and obj.labels.get(QUEUE_NAME_LABEL) is not None
+    ]
+
+
 def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     install = kueue_install(model, config)
+    for obj in unregistered_queued(model):
+        reporter.cannot_check(
+            obj,
+            f"its kind {obj.group or 'core'}/{obj.kind} is labelled for a LocalQueue but is no integration Kueue "
+            "registers: only an external framework (integrations.externalFrameworks) could queue it, with pod "
+            "sets the pack cannot count, so its quota and gang are not checked",
+        )
     for counted in _non_ray(kueue_gangs(model)):
         view = _view(counted)
         if not install.manages(counted.obj):
@@ -88,6 +114,24 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping
                 continue  # kueue-quota-quantities reports invalid quantities
 
 
+def ignores_undeclared(model: StackModel, config: Mapping[str, Any]) -> bool:
+    """Kueue's ``resources.quotaCheckStrategy: IgnoreUndeclared`` (with the QuotaCheckStrategy gate,
+    beta and on since 0.19) checks only the resources a ClusterQueue covers; the default,
+    ``BlockUndeclared``, checks every requested resource (kubernetes-sigs/kueue v0.19.2
+    ``apis/config/v1beta2/configuration_types.go`` ``QuotaCheckStrategy``;
+    ``pkg/scheduler/flavorassigner/flavorassigner.go`` ``IgnoreUndeclaredResources``)."""
+    install = kueue_install(model, config)
+    strategy = next(
+        (
+            dig(c, "resources", "quotaCheckStrategy")
+            for c in install.configs
+            if dig(c, "resources", "quotaCheckStrategy")
+        ),
+        None,
+    )
+    return strategy == "IgnoreUndeclared" and feature_gate(model, config, "QuotaCheckStrategy") is True
+
+
 def check_resources_covered(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """Kueue's resource exclusions and transformations come from its install
     (:mod:`kueue_install`): the stack's release, the ``kueueConfiguration`` property, or Kueue
@@ -96,6 +140,8 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
     like the target of a transformation the stack does not show (Kueue's HAMi example), so that
     case stays "not in this stack" rather than a guess."""
     install = kueue_install(model, config)
+    if ignores_undeclared(model, config):
+        return
     for counted in kueue_gangs(model):
         view = _view(counted)
         if not install.manages(counted.obj):
@@ -125,14 +171,15 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
                     continue
                 if amount > 0:
                     missing.append(name)
-            if missing and install.assumption and (covered - requested(gang.pod_sets)):
+            outputs = transformation_targets(covered - requested(gang.pod_sets))
+            if missing and install.assumption and outputs:
                 # The queue quotas what the workload never requests itself: the outputs of a
                 # resource transformation (Kueue ResourceTransformation, e.g. HAMi's gpucores ->
                 # total-gpucores) of an install this stack does not show.
                 reporter.not_in_stack(
                     view,
                     f"whether Kueue turns {', '.join(missing)} into what {cq.describe()} covers "
-                    f"({', '.join(sorted(covered - requested(gang.pod_sets)))} is quota'd but not requested "
+                    f"({', '.join(sorted(outputs))} is quota'd but not requested "
                     f"directly, as a resource transformation's output would be); state the install's "
                     f"Configuration in kueueConfiguration to judge it",
                 )
@@ -147,9 +194,42 @@ def check_resources_covered(model: StackModel, reporter: Reporter, config: Mappi
                 )
 
 
+def transformation_targets(unrequested: set[str]) -> set[str]:
+    """Covered resources a workload does not request that may be a resource transformation's
+    outputs: extended resources (a domain-prefixed name, ``example.com/credits``).  ``pods`` is
+    charged by Kueue itself for every pod when covered (``flavorassigner.go`` ``assignFlavors``),
+    and ``cpu``/``memory``/``ephemeral-storage`` are a pod's own resources, which a queue covers
+    for what pods request directly, so none of these hints at a transformation."""
+    return {r for r in unrequested if "/" in r}
+
+
 def _kai_label(counted: Counted) -> str | Unknown | None:
     templates = [p.template for g in counted.gangs for p in g.pod_sets]
     return kai_queue_name(counted.obj, templates)
+
+
+def check_kai_nonpreemptible_quota(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    """A non-preemptible workload of any kind fits ``quota`` on its leaf queue and every ancestor
+    (KAI runs it only within quota: ``rules.kai.nonpreemptible_vs_quota``).  A Deployment with no
+    priority class is ``inference`` (125) under KAI's Deployment grouper, so it needs quota."""
+    tree = QueueTree(model)
+    for counted in _non_ray(kai_gangs(model)):
+        view = _view(counted)
+        label = _kai_label(counted)
+        if label is None or isinstance(label, Unknown):
+            continue  # kai-workload-gang-within-limits reports an unknown label
+        chain = queue_chain(tree, label)
+        if chain is None:
+            continue
+        if counted.error is not None:
+            continue  # kai-workload-gang-within-limits reports what cannot be counted
+        templates = [p.template for g in counted.gangs for p in g.pod_sets]
+        verdict = object_preemptibility(counted.obj, templates, model)
+        if verdict.non_preemptible is None:
+            reporter.cannot_check(view, verdict.why)
+        elif verdict.non_preemptible:
+            for gang in counted.gangs:
+                nonpreemptible_vs_quota(chain, view, verdict.why, gang.pod_sets, reporter)
 
 
 def check_kai_gang_limits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -203,5 +283,11 @@ POLICIES: list[Policy] = [
         "kai-workload-gang-within-limits",
         "A KAI gang of any kind (its PodGroup minMember) fits the limit of its leaf queue and every ancestor.",
         check_kai_gang_limits,
+    ),
+    stack_policy(
+        "kai-workload-nonpreemptible-within-quota",
+        "A non-preemptible KAI workload of any kind (priority >= 100; a Deployment defaults to inference) fits "
+        "the quota of its leaf queue and every ancestor, since KAI never runs it over quota.",
+        check_kai_nonpreemptible_quota,
     ),
 ]

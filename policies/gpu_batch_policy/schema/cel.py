@@ -39,7 +39,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import lru_cache
 from typing import Any, Final
 
 import celpy
@@ -48,6 +48,7 @@ from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError, base_functions
 
+from ..words import type_word
 from .markers import MARKERS
 
 # CEL macros cel-python expands itself (has() as a function, the rest as methods on lists/maps).
@@ -142,7 +143,7 @@ class CompiledRule:
                 return self._failed(activation, f" (evaluation error: {_brief(outcome)})")
             return RuleResult(Verdict.UNCHECKED, f"cel-python could not evaluate it ({_brief(outcome)})")
         if not isinstance(outcome, celtypes.BoolType):
-            return RuleResult(Verdict.UNCHECKED, f"rule evaluated to {type(outcome).__name__}, not a bool")
+            return RuleResult(Verdict.UNCHECKED, f"rule evaluated to a {type_word(outcome)}, not a boolean")
         if outcome:
             return RuleResult(Verdict.PASSED)
         return self._failed(activation, "")
@@ -226,7 +227,7 @@ class NodeRules:
 
 
 def _brief(error: BaseException) -> str:
-    text = str(error.args[0]) if error.args else type(error).__name__
+    text = str(error.args[0]) if error.args else "an evaluation error"
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -320,13 +321,13 @@ class _Plan:
     self_fields: frozenset[str] | None = None
 
 
-@cache
+@lru_cache(maxsize=4096)  # rule texts: the pinned CRDs' few hundred, plus what a stack's CRDs bring
 def _plan(text: str) -> _Plan:
     """Parse and plan one CEL text once."""
     try:
         tree = _ENV.compile(text)
     except Exception as error:  # CELParseError and lark's own errors alike
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "a parse error"
         return _Plan(None, f"cel-python 0.5.0 cannot parse it ({first_line[:80]})")
     functions, identifiers = _names_used(tree)
     if _ESCAPED_NAME.search(text):
@@ -339,7 +340,7 @@ def _plan(text: str) -> _Plan:
     return _Plan(_ENV.program(tree), "", _self_fields(tree))
 
 
-@cache
+@lru_cache(maxsize=4096)
 def _compile(
     rule: str, *, message: str, reason: str, field_path: str, message_expression: str, optional: bool
 ) -> CompiledRule:

@@ -45,6 +45,7 @@ from typing import Any, Final
 
 import yaml
 
+from ..bounded import BoundedCache
 from .cel import NodeRules, RuleResult, Verdict
 from .depth import MAX_SCHEMA_DEPTH, nesting_depth
 from .markers import MARKERS
@@ -216,7 +217,7 @@ def _json_type(value: Any) -> str:
         return "object"
     if isinstance(value, list):
         return "array"
-    return type(value).__name__
+    return "value"
 
 
 def _show(value: Any) -> str:
@@ -233,7 +234,8 @@ _TYPE_CHECKS: Final[dict[str, Any]] = {
     "boolean": lambda v: isinstance(v, bool),
 }
 
-_PATTERN_CACHE: dict[str, re.Pattern[str] | None] = {}
+# Compiled schema patterns (a CRD the program declares brings its own).
+_PATTERN_CACHE: BoundedCache[str, re.Pattern[str] | None] = BoundedCache(2048)
 
 
 def _compile_pattern(pattern: str) -> re.Pattern[str] | None:
@@ -243,14 +245,14 @@ def _compile_pattern(pattern: str) -> re.Pattern[str] | None:
     to the front keeps the meaning.
     """
     if pattern in _PATTERN_CACHE:
-        return _PATTERN_CACHE[pattern]
+        return _PATTERN_CACHE.get(pattern)
     text = re.sub(r"^\^\(\?([imsU]+)\)", r"(?\1)^", pattern).replace(r"\z", r"\Z")
     compiled: re.Pattern[str] | None
     try:
         compiled = re.compile(text)
     except re.error:
         compiled = None
-    _PATTERN_CACHE[pattern] = compiled
+    _PATTERN_CACHE.put(pattern, compiled)
     return compiled
 
 

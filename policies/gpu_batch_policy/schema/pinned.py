@@ -6,7 +6,10 @@ Order (the first CRD of a (group, kind) wins, :meth:`.crd.CrdCatalog.add_documen
    resources) or that its Helm releases render -- a stack pinning another chart version is judged
    by that version's schemas;
 2. the CRDs every chart of ``charts.lock.yaml`` (the repository's one pin list) installs at its
-   default values, rendered by the real Helm engine (:mod:`..charts`).
+   default values, rendered by the real Helm engine (:mod:`..charts`);
+3. the CRDs among its pinned plain manifests (``manifests:``, :mod:`..charts.manifests`): GKE's
+   ``networking.gke.io`` Network and GKENetworkParamSet, which GKE itself installs on
+   multi-networking clusters and no chart ships.
 
 The pack and the offline preview both build their catalogs here.  A pinned chart that cannot be
 resolved is not an error of the stack: its groups are then "cannot check" (see
@@ -25,6 +28,12 @@ from typing import Any, Final
 import yaml
 
 from ..charts import ChartReference, ChartUnavailableError, RenderError, default_resolver, render_chart
+from ..charts.manifests import (
+    ManifestLockError,
+    ManifestUnavailableError,
+    load_documents,
+    locked_manifests,
+)
 from ..charts.resolver import REPO_ROOT
 from .crd import CrdCatalog
 
@@ -72,6 +81,31 @@ def _pinned(references: tuple[ChartReference, ...]) -> tuple[CrdDocuments, tuple
         for obj in rendered.objects:
             if obj.manifest.get("kind") == "CustomResourceDefinition":
                 found.append((Path(reference.folder) / obj.source, obj.manifest))
+    crds, manifest_problems = _manifest_crds()
+    return tuple(found) + crds, tuple(problems) + manifest_problems
+
+
+@functools.cache
+def _manifest_crds() -> tuple[CrdDocuments, tuple[str, ...]]:
+    """The CRDs among the pinned plain manifests; one line per file that cannot be had."""
+    found: list[tuple[Path, dict[str, Any]]] = []
+    problems: list[str] = []
+    try:
+        entries = locked_manifests(LOCK_FILE)
+    except ManifestLockError as error:
+        return (), (str(error),)
+    for entry in entries.values():
+        for path in entry.files:
+            try:
+                documents = load_documents(entry.key, path)
+            except (ManifestUnavailableError, ManifestLockError, OSError, yaml.YAMLError) as error:
+                problems.append(str(error))
+                continue
+            found.extend(
+                (Path(entry.folder) / path, doc)
+                for doc in documents
+                if doc.get("kind") == "CustomResourceDefinition"
+            )
     return tuple(found), tuple(problems)
 
 

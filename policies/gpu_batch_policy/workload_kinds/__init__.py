@@ -1,9 +1,12 @@
 """Pod sets of every workload kind Kueue and KAI schedule, one module per family (issue 11 item 4).
 
 ``kueue_gangs(model)`` lists each Kueue Workload a stack's objects become; ``kai_gangs(model)``
-each KAI PodGroup's minimum.  Families: :mod:`batch_job`, :mod:`jobset`, :mod:`pods` (plain Pods
-and pod groups), :mod:`kubeflow` (PyTorchJob, MPIJob, TrainJob), :mod:`leaderworkerset`, :mod:`serving`
-(Deployment, StatefulSet), :mod:`ray` (RayJob, RayCluster, RayService).  Each module cites the
+each KAI PodGroup's minimum.  Every kind of Kueue's integration registry has its module, listed
+in :mod:`.registry`: :mod:`batch_job`, :mod:`jobset`, :mod:`pods` (plain Pods and pod groups),
+:mod:`kubeflow` (PyTorchJob, TFJob, PaddleJob, XGBoostJob, JAXJob, MPIJob, TrainJob),
+:mod:`leaderworkerset`, :mod:`serving` (Deployment, StatefulSet), :mod:`ray` (RayJob, RayCluster,
+RayService), :mod:`appwrapper` (AppWrapper, its components' pod sets) and :mod:`spark`
+(SparkApplication).  Each module cites the
 upstream code it counts by.  Objects a chart renders count like declared ones (the model holds
 both).  A gang that cannot be counted before apply is returned as a :class:`Counted` with
 ``error`` set, so a rule can say "cannot check" instead of guessing.
@@ -18,23 +21,18 @@ from functools import partial
 from ..demand import CannotTellError
 from ..model import StackModel
 from ..model.base import KubeObject
-from . import batch_job, jobset, kubeflow, leaderworkerset, pods, ray, serving
+from . import pods, ray
 from .base import Gang
+from .registry import INTEGRATIONS
 
 __all__ = ["FAMILIES", "Counted", "Gang", "kai_gangs", "kueue_gangs"]
 
 Counter = Callable[[KubeObject], list[Gang]]
 
-# (API group, kind) -> (Kueue counter, KAI counter); pods and Ray are handled over the model.
+# (API group, kind) -> (Kueue counter, KAI counter), from Kueue's integration registry
+# (:mod:`.registry`); pods and Ray are handled over the model.
 FAMILIES: dict[tuple[str, str], tuple[Counter, Counter]] = {
-    ("batch", "Job"): (batch_job.kueue_gangs, batch_job.kai_gangs),
-    ("jobset.x-k8s.io", "JobSet"): (jobset.kueue_gangs, jobset.kai_gangs),
-    ("kubeflow.org", "PyTorchJob"): (kubeflow.kueue_gangs, kubeflow.kai_gangs),
-    ("kubeflow.org", "MPIJob"): (kubeflow.kueue_gangs, kubeflow.kai_gangs),
-    ("trainer.kubeflow.org", "TrainJob"): (kubeflow.kueue_gangs, kubeflow.kai_gangs),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (leaderworkerset.kueue_gangs, leaderworkerset.kai_gangs),
-    ("apps", "Deployment"): (serving.kueue_gangs, serving.kai_gangs),
-    ("apps", "StatefulSet"): (serving.kueue_gangs, serving.kai_gangs),
+    (i.group, i.kind): i.counters for i in INTEGRATIONS if i.counters is not None
 }
 
 

@@ -193,3 +193,35 @@ def test_selector_on_declared_namespace_labels() -> None:
 def test_empty_selector_admits_everything() -> None:
     cq = patch(cluster_queue(), "spec.namespaceSelector", {})
     assert run(SELECTOR, [cq, local_queue(namespace="anything")]).clean
+
+
+def test_a_tas_flavor_needs_its_topology() -> None:
+    """Kueue v0.19.2 ``pkg/cache/scheduler/clusterqueue.go``: a TAS flavor without its Topology
+    leaves the ClusterQueue inactive (TopologyNotFound)."""
+    from tests.policies.workload_stack import cluster_queue, k8s
+    from tests.policies.workload_stack import run as run_stack
+
+    rule = get_policy("kueue-clusterqueue-references")
+    tas_flavor = k8s("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "tas", spec={"topologyName": "gke-default"})
+    queue = cluster_queue("cq", {"tas": {"cpu": 1}})
+    other = k8s(
+        "kueue.x-k8s.io/v1beta2",
+        "Topology",
+        "other",
+        spec={"levels": [{"nodeLabel": "kubernetes.io/hostname"}]},
+    )
+    outcome = run_stack(rule, [tas_flavor, queue, other])
+    assert outcome.mentions("topologyName 'gke-default'", "TopologyNotFound")
+    topology = k8s(
+        "kueue.x-k8s.io/v1beta2",
+        "Topology",
+        "gke-default",
+        spec={"levels": [{"nodeLabel": "kubernetes.io/hostname"}]},
+    )
+    assert run_stack(rule, [tas_flavor, queue, topology]).violations == []
+    # No Topology in the stack at all: it may live elsewhere.
+    elsewhere = run_stack(rule, [tas_flavor, queue])
+    assert elsewhere.violations == [] and elsewhere.cannot_check is not None
+    # The TopologyAwareScheduling gate off: Kueue does not look for it.
+    off = {"kueueConfiguration": {"featureGates": {"TopologyAwareScheduling": False}}}
+    assert run_stack(rule, [tas_flavor, queue, other], off).violations == []

@@ -10,7 +10,8 @@ mandatory.  Modules (each cites its upstream file and function):
 * :mod:`.kueue_ray` -- Kueue v0.19.2's RayJob/RayCluster/RayService webhooks;
 * :mod:`.kuberay` -- KubeRay v1.7.0 ``ray-operator/controllers/ray/utils/validation.go``;
 * :mod:`.kai` -- KAI Scheduler's PodGroup webhook (``podgroup_webhook.go`` ``validateSubGroups``);
-* :mod:`.priority_class` -- the API server's PriorityClass validation and priority admission.
+* :mod:`.priority_class` -- the API server's PriorityClass validation and priority admission;
+* :mod:`.appwrapper` -- AppWrapper's webhook (``internal/webhook/appwrapper_webhook.go``).
 
 More ClusterQueue/Cohort webhook rules live in :mod:`..kueue_api` (quotas, limits, preemption).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
+from .appwrapper import POLICIES as APPWRAPPER
 from .kai import POLICIES as KAI
 from .kuberay import POLICIES as KUBERAY
 from .kueue_jobs import POLICIES as KUEUE_JOBS
@@ -35,4 +37,5 @@ POLICIES: list[Policy] = [
     *KUEUE_WORKLOAD,
     *KAI,
     *PRIORITY_CLASS,
+    *APPWRAPPER,
 ]

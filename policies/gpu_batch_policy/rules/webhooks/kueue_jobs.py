@@ -70,6 +70,7 @@ from ...model.kueue import QUEUE_NAME_LABEL
 from ...open_world import World, world_schema
 from ...report import Reporter
 from ...values import Unknown, as_int, as_str, dig, str_map
+from ...workload_kinds.registry import FRAMEWORK_OF_KIND
 from .kueue_scope import (
     ELASTIC_GATE,
     IDENTIFIER_ANNOTATIONS_GATE,
@@ -97,26 +98,13 @@ GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True":
 GO_BOOLS.update({"0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False})
 INT32_MAX = 2**31 - 1
 
-# (group, kind) -> (framework in integrations.frameworks, runs ValidateJobOnCreate).  Deployment,
-# StatefulSet and LeaderWorkerSet webhooks run only ValidateQueueName + ValidateElasticJobAnnotation.
+# Integrations whose webhook runs only ValidateQueueName + ValidateElasticJobAnnotation, not
+# ValidateJobOnCreate (Deployment, StatefulSet, LeaderWorkerSet webhooks).
+QUEUE_NAME_ONLY = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")})
+# (group, kind) -> (framework in integrations.frameworks, runs ValidateJobOnCreate), for every kind
+# of Kueue's integration registry (workload_kinds.registry).
 KINDS: dict[tuple[str, str], tuple[str, bool]] = {
-    ("batch", "Job"): ("batch/job", True),
-    ("jobset.x-k8s.io", "JobSet"): ("jobset.x-k8s.io/jobset", True),
-    ("kubeflow.org", "MPIJob"): ("kubeflow.org/mpijob", True),
-    ("kubeflow.org", "PyTorchJob"): ("kubeflow.org/pytorchjob", True),
-    ("kubeflow.org", "TFJob"): ("kubeflow.org/tfjob", True),
-    ("kubeflow.org", "PaddleJob"): ("kubeflow.org/paddlejob", True),
-    ("kubeflow.org", "XGBoostJob"): ("kubeflow.org/xgboostjob", True),
-    ("kubeflow.org", "JAXJob"): ("kubeflow.org/jaxjob", True),
-    ("trainer.kubeflow.org", "TrainJob"): ("trainer.kubeflow.org/trainjob", True),
-    ("workload.codeflare.dev", "AppWrapper"): ("workload.codeflare.dev/appwrapper", True),
-    ("ray.io", "RayJob"): ("ray.io/rayjob", True),
-    ("ray.io", "RayCluster"): ("ray.io/raycluster", True),
-    ("ray.io", "RayService"): ("ray.io/rayservice", True),
-    ("", "Pod"): ("pod", True),
-    ("apps", "Deployment"): ("deployment", False),
-    ("apps", "StatefulSet"): ("statefulset", False),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkerset.x-k8s.io/leaderworkerset", False),
+    key: (framework, key not in QUEUE_NAME_ONLY) for key, framework in FRAMEWORK_OF_KIND.items()
 }
 ELASTIC_KINDS = {("batch", "Job"), ("ray.io", "RayCluster"), ("ray.io", "RayJob"), ("ray.io", "RayService")}
 PREBUILT_KINDS = {

@@ -19,7 +19,8 @@
   ``coveredResources`` name is a label key) and ``validateFairSharing`` (``fairSharing.weight`` is
   not negative and, when not 0, above 1n: "When not 0, weight must be > 10e-9"), run by
   ``clusterqueue_webhook.go`` ``validateClusterQueueSpec`` and ``cohort_webhook.go``
-  ``validateCohort``.
+  ``validateCohort``; and ``validateConcurrentAdmissionPolicy`` (StrictFIFO with a
+  ``concurrentAdmissionPolicy``, when the ConcurrentAdmission gate is on).
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import Policy
+from pulumi_policy import Policy, PolicyConfigSchema
 
 from ...builders import stack_policy
 from ...demand import CannotTellError
 from ...k8s_names import has_placeholder, label_value_error, qualified_name_error
+from ...kueue_install import INSTALL_PROPERTIES, feature_gate
 from ...model import StackModel
+from ...model.base import KubeObject
 from ...report import Reporter
 from ...tokens import KUEUE_GROUP
 from ...values import Unknown, dig, quantity
@@ -196,7 +199,30 @@ def check_resourceflavor_webhook(model: StackModel, reporter: Reporter, _config:
 MIN_FAIR_WEIGHT = Decimal("1e-9")  # resource.MustParse("1n")
 
 
-def check_queue_spec_webhook(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def _strict_fifo_with_concurrent_admission(
+    obj: KubeObject, concurrent: bool | Unknown, reporter: Reporter
+) -> None:
+    """``validateConcurrentAdmissionPolicy``: with the ConcurrentAdmission gate on (alpha, off by
+    default: ``pkg/features/kube_features.go``) a ClusterQueue that sets ``concurrentAdmissionPolicy``
+    may not use ``queueingStrategy: StrictFIFO``."""
+    policy, strategy = dig(obj.spec, "concurrentAdmissionPolicy"), dig(obj.spec, "queueingStrategy")
+    if policy is None or strategy != "StrictFIFO":
+        return
+    if isinstance(concurrent, Unknown) or isinstance(policy, Unknown):
+        reporter.cannot_check(obj, "whether Kueue's ConcurrentAdmission gate is on")
+    elif concurrent:
+        reporter.violation(
+            obj,
+            "sets queueingStrategy StrictFIFO and a concurrentAdmissionPolicy; Kueue's ClusterQueue webhook refuses "
+            "them together ('StrictFIFO queueing strategy cannot be used when ConcurrentAdmissionPolicy is defined')",
+            "use queueingStrategy BestEffortFIFO, or drop concurrentAdmissionPolicy",
+        )
+
+
+def check_queue_spec_webhook(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    concurrent = feature_gate(model, config, "ConcurrentAdmission")
+    for obj in model.kube_objects(KUEUE_GROUP, "ClusterQueue"):
+        _strict_fifo_with_concurrent_admission(obj, concurrent, reporter)
     for obj in [*model.kube_objects(KUEUE_GROUP, "ClusterQueue"), *model.kube_objects(KUEUE_GROUP, "Cohort")]:
         groups = dig(obj.spec, "resourceGroups")
         if isinstance(groups, Unknown):
@@ -248,8 +274,9 @@ POLICIES: list[Policy] = [
     ),
     stack_policy(
         "kueue-queue-spec-webhook",
-        "ClusterQueue/Cohort coveredResources are resource names and fairSharing.weight is 0 or above 1n "
-        "(Kueue's webhook).",
+        "ClusterQueue/Cohort coveredResources are resource names and fairSharing.weight is 0 or above 1n; no "
+        "StrictFIFO with a concurrentAdmissionPolicy when that gate is on (Kueue's webhook).",
         check_queue_spec_webhook,
+        config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),
 ]

@@ -54,10 +54,14 @@ def framework_enabled(model: StackModel, framework: str) -> bool | Unknown | Non
 DEFAULT_KUEUE_NAMESPACE = "kueue-system"  # the chart's documented install namespace
 
 
-def webhooks_cover(model: StackModel, namespace: str) -> bool | None:
+def webhooks_cover(model: StackModel, namespace: str, *, declared_only: bool = False) -> bool | None:
     """Whether the job webhooks of some Kueue install see objects in ``namespace``; None when it
-    depends on something unknown (a namespace label the stack does not declare, a computed config)."""
+    depends on something unknown (a namespace label the stack does not declare, a computed config).
+
+    ``declared_only``: judge the namespace by the labels the stack declares for it as if they were
+    all it has (what the stack itself does to the namespace, ignoring hand-made labels)."""
     labels, complete = namespace_labels(model, namespace)
+    complete = complete or declared_only
     releases = model.kueue_releases()
     if not releases:
         return namespace not in ("kube-system", DEFAULT_KUEUE_NAMESPACE)

@@ -12,6 +12,14 @@ Sources (kubernetes/kubernetes, every release since scheduling.k8s.io/v1):
   ``globalDefault: true`` while another one is the default is Forbidden ("PriorityClass X is
   already marked as default. Only one default can exist"), so a stack that declares (or whose
   charts render) two defaults fails on whichever is created second.
+* ``ValidatePriorityClass`` also runs ``apivalidation.ValidatePreemptionPolicy``
+  (``pkg/apis/core/validation/validation.go``): ``preemptionPolicy`` is ``PreemptLowerPriority``
+  or ``Never`` (NotSupported otherwise); the OpenAPI schema has no enum for it.
+* ``plugin/pkg/admission/priority/admission.go`` ``admitPod``: a pod whose ``priorityClassName``
+  names no PriorityClass is refused ("no PriorityClass with name X was found"), so every pod
+  template of a workload (each pod set Kueue counts, of every kind in ``workload_kinds``) must
+  name a class the stack holds or the API server creates (the two system classes).  Open world:
+  with no PriorityClass in the stack, the class may live elsewhere ("not in this stack").
 
 Every PriorityClass the stack holds counts, declared or rendered by a Helm release; one another
 stack creates is outside what the pack can see.
@@ -27,13 +35,17 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...model import StackModel
 from ...model.base import KubeObject
+from ...open_world import World, unresolved, world_schema
+from ...quantity import shown
 from ...report import Reporter
 from ...values import Unknown, as_bool, as_int
+from ...workload_kinds import kueue_gangs
 
 SCHEDULING_GROUP = "scheduling.k8s.io"
 SYSTEM_PREFIX = "system-"
 SYSTEM_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 HIGHEST_USER_DEFINABLE_PRIORITY = 1000000000
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")  # core/v1 PreemptionPolicy values
 
 
 def _value_problem(obj: KubeObject, value: int) -> tuple[str, str] | None:
@@ -75,6 +87,16 @@ def check_priority_classes(model: StackModel, reporter: Reporter, _config: Mappi
             problem = _value_problem(obj, value)
             if problem is not None:
                 reporter.violation(obj, *problem)
+        policy = obj.props.get("preemptionPolicy")
+        if isinstance(policy, Unknown):
+            reporter.cannot_check(obj, "preemptionPolicy")
+        elif policy is not None and policy not in PREEMPTION_POLICIES:
+            reporter.violation(
+                obj,
+                f"has preemptionPolicy {shown(policy)}; the API server supports only "
+                f"{' and '.join(PREEMPTION_POLICIES)} (NotSupported)",
+                f"set preemptionPolicy to {' or '.join(PREEMPTION_POLICIES)}, or drop it (PreemptLowerPriority)",
+            )
         if isinstance(default, Unknown):
             reporter.cannot_check(obj, "globalDefault")
         elif default is True:
@@ -96,11 +118,49 @@ def check_priority_classes(model: StackModel, reporter: Reporter, _config: Mappi
             )
 
 
+def check_pod_priority_classes(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    """Each pod template's ``priorityClassName`` names a PriorityClass (see the module docstring)."""
+    world = World.from_config(config)
+    declared = {o.name for o in model.kube_objects(SCHEDULING_GROUP, "PriorityClass")}
+    complete = all(o.identity_known for o in model.kube_objects(SCHEDULING_GROUP, "PriorityClass"))
+    for counted in kueue_gangs(model):
+        named: dict[str, str] = {}
+        for gang in counted.gangs:
+            for pod_set in gang.pod_sets:
+                name = pod_set.template.priority_class_name
+                if isinstance(name, Unknown):
+                    reporter.cannot_check(counted.obj, f"{pod_set.path} priorityClassName")
+                elif name and name not in SYSTEM_CLASSES and name not in declared:
+                    named.setdefault(name, pod_set.path or "the pod")
+        for name, path in named.items():
+            if not complete:
+                reporter.cannot_check(counted.obj, f"PriorityClass '{name}' (names unknown until apply)")
+                continue
+            unresolved(
+                world,
+                reporter,
+                counted.obj,
+                ("PriorityClass", name, None),
+                declared=declared,
+                problem=f"{path} names priorityClassName '{name}', but no PriorityClass '{name}' exists, so the "
+                "API server's priority admission refuses its pods ('no PriorityClass with name ... was found')",
+                fix=f"declare PriorityClass '{name}' (scheduling.k8s.io/v1) or use one of: "
+                f"{', '.join(sorted(declared | set(SYSTEM_CLASSES)))}",
+            )
+
+
 POLICIES: list[Policy] = [
     stack_policy(
         "priority-class-admission",
         "PriorityClasses the API server accepts: user values <= 1,000,000,000, the 'system-' prefix reserved, "
-        "at most one globalDefault: true.",
+        "at most one globalDefault: true, preemptionPolicy PreemptLowerPriority or Never.",
         check_priority_classes,
+    ),
+    stack_policy(
+        "pod-priority-class-exists",
+        "Every pod template of a workload names a PriorityClass that exists (declared, or a system class), "
+        "as the API server's priority admission requires.",
+        check_pod_priority_classes,
+        config_schema=world_schema(),
     ),
 ]

@@ -77,3 +77,25 @@ def test_template_placeholders_are_cannot_check() -> None:
     outcome = run(FLAVOR, [flavor(nodeLabels={"cloud.google.com/gke-nodepool": "${DWS_NODEPOOL}"})])
     assert outcome.violations == []
     assert outcome.cannot_check is not None and "unsubstituted template placeholder" in outcome.cannot_check
+
+
+def _strict_fifo_queue() -> Registration:
+    base = cluster_queue("cq", {"default": {"cpu": 1}})
+    type_, props, urn, name = base
+    props["spec"].update(
+        queueingStrategy="StrictFIFO",
+        concurrentAdmissionPolicy={"migration": {"mode": "TryPreferredFlavors"}},
+    )
+    return type_, props, urn, name
+
+
+def test_strict_fifo_with_a_concurrent_admission_policy_when_the_gate_is_on() -> None:
+    """Kueue v0.19.2 ``clusterqueue_webhook.go`` ``validateConcurrentAdmissionPolicy`` (gate
+    ConcurrentAdmission: alpha, off by default)."""
+    rule = RULES["kueue-queue-spec-webhook"]
+    assert run(rule, [_strict_fifo_queue()]).violations == []  # the gate is off: not validated
+    on = {"kueueConfiguration": {"featureGates": {"ConcurrentAdmission": True}}}
+    assert run(rule, [_strict_fifo_queue()], on).mentions("StrictFIFO", "concurrentAdmissionPolicy")
+    best_effort = cluster_queue("cq", {"default": {"cpu": 1}})
+    best_effort[1]["spec"].update(queueingStrategy="BestEffortFIFO", concurrentAdmissionPolicy={})
+    assert run(rule, [best_effort], on).violations == []

@@ -60,3 +60,49 @@ def test_unknown_value_is_cannot_check_not_a_pass_or_failure() -> None:
 
 def test_malformed_value_is_not_a_crash() -> None:
     assert run(RULE, [priority_class("odd", {"x": 1}), priority_class("odd2", "high")]).violations == []
+
+
+def test_an_unknown_preemption_policy_is_refused() -> None:
+    """``ValidatePriorityClass`` -> ``ValidatePreemptionPolicy``: PreemptLowerPriority or Never."""
+    outcome = run(RULE, [priority_class("batch", 100, preemptionPolicy="Sometimes")])
+    assert outcome.mentions("preemptionPolicy 'Sometimes'", "PreemptLowerPriority and Never")
+    for fine in ("Never", "PreemptLowerPriority"):
+        assert run(RULE, [priority_class("batch", 100, preemptionPolicy=fine)]).violations == []
+
+
+POD_RULE = POLICIES[1]
+
+
+def _job(priority_class_name: str) -> Registration:
+    template = {
+        "spec": {"priorityClassName": priority_class_name, "containers": [{"name": "c", "image": "i"}]}
+    }
+    return k8s("batch/v1", "Job", "train", namespace="ml", spec={"template": template})
+
+
+def test_pod_templates_name_a_priority_class_that_exists() -> None:
+    """``plugin/pkg/admission/priority/admission.go`` ``admitPod``: an unknown class refuses the pod."""
+    classes = [priority_class("high", 1000), priority_class("low", 10)]
+    outcome = run(POD_RULE, [*classes, _job("hihg")])
+    assert outcome.mentions("Job 'ml/train'", "priorityClassName 'hihg'", "did you mean 'high'")
+    assert run(POD_RULE, [*classes, _job("high")]).violations == []
+    assert run(POD_RULE, [*classes, _job("system-cluster-critical")]).violations == []
+    # With no PriorityClass in the stack, the class may live elsewhere: not in this stack.
+    elsewhere = run(POD_RULE, [_job("high")])
+    assert elsewhere.violations == [] and elsewhere.cannot_check is not None
+
+
+def test_an_appwrappers_pod_templates_are_checked_too() -> None:
+    wrapped = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "spec": {"template": {"spec": {"priorityClassName": "nope"}}},
+    }
+    aw = k8s(
+        "workload.codeflare.dev/v1beta2",
+        "AppWrapper",
+        "aw",
+        namespace="ml",
+        spec={"components": [{"template": wrapped}]},
+    )
+    assert run(POD_RULE, [priority_class("high", 1000), aw]).mentions("AppWrapper 'ml/aw'", "'nope'")

@@ -15,6 +15,10 @@ Which minor: the GKE cluster's ``minMasterVersion`` (``1.33`` or ``1.33.5-gke.10
 the stack sets it, else :data:`GKE_NEWEST_MINOR`, the newest minor GKE serves (Rapid channel)
 that kubernetes-validate ships.  :func:`kubernetes_minor` says which, and why.
 
+One validator for both entry points: the pack's ``builtin-object-schema`` rule
+(``rules.builtin_objects``) and the offline preview (``preview.manifests``) import this module, so
+``pulumi preview --policy-pack`` and ``make preview`` report the same invalid built-in objects.
+
 As in ``crd_validation``: the display markers ``"(unknown)"`` / ``"[secret]"`` are accepted for
 any type and counted in ``unchecked_values``; results are :class:`ValidationResult` values.
 What the schema cannot say (name syntax, port ranges, cross-field rules the API server's Go
@@ -27,13 +31,15 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Final
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs pinned
 import referencing
-from gpu_batch_policy.schema.crd import (
+from jsonschema.exceptions import ValidationError as SchemaError  # type: ignore[import-untyped]
+
+from .crd import (
     Outcome,
     ValidationResult,
     Violation,
@@ -42,8 +48,7 @@ from gpu_batch_policy.schema.crd import (
     _show,
     format_path,
 )
-from gpu_batch_policy.schema.markers import MARKERS
-from jsonschema.exceptions import ValidationError as SchemaError  # type: ignore[import-untyped]
+from .markers import MARKERS
 
 GKE_NEWEST_MINOR: Final = "1.37"
 """Newest Kubernetes minor GKE serves, as of the GKE release notes' "Current versions" table
@@ -52,6 +57,9 @@ https://cloud.google.com/kubernetes-engine/docs/release-notes), and the newest
 kubernetes-validate 1.37.0 ships.  Used when the stack does not pin ``minMasterVersion``."""
 
 _SCHEMA_ROOT: Final = "kubernetes-json-schema"
+# Compiled validators kept: every built-in kind of one minor (about 100) several times over; an
+# (apiVersion, kind) a hostile program makes up costs a slot, never unbounded memory.
+_VALIDATORS: Final = 512
 _MINOR = re.compile(r"^v?(\d+)\.(\d+)")
 # kubernetes-validate names files by the group's first label: rbac.authorization.k8s.io/v1 -> rbac-v1.
 _GROUP_SUFFIX = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
@@ -122,7 +130,7 @@ def _registry(minor: str) -> referencing.Registry[Any]:
     return referencing.Resource.from_contents(definitions) @ referencing.Registry()
 
 
-@cache
+@lru_cache(maxsize=_VALIDATORS)
 def _validator(minor: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
     """One compiled validator per (minor, apiVersion, kind), or None when no schema exists."""
     if not (_API_VERSION.fullmatch(api_version) and _KIND.fullmatch(kind)):

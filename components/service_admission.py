@@ -1,0 +1,101 @@
+"""One ValidatingAdmissionPolicy: a team namespace holds only ClusterIP Services.
+
+Why: the team Role lets members create Services (a Ray dashboard or a notebook reached through
+``kubectl port-forward``), and RBAC cannot restrict a Service's ``spec.type``.  A
+``LoadBalancer`` Service gives a team's pod a public (or VPC-wide) address; a ``NodePort`` opens a
+port on every node; ``externalIPs`` lets a Service capture traffic to any address
+(CVE-2020-8554); ``ExternalName`` aliases other names and has been used to reach other
+namespaces through ingress controllers (CVE-2021-25740).
+
+Every request is judged, platform components included: the KubeRay operator creates each Ray
+head's Service with the type the team writes (``headGroupSpec.serviceType``), so excluding
+``system:`` users would let a team ask KubeRay for a LoadBalancer.  ``spec.type`` unset is
+ClusterIP (Kubernetes API reference, ServiceSpec.type).  Bound to the team namespaces by the
+immutable ``kubernetes.io/metadata.name`` label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import pulumi
+
+from components.k8s_object import KubeObject
+from components.queue_admission import ADMISSION_API, NAME_LABEL
+
+POLICY_NAME: Final = "gpu-batch-tenant-services"
+
+CLUSTER_IP_ONLY: Final = "!has(object.spec.type) || object.spec.type == 'ClusterIP'"
+NO_EXTERNAL_IPS: Final = "!has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0"
+
+
+def policy_spec() -> dict[str, Any]:
+    return {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [
+                {
+                    "apiGroups": [""],
+                    "apiVersions": ["v1"],
+                    "resources": ["services"],
+                    "operations": ["CREATE", "UPDATE"],
+                }
+            ]
+        },
+        "validations": [
+            {
+                "expression": CLUSTER_IP_ONLY,
+                "messageExpression": (
+                    "'Service ' + object.metadata.name + ' is type ' + object.spec.type + "
+                    "': a team namespace holds only ClusterIP Services (no LoadBalancer, NodePort or "
+                    "ExternalName); reach it with kubectl port-forward'"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": NO_EXTERNAL_IPS,
+                "message": "a team namespace's Services may not set externalIPs",
+                "reason": "Forbidden",
+            },
+        ],
+    }
+
+
+def binding_spec(namespaces: Sequence[str]) -> dict[str, Any]:
+    return {
+        "policyName": POLICY_NAME,
+        "validationActions": ["Deny"],
+        "matchResources": {
+            "namespaceSelector": {
+                "matchExpressions": [{"key": NAME_LABEL, "operator": "In", "values": sorted(set(namespaces))}]
+            }
+        },
+    }
+
+
+class TenantServiceAdmission(pulumi.ComponentResource):
+    """The policy and its binding to every team namespace (both cluster-scoped)."""
+
+    def __init__(
+        self, name: str, namespaces: Sequence[str], opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpu-batch:tenancy:ServiceAdmission", name, None, opts)
+        labels = {"app.kubernetes.io/managed-by": "pulumi"}
+        policy = KubeObject(
+            f"{name}-policy",
+            api_version=ADMISSION_API,
+            kind="ValidatingAdmissionPolicy",
+            metadata={"name": POLICY_NAME, "labels": labels},
+            spec=policy_spec(),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        KubeObject(
+            f"{name}-binding",
+            api_version=ADMISSION_API,
+            kind="ValidatingAdmissionPolicyBinding",
+            metadata={"name": POLICY_NAME, "labels": labels},
+            spec=binding_spec(namespaces),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
+        self.register_outputs({"policy": POLICY_NAME})

@@ -1,0 +1,82 @@
+"""Every built-in object against the strict Kubernetes OpenAPI schema of the cluster's minor.
+
+Why: ``custom-resource-schema`` judges custom resources only, yet most of what a stack installs is
+built-in (Namespaces, RBAC, Services, Deployments, webhook configurations, and what charts render).
+The API server validates a built-in object by its Go types and OpenAPI schema: a wrong type or a
+missing required field is refused on create, and server-side apply (pulumi-kubernetes 4.x's
+default) refuses a field the schema does not declare ("field not declared in schema",
+kubernetes/kubernetes ``staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/
+structuredmerge.go`` ``structuredMergeManager.Apply``).  So a violation is mandatory.
+
+The validator is :mod:`..schema.core` (kubernetes-validate's strict JSON schemas, the version the
+pack pins), the same one the offline preview runs on ``manifests.yaml``; the minor is the stack's
+GKE cluster's ``minMasterVersion`` (:func:`..schema.core.kubernetes_minor`, as the preview picks
+it), else the newest GKE serves.  A kind the minor's schema does not define is advisory "cannot
+check" (an aggregated API or one another minor serves); values unknown until apply are counted,
+not checked; a Secret's values never reach a message.  An object whose planned state arrives
+empty (the offline preview's mocks leave a CustomResourceDefinition's outputs unknown rather than
+echo its whole schema, ``preview.mocks.UNECHOED_TYPES``) is "cannot check" here; the preview
+validates its inputs in ``manifests.yaml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import Policy
+
+from ..builders import stack_policy
+from ..model import StackModel
+from ..report import Reporter
+from ..schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
+from ..schema.crd import Outcome
+from ..values import Unknown
+from .custom_resources import BUILT_IN_GROUPS, manifest_of, too_deep
+
+
+def stack_minor(model: StackModel) -> KubernetesMinor:
+    """The minor of the stack's (first) GKE cluster, as the preview's ``stack_kubernetes_minor``."""
+    for cluster in model.gke_clusters():
+        version = cluster.min_master_version
+        return kubernetes_minor(None if isinstance(version, Unknown) else version)
+    return kubernetes_minor(None)
+
+
+def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    objects = [o for o in model.objects if o.group in BUILT_IN_GROUPS]
+    if not objects:
+        return
+    validator = CoreValidator(stack_minor(model))
+    empty = [o for o in objects if not o.props]
+    if empty:
+        more = f" (and {len(empty) - 1} more)" if len(empty) > 1 else ""
+        reporter.cannot_check(
+            empty[0], f"no planned properties were sent for it{more}; its schema is not checked"
+        )
+    for obj in objects:
+        if not obj.props:
+            continue
+        if too_deep(obj, reporter):
+            continue
+        result = validator.validate(manifest_of(obj))
+        if result.outcome is Outcome.NO_SCHEMA:
+            reporter.cannot_check(obj, f"schema not checked: {result.note}")
+            continue
+        for violation in result.violations:
+            reporter.violation(
+                obj,
+                f"the API server would reject it ({result.schema or validator.minor}): {violation}",
+                "change the field as the message says (the Kubernetes API reference of that minor lists "
+                "the fields); `kubectl apply --dry-run=server` shows the same error",
+            )
+
+
+POLICIES: list[Policy] = [
+    stack_policy(
+        "builtin-object-schema",
+        "Every built-in Kubernetes object (core, apps, batch, RBAC, admission, networking ...) passes the "
+        "strict OpenAPI schema of the cluster's Kubernetes minor, as the offline preview checks it.",
+        check_builtin_objects,
+    ),
+]

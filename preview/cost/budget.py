@@ -1,0 +1,64 @@
+"""A team's expected GPU week against its ``teams[].weeklyGpuBudget``: an advisory finding.
+
+The team's week is the sum of the expected weeks (``cost.json`` ``expectedWeekly``: the what-if's
+GPU-hours at cited prices) of the ClusterQueues its LocalQueues point at (``TeamConfig.local_queues``:
+``clusterQueue`` and ``gpuQueues``).  A ClusterQueue shared with other teams counts whole: the
+estimate cannot split one queue's bill.  When a queue of the team has no expected week (no
+what-if, or unpriced) the budget cannot be checked: a "cannot check" note, never a pass.
+The finding points at the budget's own line and flows into findings.json and the SARIF.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from preview.findings.document import Finding, Locator, key_finding
+
+POLICY = "team-weekly-gpu-budget"
+DESCRIPTION = (
+    "A team's expected weekly GPU cost (the what-if's GPU-hours at cited node-hour prices) stays "
+    "within its teams[].weeklyGpuBudget."
+)
+
+
+def budget_findings(config: Mapping[str, str], cost: Mapping[str, Any], locator: Locator) -> list[Finding]:
+    teams = json.loads(config.get("gpu-batch:teams", "[]"))
+    queues = {q["queue"]: q for q in cost["queues"]}
+    out: list[Finding] = []
+    for i, team in enumerate(teams if isinstance(teams, list) else []):
+        if not isinstance(team, dict) or team.get("weeklyGpuBudget") is None:
+            continue
+        budget = Decimal(str(team["weeklyGpuBudget"]))
+        targets = sorted(
+            {team["clusterQueue"]} if team.get("localQueue") and team.get("clusterQueue") else set()
+        ) + sorted(set((team.get("gpuQueues") or {}).values()) - {team.get("clusterQueue")})
+        weeks = [queues.get(name, {}).get("expectedWeekly") for name in targets]
+        currency = next((queues[n]["currency"] for n in targets if n in queues and queues[n]["currency"]), "")
+        name = str(team.get("name"))
+        if not targets or None in weeks:
+            missing = [n for n, w in zip(targets, weeks, strict=True) if w is None] or ["(no ClusterQueue)"]
+            message = (
+                f"team '{name}': weeklyGpuBudget {budget} cannot be checked: no expected week for "
+                f"{', '.join(missing)} (no what-if load profile, or no cited price for its pools)"
+            )
+            out.append(_finding(locator, i, message, cannot_check=True))
+            continue
+        week = sum((Decimal(w) for w in weeks if w is not None), Decimal(0))
+        if week > budget:
+            message = (
+                f"team '{name}': expected weekly GPU cost {week} {currency} ({', '.join(targets)}: the "
+                f"what-if's GPU-hours at cited prices) is over its weeklyGpuBudget {budget} {currency}. "
+                "Fix: lower the queues' nominal quota or borrowing limits, or raise the budget"
+            )
+            out.append(_finding(locator, i, message, cannot_check=False))
+    return out
+
+
+def _finding(locator: Locator, index: int, message: str, *, cannot_check: bool) -> Finding:
+    key_path = f"gpu-batch:teams[{index}].weeklyGpuBudget"
+    return key_finding(
+        locator, POLICY, "advisory", key_path, message, reference=DESCRIPTION, cannot_check=cannot_check
+    )

@@ -1,0 +1,65 @@
+"""The IAM roles the identity that runs ``pulumi up`` needs, derived from what the program creates.
+
+One entry per resource type token the program registers, with the predefined roles whose
+permissions create, update and delete it (Google Cloud IAM "roles and permissions" reference:
+``roles/container.admin`` holds ``container.clusters.*``, ``container.operations.*`` and full
+access to the Kubernetes API objects of the project's clusters; ``roles/compute.networkAdmin``
+``compute.routers.*``; ``roles/compute.securityAdmin`` ``compute.firewalls.*``;
+``roles/iam.serviceAccountAdmin`` ``iam.serviceAccounts.create/delete``;
+``roles/resourcemanager.projectIamAdmin`` ``resourcemanager.projects.setIamPolicy``).  GKE also
+checks ``iam.serviceAccounts.actAs`` on the nodes' service account when a cluster or node pool
+is created with it (GKE security/configure-node-service-accounts): ``roles/iam.serviceAccountUser``
+on that account.
+
+Every Kubernetes object, Helm release and readiness gate goes through the cluster's API server
+with the deploy identity's Google credentials, so it needs what ``roles/container.admin`` gives
+(it creates CRDs, ClusterRoles, webhooks).  Providers are not cloud resources.
+
+``tests/test_deploy_roles.py`` walks every stack's plan: a type missing here fails, and the roles
+here must be exactly those ``docs/ci.md`` and ``docs/runbook.md`` list for the deploy identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+CONTAINER_ADMIN: Final = "roles/container.admin"
+NODE_SA_USER: Final = "roles/iam.serviceAccountUser"
+
+GCP_ROLES: Final[dict[str, tuple[str, ...]]] = {
+    "gcp:container/cluster:Cluster": (CONTAINER_ADMIN, NODE_SA_USER),
+    "gcp:container/nodePool:NodePool": (CONTAINER_ADMIN, NODE_SA_USER),
+    "gcp:compute/router:Router": ("roles/compute.networkAdmin",),
+    "gcp:compute/routerNat:RouterNat": ("roles/compute.networkAdmin",),
+    "gcp:compute/firewall:Firewall": ("roles/compute.securityAdmin",),
+    "gcp:serviceaccount/account:Account": ("roles/iam.serviceAccountAdmin",),
+    "gcp:projects/iAMMember:IAMMember": ("roles/resourcemanager.projectIamAdmin",),
+}
+
+# The readiness gates (components/readiness_gate.py, runtime_class_gate.py) call the cluster's
+# API server; registered as pulumi-python dynamic resources.
+THROUGH_THE_CLUSTER: Final = ("kubernetes:", "pulumi-python:dynamic:")
+NOT_CLOUD_RESOURCES: Final = ("pulumi:providers:",)
+
+
+class UnknownResourceTypeError(LookupError):
+    """A resource type with no entry: say which roles it needs before the program creates it."""
+
+
+def roles_for(type_token: str) -> tuple[str, ...]:
+    """The predefined roles that let the deploy identity manage resources of ``type_token``."""
+    if type_token.startswith(NOT_CLOUD_RESOURCES):
+        return ()
+    if type_token.startswith(THROUGH_THE_CLUSTER):
+        return (CONTAINER_ADMIN,)
+    if type_token in GCP_ROLES:
+        return GCP_ROLES[type_token]
+    raise UnknownResourceTypeError(
+        f"{type_token}: no deploy role recorded; add it to stacks/deploy_roles.py, docs/ci.md and docs/runbook.md"
+    )
+
+
+def deploy_roles(type_tokens: Iterable[str]) -> set[str]:
+    """Every role the deploy identity needs for a plan with these resource types."""
+    return {role for token in type_tokens for role in roles_for(token)}

@@ -1,0 +1,79 @@
+"""Key paths to stack-file lines, and resources to the config key that declared them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from preview.findings.document import Locator
+from preview.findings.locate import YamlPositions
+from preview.findings.origins import COMPONENT_KEYS
+from preview.stack_files import stack_names
+from tests.stack_runner import ROOT, run_stack
+
+STACK = """\
+config:
+  gpu-batch:pools:
+    - name: a
+      maxNodes: 3
+    - name: b
+      resources:
+        nvidia.com/gpu: {nominalQuota: "4"}
+        nvidia.com: {nominalQuota: "9"}
+"""
+
+
+def test_key_paths_reach_their_line_and_column() -> None:
+    positions = YamlPositions("Pulumi.x.yaml", STACK)
+    at = positions.locate("gpu-batch:pools[0].maxNodes")
+    assert (at.line, at.column, at.found) == (4, 7, "gpu-batch:pools[0].maxNodes")
+    # A key with dots: the longest key that is a prefix wins, not `nvidia.com`.
+    quota = positions.locate("gpu-batch:pools[1].resources.nvidia.com/gpu.nominalQuota")
+    assert (quota.line, quota.column) == (7, 26)
+    assert positions.locate("gpu-batch:pools[1].resources.nvidia.com.nominalQuota").line == 8
+    # Deeper than the file: the deepest node written; an index past the list: the list's key.
+    assert positions.locate("gpu-batch:pools[1].borrowingLimit").line == 5
+    assert positions.locate("gpu-batch:pools[7].name").line == 2
+    missing = positions.locate("gpu-batch:teams[0]")
+    assert (missing.line, missing.found) == (1, "")
+    assert YamlPositions("bad.yaml", "config: [unclosed").locate("x").line == 1
+
+
+def test_every_component_type_the_program_declares_has_an_origin_rule() -> None:
+    declared = set()
+    for path in (ROOT / "components").rglob("*.py"):
+        declared |= set(
+            re.findall(r'super\(\).__init__\(\s*"(gpu-batch:[A-Za-z]+:[A-Za-z]+)"', path.read_text())
+        )
+    assert declared and declared <= set(COMPONENT_KEYS), sorted(declared - set(COMPONENT_KEYS))
+
+
+# Program-level resources no config entry declares: the stack, its provider, the readiness gates
+# (dynamic resources) and the project IAM bindings every team member shares.
+PROGRAM_LEVEL = (
+    "pulumi:pulumi:Stack",
+    "pulumi:providers:",
+    "pulumi-python:dynamic:Resource",
+    "gcp:projects/iAMMember:IAMMember",
+)
+
+
+@pytest.mark.parametrize("stack", stack_names(ROOT))
+def test_every_resource_of_a_repo_stack_points_at_a_line_someone_wrote(stack: str) -> None:
+    result = run_stack(stack)
+    locator = Locator(ROOT, "gpu-batch", stack, result.resources)
+    lines = (ROOT / f"Pulumi.{stack}.yaml").read_text().splitlines()
+    for record in result.resources:
+        origin = locator.origins.origin(record.urn)
+        where = locator.position(origin)
+        if origin.file == "Pulumi.yaml":
+            assert record.type.startswith(PROGRAM_LEVEL), record.urn
+            continue
+        if origin.file == "charts.lock.yaml":
+            assert record.type == "kubernetes:helm.sh/v3:Release"
+            continue
+        assert where.file == f"Pulumi.{stack}.yaml" and where.found == origin.path, record.urn
+        if record.type.endswith(":ClusterQueue"):
+            name = record.inputs["metadata"]["name"]
+            assert lines[where.line - 1].strip() == f"- name: {name}", (record.urn, where)
