@@ -341,3 +341,38 @@ def test_a_bad_scheduling_constraint_in_the_trace_is_one_line_naming_its_key(
         parse_trace({"workloads": [entry]})
     message = str(raised.value)
     assert "\n" not in message and message.startswith("trace workloads[0].") and where in message
+
+
+def test_a_declared_shape_carries_its_pod_templates_scheduling_constraints() -> None:
+    """``declared`` reads the stack's workload through the pack (``kueue_gangs``): the pod set
+    keeps the template's tolerations and nodeSelector, which Kueue's flavor assigner reads."""
+    from whatif.pack import StackModel
+    from whatif.profiles import declared_pod_sets
+
+    tolerations = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "namespace": "team-a",
+            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
+        },
+        "spec": {
+            "parallelism": 2,
+            "template": {
+                "spec": {
+                    "tolerations": tolerations,
+                    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                    "containers": [
+                        {"name": "main", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}
+                    ],
+                }
+            },
+        },
+    }
+    model = StackModel.from_plain([("kubernetes:batch/v1:Job", job, "test:Job/team-a/train", "train")])
+    (shape,) = declared_pod_sets(model, "train", "arrivals[0].shapes[0]")
+    assert shape["tolerations"] == tolerations
+    assert shape["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+    assert shape["count"] == 2 and shape["requests"]["nvidia.com/gpu"] == "1"
