@@ -307,3 +307,10 @@ def test_manifests_hold_every_cluster_in_its_own_validated_section(tmp_path: Pat
         assert ("ServiceAccount", "multikueue-sa") in worker
         assert ("CustomResourceDefinition", "multikueueclusters.kueue.x-k8s.io") in worker  # its own Kueue
     assert "[secret]" in text and "a-service-account-token" not in text
+
+
+def test_every_urn_is_unique_across_clusters(result: RunResult) -> None:
+    """The engine refuses a second resource with the same URN: every top-level resource a cluster
+    gets must carry the worker's prefix (a fixed name, as tenant-services had, breaks this)."""
+    urns = [r.urn for r in result.resources]
+    assert len(urns) == len(set(urns)), sorted({u for u in urns if urns.count(u) > 1})

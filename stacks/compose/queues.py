@@ -108,7 +108,7 @@ def build_queues(
     namespaces: dict[str, pulumi.Resource] = {t.namespace_name: teams[t.name].namespace for t in config.teams}
     if namespaces:
         TenantServiceAdmission(
-            "tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
+            f"{prefix}tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
         )
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):

@@ -37,7 +37,8 @@ from .custom_resources import BUILT_IN_GROUPS, manifest_of, too_deep
 
 def stack_minor(model: StackModel) -> KubernetesMinor:
     """The minor of the stack's (first) GKE cluster, as the preview's ``stack_kubernetes_minor``."""
-    for cluster in model.gke_clusters():
+    # URN order: a program with several clusters gets the same answer whatever the registration order.
+    for cluster in sorted(model.gke_clusters(), key=lambda c: c.urn):
         version = cluster.min_master_version
         return kubernetes_minor(None if isinstance(version, Unknown) else version)
     return kubernetes_minor(None)
@@ -52,7 +53,8 @@ def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mappin
     if empty:
         more = f" (and {len(empty) - 1} more)" if len(empty) > 1 else ""
         reporter.cannot_check(
-            empty[0], f"no planned properties were sent for it{more}; its schema is not checked"
+            min(empty, key=lambda o: o.urn),
+            f"no planned properties were sent for it{more}; its schema is not checked",
         )
     for obj in objects:
         if not obj.props:

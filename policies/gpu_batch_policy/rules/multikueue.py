@@ -114,7 +114,7 @@ def _secret_text(secret: KubeObject) -> str | Unknown | None:
 def check_worker_kubeconfig(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for cluster in clusters(model):
         namespace = _kueue_namespace(model, cluster)
-        for mkc in cluster.of(KUEUE_GROUP, "MultiKueueCluster"):
+        for mkc in sorted(cluster.of(KUEUE_GROUP, "MultiKueueCluster"), key=lambda o: o.urn):
             ref = _kubeconfig_ref(mkc)
             if isinstance(ref, Unknown):
                 reporter.cannot_check(mkc, "its kubeConfig is unknown until apply")
