@@ -89,7 +89,8 @@ def isolates_ingress(policy: KubeObject) -> bool:
 
 def check_default_deny(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     isolated = {p.namespace for p in network_policies(model) if isolates_ingress(p)}
-    declared = {ns.obj.name: ns for ns in model.namespaces()}
+    # The first by URN when several clusters of one program declare the namespace (deterministic).
+    declared = {ns.obj.name: ns for ns in sorted(model.namespaces(), key=lambda n: n.obj.urn, reverse=True)}
     for namespace in tenant_namespaces(model):
         if namespace in isolated:
             continue
