@@ -5,6 +5,7 @@
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 #   make bench-pack-memory [PACK_MEMORY_ARGS="--stacks 1000 --reference-teams 1000"]   one pack process's RSS over many stacks
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
+#   make gate-venvs [GATE_PYTHONS="python3.12 python3.13"]   other CPython minors for tests/test_gate_portability.py
 #   make whatif [STACK=dev] [BASE=<git ref>]   Kueue (or KAI) admission what-if; with BASE, the change per queue
 STACK ?= dev
 TEST_WORKERS ?= auto
@@ -16,7 +17,7 @@ VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test lint typecheck unit bench bench-pack-memory fuzz whatif clean
+.PHONY: preview preview-all test lint typecheck unit bench bench-pack-memory fuzz whatif clean gate-venvs
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -61,3 +62,17 @@ fuzz: $(STAMP)
 
 clean:
 	rm -rf build $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# The readiness gates' state must load under another CPython minor than the one that wrote it
+# (tests/test_gate_portability.py): a venv per other minor, outside the checkout, with the pins
+# the dynamic-provider process imports.
+GATE_PYTHONS ?= python3.12 python3.13
+GATE_PINS = $$(grep -E '^(pulumi|kubernetes|PyYAML)==' requirements.txt) dill==$$($(PY) -c 'import dill; print(dill.__version__)')
+gate-venvs:
+	@tmp=$$($(PY) -c 'import tempfile; print(tempfile.gettempdir())'); \
+	for py in $(GATE_PYTHONS); do \
+		command -v $$py >/dev/null || { echo "gate-venvs: $$py not found, skipped"; continue; }; \
+		minor=$$($$py -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
+		$$py -m venv $$tmp/gpu-batch-gate-py$$minor && \
+		$$tmp/gpu-batch-gate-py$$minor/bin/pip install --quiet --disable-pip-version-check $(GATE_PINS) || exit 1; \
+	done

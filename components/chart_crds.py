@@ -13,6 +13,9 @@ replaced or removed Release) deletes together with every custom resource of thei
   ``enableServerSideApply``, pulumi-kubernetes' default since v4; ``provider/pkg/provider/
   provider.go`` ``Configure``): no ``last-applied-configuration`` annotation, which KubeRay's CRDs
   outgrow (ray-project/kuberay ``helm-chart/kuberay-operator/README.md`` @ v1.7.0, "CRDs too long");
+- **re-created by upsert**: a retained CRD is still in the cluster when the stack declares it
+  again, so it goes through a provider that creates with a server-side apply
+  (:func:`components.k8s_provider.cluster_provider` (``retained_objects``));
 - **kept when the release goes**: ``retainOnDelete``, so neither a replaced or uninstalled
   release nor ``pulumi destroy`` deletes a ClusterQueue, LocalQueue, Workload or RayJob; and
   ``helm.sh/resource-policy: keep``, which ``helm upgrade`` honours on the *live* object when a
@@ -93,7 +96,11 @@ def chart_crds(
 
 
 def crd_resources(
-    prefix: str, crds: Sequence[Mapping[str, Any]], *, parent: pulumi.Resource
+    prefix: str,
+    crds: Sequence[Mapping[str, Any]],
+    *,
+    parent: pulumi.Resource,
+    provider: pulumi.ProviderResource | None = None,
 ) -> list[KubeObject]:
     """One ``kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition`` per document, named
     ``<prefix>-<crd name>``, retained on delete and marked for Helm to keep (module docstring).
@@ -101,7 +108,9 @@ def crd_resources(
     Each goes through :class:`~components.k8s_object.KubeObject`, the project's one path for an
     object given as a document, so it reaches the provider as the chart wrote it, except that
     ``app.kubernetes.io/managed-by`` says who manages it now and ``status`` (the API server's)
-    is not sent."""
+    is not sent.  ``provider``: the stack's retained-objects provider, which creates by upsert
+    (:func:`components.k8s_provider.cluster_provider` (``retained_objects``)), so re-enabling a component whose
+    CRDs stayed in the cluster succeeds; ``None`` inherits the parent's."""
     out: list[KubeObject] = []
     for crd in crds:
         metadata = dict(crd.get("metadata") or {})
@@ -120,7 +129,7 @@ def crd_resources(
                 metadata=metadata,
                 spec=crd.get("spec") if isinstance(crd.get("spec"), Mapping) else None,
                 fields=fields,
-                opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True),
+                opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True, provider=provider),
             )
         )
     return out

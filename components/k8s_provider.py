@@ -66,16 +66,35 @@ def cluster_provider(
     kubeconfig: pulumi.Output[str],
     depends_on: list[pulumi.Resource],
     parent: pulumi.Resource | None = None,
+    *,
+    retained_objects: bool = False,
 ) -> k8s.Provider:
     """A provider that only talks to the cluster once ``depends_on`` (the system pool) exists.
 
     Operators are scheduled on the system pool, so applying anything before that pool is up
     would leave Helm waiting on pods that cannot be placed.
+
+    ``retained_objects``: the provider of every ``retainOnDelete`` object, which *creates by
+    upsert*.  Why: a retained object outlives its Pulumi resource -- disabling Kueue or KubeRay,
+    renaming the component or moving the stack only makes the engine forget it -- so the next
+    create finds it in the cluster.  pulumi-kubernetes >= 4.29 creates with a server-side apply
+    PATCH only when the provider sets ``upsertExistingObjects`` (``provider/pkg/await/await.go``
+    ``Creation``: ``c.ServerSideApply && (c.UpsertExistingObjects || kinds.IsPatchResource(...))``;
+    CHANGELOG 4.29.0), else it POSTs and fails ``AlreadyExists``.  The re-created resource also
+    gets a fresh random field manager (``provider/pkg/provider/provider.go`` ``fieldManagerName``:
+    annotation, then state, then ``pulumi-kubernetes-<random>``), while the retained object's
+    fields belong to the forgotten one, so any changed field (a chart bump while disabled) would
+    conflict: the apply is forced (``enablePatchForce``; ``await.go`` ``patchForce``).  Only
+    retained objects use that provider; every other object keeps create-conflict semantics, which
+    guard against a renamed resource deleting its own object (the provider's
+    ``upsertExistingObjects`` doc).
     """
     return k8s.Provider(
         name,
         kubeconfig=kubeconfig,
         # Server-side apply keeps Kueue's large CRDs within annotation limits.
         enable_server_side_apply=True,
+        upsert_existing_objects=True if retained_objects else None,
+        enable_patch_force=True if retained_objects else None,
         opts=pulumi.ResourceOptions(depends_on=[cluster, *depends_on], parent=parent),
     )

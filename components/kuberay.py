@@ -68,8 +68,15 @@ class KubeRayOperator(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
 
     def __init__(
-        self, name: str, args: KubeRayOperatorArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: KubeRayOperatorArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        retained_provider: pulumi.ProviderResource | None = None,
     ) -> None:
+        """``retained_provider``: where the retained CRDs go (creates by upsert, see
+        :func:`components.k8s_provider.cluster_provider` (``retained_objects``)); ``None``: ``opts``' provider."""
         super().__init__("gpu-batch:kuberay:Operator", name, None, opts)
         values: dict[str, Any] = {"nodeSelector": dict(args.node_selector)}
         if args.batch_scheduler is not None:
@@ -83,7 +90,7 @@ class KubeRayOperator(pulumi.ComponentResource):
             namespace=KUBERAY_NAMESPACE,
             from_crds_dir=True,
         )
-        self.crds = list(crd_resources(f"{name}-crd", documents, parent=self))
+        self.crds = list(crd_resources(f"{name}-crd", documents, parent=self, provider=retained_provider))
         self.release = operator_release(
             f"{name}-release",
             release_name="kuberay-operator",

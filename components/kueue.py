@@ -83,7 +83,16 @@ class KueueInstall(pulumi.ComponentResource):
     crds: list[pulumi.CustomResource]
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: KueueInstallArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        retained_provider: pulumi.ProviderResource | None = None,
+    ) -> None:
+        """``retained_provider``: where the retained CRDs go (creates by upsert, see
+        :func:`components.k8s_provider.cluster_provider` (``retained_objects``)); ``None``: ``opts``' provider."""
         # Refuse what would crash-loop the manager, before anything is registered.
         problems = [*args.configuration.problems(), *gate_problems(args.feature_gates)]
         if problems:
@@ -106,7 +115,7 @@ class KueueInstall(pulumi.ComponentResource):
             namespace=config.namespace,
             from_crds_dir=False,
         )
-        self.crds = list(crd_resources(f"{name}-crd", documents, parent=self))
+        self.crds = list(crd_resources(f"{name}-crd", documents, parent=self, provider=retained_provider))
         self.release = operator_release(
             f"{name}-release",
             release_name=config.release_name,

@@ -16,11 +16,11 @@ component's webhook serves; and a ``helm.sh/v3`` Release's wait covers the chart
 not the webhook configuration KAI's operator creates later.  So a dynamic provider stays.
 
 How: a Pulumi dynamic provider (pulumi.com docs, "Dynamic resource providers") whose ``create``
-runs :func:`components.webhook_probe.wait_until_served` against the cluster with the stack's
+runs :func:`components.gates.runtime.wait_until_served` against the cluster with the stack's
 kubeconfig, and whose ``update`` runs it again when the release's fingerprint (chart, version,
-values: :func:`release_fingerprint`) changed.  The provider is pickled by value
-(:mod:`components.portable_provider`), so the state's copy does not depend on where this module
-lives.  During ``pulumi preview`` nothing runs (the engine only plans); under the offline
+values: :func:`release_fingerprint`) changed.  The provider's code lives in :mod:`components.gates.runtime` and is
+pickled as *source* (:class:`~components.gates.runtime.SourceCarried`), so the state's copy
+depends neither on where this module lives nor on the Python minor that wrote it.  During ``pulumi preview`` nothing runs (the engine only plans); under the offline
 preview's SDK mocks the registration is recorded like any other, so the ordering -- releases,
 then the gate, then the queue objects -- is visible in plan.json.
 """
@@ -29,36 +29,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 import pulumi
 from pulumi import dynamic
 
-from components.portable_provider import pickled_by_value
-from components.webhook_probe import KubernetesCluster, Probe, wait_until_served
+from components.gates.runtime import DEFAULT_POLL_SECONDS, Probe, WebhookReadinessProvider
 
 DEFAULT_TIMEOUT_SECONDS = 600
-DEFAULT_POLL_SECONDS = 5.0
-# The inputs whose change means "something was (re)installed": wait again on update.
-REWAIT_INPUTS = ("installed", "probes")
-
-
-@pickled_by_value
-def kubeconfig_document(kubeconfig: Any) -> Any:
-    """The kubeconfig as a document: JSON when it looks like JSON, else YAML."""
-    if isinstance(kubeconfig, str) and kubeconfig.lstrip().startswith("{"):
-        return json.loads(kubeconfig)
-    import yaml
-
-    return yaml.safe_load(kubeconfig)
-
-
-@pickled_by_value
-def must_wait_again(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """An update waits again only when what it guards was reinstalled or it probes other kinds."""
-    return any(olds.get(key) != news.get(key) for key in REWAIT_INPUTS)
 
 
 def fingerprint(document: Any) -> str:
@@ -75,28 +55,6 @@ def release_fingerprint(release: Any) -> pulumi.Output[str]:
     return pulumi.Output.all(release.chart, release.version, release.values).apply(fingerprint)
 
 
-@pickled_by_value
-class _WebhookReadinessProvider(dynamic.ResourceProvider):
-    def _wait(self, props: Mapping[str, Any]) -> None:
-        document = kubeconfig_document(props["kubeconfig"])
-        probes = [Probe(**p) for p in props["probes"]]
-        wait_until_served(
-            KubernetesCluster(document),
-            probes,
-            float(props["timeoutSeconds"]),
-            interval_seconds=float(props.get("pollSeconds", DEFAULT_POLL_SECONDS)),
-        )
-
-    def create(self, props: dict[str, Any]) -> dynamic.CreateResult:
-        self._wait(props)
-        return dynamic.CreateResult(id_="-".join(p["plural"] for p in props["probes"]), outs=props)
-
-    def update(self, _id: str, _olds: dict[str, Any], _news: dict[str, Any]) -> dynamic.UpdateResult:
-        if must_wait_again(_olds, _news):
-            self._wait(_news)
-        return dynamic.UpdateResult(outs=_news)
-
-
 class WebhookReadiness(dynamic.Resource):
     """Completes when every probe's kind is guarded by a webhook that answers (see module doc)."""
 
@@ -111,7 +69,7 @@ class WebhookReadiness(dynamic.Resource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(
-            _WebhookReadinessProvider(),
+            WebhookReadinessProvider(),
             name,
             {
                 "kubeconfig": pulumi.Output.secret(kubeconfig),

@@ -181,7 +181,21 @@ class TeamTenancy(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace | k8s.core.v1.NamespacePatch
     role: k8s.rbac.v1.Role
 
-    def __init__(self, name: str, args: TeamArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: TeamArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        controllers: Sequence[pulumi.Resource] = (),
+    ) -> None:
+        """``controllers``: the releases of the controllers whose finalizers the team's objects
+        carry (Kueue's ``kueue.x-k8s.io/resource-in-use`` on Workloads, KubeRay's on Ray objects).
+        The namespace depends on them, so ``pulumi destroy`` deletes the namespace -- and the
+        API server its workloads, whose finalizers those controllers remove -- *before* the
+        controllers: the engine deletes a resource only after everything that depends on it
+        (Pulumi docs, "dependsOn"; pulumi/pulumi ``pkg/resource/graph`` ``DependentsOf``).
+        Without it a destroy with running work could leave the namespace ``Terminating``."""
         super().__init__("gpu-batch:tenancy:Team", name, None, opts)
         labels = {**MANAGED_BY, TEAM_LABEL: args.name}
         namespace_labels = {**labels, **pod_security_labels(args.pod_security), **args.namespace_labels}
@@ -189,7 +203,7 @@ class TeamTenancy(pulumi.ComponentResource):
             self.namespace = k8s.core.v1.Namespace(
                 f"{name}-namespace",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=namespace_labels),
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(controllers)),
             )
         else:
             # A namespace that exists (``default``) still needs the labels Kueue's

@@ -59,6 +59,7 @@ from preview.project import PROJECT_DIR
 from preview.report import capacity_sections, markdown_table, policy_section
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
+from preview.upgrades.plans import blocked_upgrades, cluster_minor_sections, upgrade_sections
 from stacks.errors import ConfigError
 
 
@@ -207,10 +208,15 @@ def _changes_against(
         print(str(error), file=sys.stderr)
         return [f"### Changes against `{ref}`", "", f"Not compared: {error}", ""], 2, None
     changes = diff_plans(base, head)
-    lines = render_changes(changes, ref)
+    lines = [
+        *render_changes(changes, ref),
+        *upgrade_sections(base, head),
+        *cluster_minor_sections(base, head),
+    ]
     print("\n".join(lines))
     (out / stack / "changes.md").write_text("\n".join(lines) + "\n")
-    return lines, 1 if any(c.blocking for c in changes) else 0, base
+    refused = any(c.blocking for c in changes) or bool(blocked_upgrades(base, head))
+    return lines, 1 if refused else 0, base
 
 
 def _write_findings(

@@ -25,6 +25,12 @@ from typing import Any, Final, Literal
 from preview.replacements import CRD, HELM_RELEASE, NODE_POOL, immutable_changes, replacing_paths
 
 QUEUE_KINDS: Final = ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "AdmissionCheck", "Queue")
+# Kueue puts ``kueue.x-k8s.io/resource-in-use`` on these (kueue v0.19.2 apis/kueue/v1beta2/
+# constants.go ResourceInUseFinalizerName) and removes it from a deleted ClusterQueue only once
+# no workload reserves quota in it (pkg/controller/core/clusterqueue_controller.go Reconcile:
+# ``r.cache.ClusterQueueEmpty``): deleting one with admitted work waits until Pulumi times out.
+DRAINED_KINDS: Final = ("ClusterQueue", "LocalQueue")
+DRAIN_PROCEDURE: Final = "docs/runbook.md#remove-a-queue-drain-it-first"
 
 Action = Literal["create", "update", "replace", "delete"]
 
@@ -45,6 +51,16 @@ class Change:
     def blocking(self) -> bool:
         """The engine refuses this: a protected resource would be deleted."""
         return self.protected and self.action in ("replace", "delete")
+
+    @property
+    def needs_drain(self) -> bool:
+        """Deleting (or replacing) a Kueue queue that may hold admitted work: drain it first."""
+        kind = self.type.rsplit(":", 1)[-1]
+        return (
+            self.action in ("replace", "delete")
+            and self.type.startswith("kubernetes:kueue.x-k8s.io/")
+            and kind in DRAINED_KINDS
+        )
 
     @property
     def takes_down(self) -> str | None:
@@ -127,6 +143,12 @@ def render_changes(changes: list[Change], ref: str) -> list[str]:
             line += "; `retainOnDelete`: the old object stays in the cluster, Pulumi only forgets it"
         if change.blocking:
             line += "; **refused: the resource is protected, so `pulumi up` fails**"
+        if change.needs_drain:
+            line += (
+                "; **drain it first** (`stopPolicy: HoldAndDrain`, then wait for no admitted workloads:"
+                f" [{DRAIN_PROCEDURE.split('#')[1]}]({DRAIN_PROCEDURE})), or the delete waits on Kueue's"
+                " `resource-in-use` finalizer until `pulumi up` times out"
+            )
         lines.append(line)
     lines.append("")
     return lines

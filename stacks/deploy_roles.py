@@ -4,7 +4,7 @@ One entry per resource type token the program registers, with the predefined rol
 permissions create, update and delete it (Google Cloud IAM "roles and permissions" reference:
 ``roles/container.admin`` holds ``container.clusters.*``, ``container.operations.*`` and full
 access to the Kubernetes API objects of the project's clusters; ``roles/compute.networkAdmin``
-``compute.routers.*``; ``roles/compute.securityAdmin`` ``compute.firewalls.*``;
+``compute.routers.*``, ``compute.networks.*``, ``compute.subnetworks.*``; ``roles/compute.securityAdmin`` ``compute.firewalls.*``;
 ``roles/iam.serviceAccountAdmin`` ``iam.serviceAccounts.create/delete``;
 ``roles/resourcemanager.projectIamAdmin`` ``resourcemanager.projects.setIamPolicy``).  GKE also
 checks ``iam.serviceAccounts.actAs`` on the nodes' service account when a cluster or node pool
@@ -33,8 +33,15 @@ GCP_ROLES: Final[dict[str, tuple[str, ...]]] = {
     "gcp:compute/router:Router": ("roles/compute.networkAdmin",),
     "gcp:compute/routerNat:RouterNat": ("roles/compute.networkAdmin",),
     "gcp:compute/firewall:Firewall": ("roles/compute.securityAdmin",),
+    # GPUDirect's extra VPCs (stacks/compose/gpudirect.py): compute.networks.* / subnetworks.*.
+    "gcp:compute/network:Network": ("roles/compute.networkAdmin",),
+    "gcp:compute/subnetwork:Subnetwork": ("roles/compute.networkAdmin",),
     "gcp:serviceaccount/account:Account": ("roles/iam.serviceAccountAdmin",),
     "gcp:projects/iAMMember:IAMMember": ("roles/resourcemanager.projectIamAdmin",),
+    # Per-team Workload Identity (components/team_identity.py): the team account's own IAM policy
+    # (iam.serviceAccounts.setIamPolicy) and each bucket's (storage.buckets.setIamPolicy).
+    "gcp:serviceaccount/iAMMember:IAMMember": ("roles/iam.serviceAccountAdmin",),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": ("roles/storage.admin",),
 }
 
 # The readiness gates (components/readiness_gate.py, runtime_class_gate.py) call the cluster's
@@ -58,6 +65,11 @@ def roles_for(type_token: str) -> tuple[str, ...]:
     raise UnknownResourceTypeError(
         f"{type_token}: no deploy role recorded; add it to stacks/deploy_roles.py, docs/ci.md and docs/runbook.md"
     )
+
+
+def every_role() -> set[str]:
+    """What the deploy identity needs for everything the program can create (what the docs list)."""
+    return {CONTAINER_ADMIN} | {role for roles in GCP_ROLES.values() for role in roles}
 
 
 def deploy_roles(type_tokens: Iterable[str]) -> set[str]:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from components.readiness_gate import fingerprint, must_wait_again
+from components.gates.runtime import must_wait_again
+from components.readiness_gate import fingerprint
 from preview.records import RecordedResource
 from preview.replacements import CLUSTER, NODE_POOL, replacing_paths
 from tests.stack_runner import config_value, of_type, run_stack
@@ -88,7 +89,9 @@ def test_without_ignore_changes_the_same_edit_would_replace_the_system_pool() ->
 def test_keys_that_must_replace_are_reported() -> None:
     """A different driver version is ForceNew (node_config.go, gpu_driver_installation_config)."""
     changed = replaced("dev", "gpu-batch:gpuPools", _set((0, "driverVersion"), "DEFAULT"))
-    assert changed == {"gpu-node-pool-pool": ["nodeConfig.guestAccelerators"]}
+    assert changed == {
+        "gpu-node-pool-pool": ["nodeConfig.guestAccelerators.gpuDriverInstallationConfig.gpuDriverVersion"]
+    }
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -201,17 +204,18 @@ def test_a_pool_network_change_replaces_the_pool() -> None:
     ``schemaNodePool``): GKE cannot change a node's interfaces, so dropping GPUDirect from a pool
     replaces it."""
     changed = replaced("gpudirect", "gpu-batch:gpuPools", _set((1, "network"), "none"))
-    assert changed == {"a3ultra-rdma-pool": ["networkConfig.additionalNodeNetworkConfigs"]}
+    assert list(changed) == ["a3ultra-rdma-pool"]
+    assert changed["a3ultra-rdma-pool"][0] == "networkConfig.additionalNodeNetworkConfigs"
 
 
-def test_turning_gpudirect_on_replaces_the_pool_and_the_cluster() -> None:
-    """GPUDirect on prod's A3 High pool adds its 4 NICs (pool replaced); it needs Dataplane V2,
-    whose ``datapath_provider`` is ForceNew on the cluster (resource_container_cluster.go)."""
+def test_turning_gpudirect_on_replaces_the_pool_and_dataplane_v2_is_forcenew() -> None:
+    """GPUDirect on prod's A3 High pool adds its 4 NICs (pool replaced).  It needs Dataplane V2,
+    which prod already runs (``dataplaneV2: true``); turning that off is a new cluster, as
+    ``datapath_provider`` is ForceNew (resource_container_cluster.go)."""
     pools = copy.deepcopy(config_value("prod", "gpu-batch:gpuPools"))
     pools[1]["network"] = "gpudirect"
-    cluster = {**config_value("prod", "gpu-batch:cluster"), "dataplaneV2": True}
     before = run_stack("prod").resources
-    after = run_stack("prod", {"gpu-batch:gpuPools": pools, "gpu-batch:cluster": cluster}).resources
+    after = run_stack("prod", {"gpu-batch:gpuPools": pools}).resources
     changed: dict[str, list[str]] = {}
     for type_token in (NODE_POOL, CLUSTER):
         old, new = _by_name(before, type_token), _by_name(after, type_token)
@@ -219,7 +223,13 @@ def test_turning_gpudirect_on_replaces_the_pool_and_the_cluster() -> None:
             paths = replacing_paths(type_token, old[name].inputs, new[name].inputs, new[name].ignore_changes)
             if paths:
                 changed[name] = paths
-    assert changed == {
-        "h100-queued-pool": ["networkConfig.additionalNodeNetworkConfigs"],
-        "gpu-batch-prod-cluster": ["datapathProvider"],
-    }
+    assert list(changed) == ["h100-queued-pool"]
+    assert changed["h100-queued-pool"][0] == "networkConfig.additionalNodeNetworkConfigs"
+    assert config_value("prod", "gpu-batch:cluster")["dataplaneV2"] is True
+    off = {**config_value("prod", "gpu-batch:cluster"), "dataplaneV2": False}
+    old_cluster = _by_name(before, CLUSTER)
+    new_cluster = _by_name(run_stack("prod", {"gpu-batch:cluster": off}).resources, CLUSTER)
+    (name,) = old_cluster
+    assert "datapathProvider" in replacing_paths(
+        CLUSTER, old_cluster[name].inputs, new_cluster[name].inputs, new_cluster[name].ignore_changes
+    )

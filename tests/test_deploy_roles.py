@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from stacks.deploy_roles import UnknownResourceTypeError, deploy_roles, roles_for
-from tests.stack_runner import ROOT, run_stack
+from stacks.deploy_roles import UnknownResourceTypeError, deploy_roles, every_role, roles_for
+from tests.stack_runner import ROOT, config_value, run_stack
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 ROLE = re.compile(r"`(roles/[A-Za-z.]+)`")
@@ -37,14 +37,23 @@ def documented_in_runbook() -> set[str]:
     return set(ROLE.findall(step[: step.index("The nodes themselves")]))
 
 
+STACKS = sorted(p.name.split(".")[1] for p in ROOT.glob("Pulumi.*.yaml"))
+
+
 def plan_types() -> set[str]:
-    return {
-        r.type for stack in ("dev", "prod", "kai", "skypilot") for r in run_stack(stack).resources if r.custom
-    }
+    """Every resource type of every repo stack's plan (each Pulumi.<stack>.yaml)."""
+    return {r.type for stack in STACKS for r in run_stack(stack).resources if r.custom}
 
 
 def test_every_planned_resource_type_has_its_roles_and_the_docs_list_exactly_those() -> None:
-    needed = deploy_roles(plan_types())
+    # Every stack's plan, plus one with per-team Workload Identity (types no shipped stack uses).
+    teams = config_value("prod", "gpu-batch:teams")
+    teams[0]["workloadIdentity"] = {"buckets": [{"bucket": "research-datasets"}]}
+    types = plan_types() | {
+        r.type for r in run_stack("prod", {"gpu-batch:teams": teams}).resources if r.custom
+    }
+    needed = deploy_roles(types)
+    assert needed == every_role()  # nothing recorded that the program never creates
     assert documented_in_ci() == needed
     assert documented_in_runbook() == needed
 

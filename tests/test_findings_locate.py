@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
 from preview.findings.document import Locator
 from preview.findings.locate import YamlPositions
 from preview.findings.origins import COMPONENT_KEYS
+from preview.records import RecordedResource
 from preview.stack_files import stack_names
 from tests.stack_runner import ROOT, run_stack
 
@@ -59,16 +61,30 @@ PROGRAM_LEVEL = (
 )
 
 
+def _layer_key(record: RecordedResource, by_urn: dict[str, RecordedResource]) -> str | None:
+    """``gpu-batch:<key>`` of the nearest enclosing component with a layer key, if any."""
+    current: RecordedResource | None = record
+    while current is not None:
+        if current.type in COMPONENT_KEYS:
+            return f"gpu-batch:{COMPONENT_KEYS[current.type]}"
+        current = by_urn.get(current.parent)
+    return None
+
+
 @pytest.mark.parametrize("stack", stack_names(ROOT))
 def test_every_resource_of_a_repo_stack_points_at_a_line_someone_wrote(stack: str) -> None:
     result = run_stack(stack)
     locator = Locator(ROOT, "gpu-batch", stack, result.resources)
     lines = (ROOT / f"Pulumi.{stack}.yaml").read_text().splitlines()
+    written = set(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"])
+    by_urn = {r.urn: r for r in result.resources}
     for record in result.resources:
         origin = locator.origins.origin(record.urn)
         where = locator.position(origin)
         if origin.file == "Pulumi.yaml":
-            assert record.type.startswith(PROGRAM_LEVEL), record.urn
+            # Program-level, or a layer whose key the stack file leaves to the program's default.
+            layer = _layer_key(record, by_urn)
+            assert record.type.startswith(PROGRAM_LEVEL) or (layer and layer not in written), record.urn
             continue
         if origin.file == "charts.lock.yaml":
             assert record.type == "kubernetes:helm.sh/v3:Release"

@@ -8,13 +8,24 @@ directory is outside the checkout, so no project module can be imported, and run
 and ``update`` against a stand-in Kubernetes API server that answers the way a cluster does
 while an operator is still starting.  A provider pickled by module reference fails to load there
 (the last test proves the harness would notice).
+
+The state's copy must also load under *another CPython minor* than the one that wrote it (the
+README allows 3.11+; a dill pickle of code objects written under 3.11 segfaults under 3.12).  The
+cross-minor tests run the same calls in every other minor they find: interpreters named in
+``GPU_BATCH_OTHER_PYTHONS`` (``os.pathsep``-separated), or the virtualenvs ``make gate-venvs``
+creates next to the system's temp dir (``gpu-batch-gate-py3.N``, with the pinned ``pulumi``,
+``dill``, ``kubernetes`` and ``PyYAML``).  They skip, saying so, when there is none.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import os
+import pickletools
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,8 +36,7 @@ import pytest
 from pulumi import dynamic
 from pulumi.dynamic.dynamic import serialize_provider
 
-from components.readiness_gate import _WebhookReadinessProvider, must_wait_again
-from components.runtime_class_gate import _RuntimeClassProvider
+from components.gates.runtime import RuntimeClassProvider, WebhookReadinessProvider, must_wait_again
 
 PROJECT_PACKAGES = ("components", "stacks", "policies", "preview", "whatif", "tests")
 
@@ -39,8 +49,13 @@ PROJECT_PACKAGES = tuple(request["projectPackages"])
 provider = dill.loads(base64.b64decode(request["provider"]))
 if request["op"] == "create":
     result = {"id": provider.create(request["news"]).id}
+elif request["op"] == "read":
+    result = {"id": provider.read("id", request["news"]).id}
+elif request["op"] == "delete":
+    result = {"deleted": provider.delete("id", request["news"]) is None}
 else:
     result = {"outs": sorted(provider.update("id", request["olds"], request["news"]).outs)}
+result["python"] = "%d.%d" % sys.version_info[:2]
 result["projectModules"] = sorted(
     m for m in sys.modules if m.split(".")[0] in PROJECT_PACKAGES
 )
@@ -173,6 +188,7 @@ def run_isolated(
     op: str,
     news: dict[str, Any],
     olds: dict[str, Any] | None = None,
+    python: str = sys.executable,
 ) -> dict[str, Any]:
     request = {
         "provider": serialize_provider(provider),
@@ -182,7 +198,7 @@ def run_isolated(
         "projectPackages": PROJECT_PACKAGES,
     }
     done = subprocess.run(
-        [sys.executable, "-I", "-c", RUNNER],
+        [python, "-I", "-c", RUNNER],
         input=json.dumps(request),
         capture_output=True,
         text=True,
@@ -192,6 +208,7 @@ def run_isolated(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    del result["python"]
     return result
 
 
@@ -231,7 +248,7 @@ def test_webhook_gate_creates_from_its_pickle_alone(
     cluster: tuple[StartingCluster, str], tmp_path: Path
 ) -> None:
     state, server = cluster
-    result = run_isolated(_WebhookReadinessProvider(), tmp_path, "create", gate_props(server, "v1"))
+    result = run_isolated(WebhookReadinessProvider(), tmp_path, "create", gate_props(server, "v1"))
     assert result == {"id": "clusterqueues", "projectModules": []}
     # It waited through "no webhook registered" and "connection refused" before succeeding.
     assert state.count(WEBHOOKS_PATH) == 3 and state.count(QUEUE_DRY_RUN) == 2
@@ -242,11 +259,11 @@ def test_webhook_gate_waits_again_only_when_the_release_changed(
 ) -> None:
     state, server = cluster
     same = run_isolated(
-        _WebhookReadinessProvider(), tmp_path, "update", gate_props(server, "v1"), gate_props(server, "v1")
+        WebhookReadinessProvider(), tmp_path, "update", gate_props(server, "v1"), gate_props(server, "v1")
     )
     assert same["projectModules"] == [] and state.requests == []
     upgraded = run_isolated(
-        _WebhookReadinessProvider(), tmp_path, "update", gate_props(server, "v2"), gate_props(server, "v1")
+        WebhookReadinessProvider(), tmp_path, "update", gate_props(server, "v2"), gate_props(server, "v1")
     )
     assert upgraded["projectModules"] == [] and state.count(QUEUE_DRY_RUN) == 2
 
@@ -262,7 +279,7 @@ def test_runtime_class_gate_creates_from_its_pickle_alone(
         "timeoutSeconds": 60,
         "pollSeconds": 0.05,
     }
-    result = run_isolated(_RuntimeClassProvider(), tmp_path, "create", props)
+    result = run_isolated(RuntimeClassProvider(), tmp_path, "create", props)
     assert result == {"id": "nvidia", "projectModules": []}
     assert state.count(RUNTIME_CLASS) == 3
 
@@ -303,3 +320,90 @@ def test_must_wait_again_follows_the_fingerprint_and_the_probes() -> None:
     assert not must_wait_again(base, {**base, "kubeconfig": "k2"})
     assert must_wait_again(base, {**base, "installed": "b"})
     assert must_wait_again(base, {**base, "probes": [{"plural": "clusterqueues"}]})
+
+
+GATE_PROVIDERS = {"webhook": WebhookReadinessProvider, "runtimeClass": RuntimeClassProvider}
+THIS_MINOR = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def other_minors() -> dict[str, str]:
+    """{"3.N": interpreter} for every CPython minor other than this one that can load a gate."""
+    named = [p for p in os.environ.get("GPU_BATCH_OTHER_PYTHONS", "").split(os.pathsep) if p]
+    found = sorted(str(p) for p in Path(tempfile.gettempdir()).glob("gpu-batch-gate-py3.*/bin/python"))
+    minors: dict[str, str] = {}
+    for python in named + found:
+        done = subprocess.run(
+            [python, "-I", "-c", "import sys, dill, pulumi.dynamic; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        minor = done.stdout.strip()
+        if done.returncode == 0 and minor != THIS_MINOR:
+            minors.setdefault(minor, python)
+    return minors
+
+
+def test_the_state_holds_source_not_bytecode() -> None:
+    """The pickle names one global, ``builtins.eval``, and carries no code object (module doc)."""
+    for provider in GATE_PROVIDERS.values():
+        data = base64.b64decode(serialize_provider(provider()))
+        strings = [arg for op, arg, _ in pickletools.genops(data) if isinstance(arg, str)]
+        opcodes = {op.name for op, _, _ in pickletools.genops(data)}
+        assert "STACK_GLOBAL" in opcodes and strings[:2] == ["builtins", "eval"], strings[:4]
+        assert not any(s in ("_create_code", "CodeType", "_create_function") for s in strings)
+        assert not any(isinstance(arg, bytes) for _, arg, _ in pickletools.genops(data))
+        # The source is the module's, verbatim, and it imports nothing of the project.
+        source = next(s for s in strings if "class SourceCarried" in s)
+        assert "from components" not in source and "import components" not in source
+
+
+def test_the_carried_source_imports_only_what_every_process_has() -> None:
+    """Only the standard library, pulumi and the pinned kubernetes/PyYAML clients."""
+    import ast
+
+    import components.gates.runtime as runtime
+
+    allowed = set(sys.stdlib_module_names) | {"pulumi", "kubernetes", "yaml"}
+    tree = ast.parse(runtime.carried_source())
+    imported = {
+        (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported and imported <= allowed, imported - allowed
+
+
+@pytest.fixture(scope="module")
+def minors() -> dict[str, str]:
+    found = other_minors()
+    if not found:
+        pytest.skip(
+            f"no CPython minor other than {THIS_MINOR} with dill and pulumi: run `make gate-venvs` "
+            "or set GPU_BATCH_OTHER_PYTHONS"
+        )
+    return found
+
+
+@pytest.mark.parametrize("op", ["create", "read", "delete"])
+def test_a_gate_written_here_runs_under_every_other_minor(
+    minors: dict[str, str], cluster: tuple[StartingCluster, str], tmp_path: Path, op: str
+) -> None:
+    """Serialised by this interpreter, loaded and run by another minor, as ``destroy`` does."""
+    state, server = cluster
+    for minor, python in minors.items():
+        props = gate_props(server, "v1")
+        result = run_isolated(WebhookReadinessProvider(), tmp_path, op, props, python=python)
+        assert result["projectModules"] == [], minor
+        rc_props = {
+            "kubeconfig": kubeconfig(server),
+            "names": ["nvidia"],
+            "installed": "v1",
+            "timeoutSeconds": 60,
+            "pollSeconds": 0.05,
+        }
+        rc_result = run_isolated(RuntimeClassProvider(), tmp_path, op, rc_props, python=python)
+        assert rc_result["projectModules"] == [], minor
+    if op == "create":  # it really waited, under the other minor, through the operator's start
+        assert state.count(QUEUE_DRY_RUN) >= 2 and state.count(RUNTIME_CLASS) >= 3

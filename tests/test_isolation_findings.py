@@ -87,7 +87,7 @@ class TestExistingNamespaceBypass:
         assert len(found) == 1 and "namespace default is neither created nor patched" in found[0]
         assert level(rule, "prod") == "mandatory"
 
-    @pytest.mark.parametrize("stack", ["dev", "prod", "kai", "skypilot"])
+    @pytest.mark.parametrize("stack", ["dev", "prod", "kai", "skypilot", "gpudirect"])
     def test_the_stacks_are_clean(self, stack: str) -> None:
         m = model(items(stack))
         for check, rule in (

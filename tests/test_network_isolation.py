@@ -146,7 +146,7 @@ class TestRules:
         )
         assert len(run(DEFAULT_DENY, [namespace("team-a"), local_queue(), some]).violations) == 1
 
-    @pytest.mark.parametrize("stack", ["dev", "prod", "kai", "skypilot"])
+    @pytest.mark.parametrize("stack", ["dev", "prod", "kai", "skypilot", "gpudirect"])
     def test_the_stacks_isolate_every_team_and_turning_dataplane_v2_off_is_caught(self, stack: str) -> None:
         for check, rule in (
             (network_isolation.check_enforced, "networkpolicy-enforced"),

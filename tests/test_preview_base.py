@@ -192,21 +192,15 @@ def test_deleting_a_crd_says_what_it_takes_unless_it_is_retained() -> None:
 
 
 def test_a_pool_network_change_replaces_a_protected_pool_and_fails(repo: Path) -> None:
-    """GPUDirect on prod's A3 High pool: additional node networks are ForceNew, prod protects its
-    pools and cluster, so the preview fails before anyone runs `pulumi up` (issue 29 #5)."""
-    path = repo / "Pulumi.prod.yaml"
-    doc = yaml.safe_load(path.read_text())
-    doc["config"]["gpu-batch:gpuPools"][1]["network"] = "gpudirect"
-    doc["config"]["gpu-batch:cluster"]["dataplaneV2"] = True
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    _git(repo, "commit", "-q", "-am", "gpudirect on h100-queued")
+    """GPUDirect on prod's A3 High pool: additional node networks are ForceNew and prod protects its
+    pools, so the preview fails before anyone runs `pulumi up` (issue 29 #5)."""
+    _edit_prod(repo, {"network": "gpudirect"}, pool=1)
     code, out = _preview(repo)
     assert code == 1, out
     line = next(line for line in out.splitlines() if "h100-queued-pool" in line and "**replace**" in line)
     assert (
         "networkConfig.additionalNodeNetworkConfigs" in line and "refused: the resource is protected" in line
     )
-    cluster = next(
-        line for line in out.splitlines() if "gpu-batch-prod-cluster`" in line and "**replace**" in line
-    )
-    assert "datapathProvider" in cluster
+    # Prod runs Dataplane V2 already: multi-networking is an in-place update of the cluster.
+    cluster = next(line for line in out.splitlines() if "gpu-batch-prod-cluster`" in line)
+    assert cluster.startswith("- **update**") and "enableMultiNetworking" in cluster

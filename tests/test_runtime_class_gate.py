@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.runtime_class_gate import RuntimeClassMissingError, wait_for_runtime_classes
+from components.gates.runtime import RuntimeClassMissingError, wait_for_runtime_classes
 
 
 class FakeClock:

@@ -166,7 +166,9 @@ class TestPriorityClassesPerTeam:
         teams = config_value("dev", "gpu-batch:teams")
         teams[0]["priorityClasses"] = ["dev-priority"]
         # dev's second workload runs at prod-priority: refused before anything is planned.
-        with pytest.raises(ConfigError, match=r"gpu-batch:workloads\[1\]\.priorityClass: got 'prod-priority'"):
+        with pytest.raises(
+            ConfigError, match=r"gpu-batch:workloads\[1\]\.priorityClass: got 'prod-priority'"
+        ):
             run_stack("dev", {"gpu-batch:teams": teams})
         teams[0]["priorityClasses"] = ["dev-priority", "urgent"]
         with pytest.raises(ConfigError, match=r"gpu-batch:teams\[0\]\.priorityClasses\[1\]"):

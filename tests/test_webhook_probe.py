@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.webhook_probe import NotServedError, Probe, served, wait_until_served
+from components.gates.runtime import NotServedError, Probe, served, wait_until_served
 
 PROBE = Probe(group="scheduling.run.ai", version="v2", plural="queues", body={"kind": "Queue"})
 

@@ -31,6 +31,7 @@ from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
+from .rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
 from .rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
 from .rules.kueue_api import POLICIES as RULES_KUEUE_API
@@ -92,6 +93,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
     *RULES_MULTIKUEUE,
+    *RULES_KNOWN_BUGS,
     *RULES_POD_SECURITY,
     *RULES_KUEUE_MANAGED_NAMESPACES,
     *RULES_NETWORK_ISOLATION,

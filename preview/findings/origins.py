@@ -59,6 +59,9 @@ COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:kuberay:Operator": "kuberay",
     "gpu-batch:skypilot:IngressController": "skypilotIngress",
     "gpu-batch:gpu:Operator": "gpuPools",
+    # GPUDirect's VPCs and node objects follow the pools with `network: gpudirect`.
+    "gpu-batch:gpudirect:Vpcs": "gpuPools",
+    "gpu-batch:gpudirect:ClusterObjects": "gpuPools",
     "gpu-batch:tenancy:Team": "teams",
     "gpu-batch:tenancy:QueueAdmission": "teams",
     # One policy for every team namespace (components/service_admission.py): the teams list.

@@ -49,6 +49,14 @@ def check_multikueue(
             "no SkyPilot servers under multiKueue (their pods would run on the manager, which has no GPU pools)",
             sky,
         )
+    identities = [t.name for t in config.teams if t.workload_identity is not None]
+    if identities:
+        yield ConfigIssue(
+            f"{NS}teams[].workloadIdentity",
+            "none under multiKueue (a team's Google service account is declared once, its Kubernetes "
+            "ServiceAccount would exist on the manager only, not on the workers that run the pods)",
+            identities,
+        )
     names = [config.cluster.name]
     seen: set[str] = set()
     for i, worker in enumerate(mk.workers):

@@ -25,6 +25,7 @@ from stacks.compose.gpudirect import (
     multi_networking,
     pool_networks,
 )
+from stacks.compose.identity import build_team_identities
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -169,10 +170,27 @@ def build_cluster(
     provider = cluster_provider(
         f"{spec.name}-k8s", cluster.cluster, kubeconfig, depends_on=[cluster.system_pool, *network.resources]
     )
+    # Retained objects (the CRDs) are re-created by upsert: they outlive their resources.
+    retained_provider = (
+        cluster_provider(
+            f"{spec.name}-k8s-retained",
+            cluster.cluster,
+            kubeconfig,
+            depends_on=[cluster.system_pool, *network.resources],
+            retained_objects=True,
+        )
+        if config.kueue.enabled or config.kuberay.enabled
+        else None
+    )
     gpu_operator = install_gpu_operator(config, provider, kubeconfig, prefix=prefix)
     install_gpudirect(config, gpudirect_vpcs, provider)
     schedulers = install_schedulers(
-        config, provider, workload_needs(config), cdi=gpu_operator is not None, prefix=prefix
+        config,
+        provider,
+        workload_needs(config),
+        cdi=gpu_operator is not None,
+        retained_provider=retained_provider,
+        prefix=prefix,
     )
     gates = readiness_gates(
         kubeconfig,
@@ -190,6 +208,10 @@ def build_cluster(
         prefix=prefix,
         extra_checks=extra_checks,
     )
+    if access:
+        # Team Workload Identity is project-level (a Google service account per team): declared
+        # once, with the manager (multiKueue refuses it on workers, stacks/checks/multikueue.py).
+        build_team_identities(config, project, provider, queues.teams)
     return Platform(
         cluster=cluster,
         gpu_pools=pools,

@@ -97,11 +97,14 @@ def build_queues(
     ``extra_checks``: admission checks every ClusterQueue also carries, declared elsewhere -- a
     MultiKueue manager's check (a ClusterQueue waits inactive until its check exists)."""
     pods = bool(skypilot_teams(config.teams))
+    # Team namespaces go before these controllers on destroy (TeamTenancy's ``controllers``).
+    controllers = [s.release for s in (schedulers.kueue, schedulers.kai, schedulers.kuberay) if s is not None]
     teams = {
         team.name: TeamTenancy(
             f"{prefix}{team.name}",
             _team_args(team, config, pods),
             opts=pulumi.ResourceOptions(provider=provider),
+            controllers=controllers,
         )
         for team in config.teams
     }

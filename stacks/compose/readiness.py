@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import pulumi
 
+from components.gates.runtime import Probe
 from components.readiness_gate import WebhookReadiness, release_fingerprint
-from components.webhook_probe import Probe
 from stacks.compose.schedulers import Schedulers
 
 PROBE_NAME = "gpu-batch-readiness-probe"

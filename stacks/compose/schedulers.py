@@ -109,9 +109,12 @@ def install_schedulers(
     *,
     cdi: bool = False,
     prefix: str = "",
+    retained_provider: pulumi.ProviderResource | None = None,
 ) -> Schedulers:
     """Declare the chosen operators on the cluster behind ``provider``; ``cdi``: the NVIDIA GPU
-    Operator (CDI on) gives the GPUs, so KAI's binder is told so (components/kai.py)."""
+    Operator (CDI on) gives the GPUs, so KAI's binder is told so (components/kai.py);
+    ``retained_provider``: the one the retained CRDs are created through, by upsert
+    (:func:`components.k8s_provider.cluster_provider` (``retained_objects``))."""
     needs = needs or WorkloadNeeds()
     kueue = kai = kuberay = None
     if config.kueue.enabled:
@@ -123,6 +126,7 @@ def install_schedulers(
                 version=config.kueue.version,
             ),
             opts=pulumi.ResourceOptions(provider=provider),
+            retained_provider=retained_provider,
         )
     after_kueue: list[pulumi.Resource] = [kueue.release] if kueue else []
     if config.kai.enabled:
@@ -146,6 +150,7 @@ def install_schedulers(
             opts=pulumi.ResourceOptions(
                 provider=provider, depends_on=[*after_kueue, *([kai.release] if kai else [])]
             ),
+            retained_provider=retained_provider,
         )
     installed = Schedulers(kueue=kueue, kai=kai, kuberay=kuberay)
     pulumi.export(

@@ -83,6 +83,28 @@ class SkypilotIngressConfig(ConfigModel):
     )
 
 
+class BucketAccessConfig(ConfigModel):
+    """A Cloud Storage bucket the team's workloads may use."""
+
+    bucket: NonEmptyStr = Field(description="Bucket name (not gs://).")
+    access: Literal["read", "write"] = Field(
+        "read",
+        description="read: roles/storage.objectViewer; write: roles/storage.objectUser, on that bucket only.",
+    )
+
+
+class WorkloadIdentityConfig(ConfigModel):
+    """The team's own Google service account, which its pods act as through GKE Workload Identity."""
+
+    service_account: DnsLabel = Field(
+        "workload",
+        description="Kubernetes ServiceAccount in the team's namespace that pods name to act as it.",
+    )
+    buckets: list[BucketAccessConfig] = Field(
+        default_factory=list, description="Buckets the team's service account may use (see buckets[].* keys)."
+    )
+
+
 class TeamConfig(ConfigModel):
     """One team: its namespace, members, queues and optional SkyPilot server."""
 
@@ -125,6 +147,11 @@ class TeamConfig(ConfigModel):
     )
     skypilot: SkypilotServerConfig | None = Field(
         None, description="The team's SkyPilot API server (see skypilot.* keys); omitted: none."
+    )
+    workload_identity: WorkloadIdentityConfig | None = Field(
+        None,
+        description="A per-team Google service account its pods act as (see workloadIdentity.* keys); "
+        "omitted: none.",
     )
 
     @property

@@ -9,7 +9,8 @@
   a NetworkPolicy and nothing applies it: every pod stays reachable from every other.  Judged
   when the stack declares GKE clusters and none enforces policies.
 * **namespace-default-deny** (advisory; raised in prod's and skypilot's config): a tenant
-  namespace (one holding a LocalQueue or a Ray workload, as in :mod:`.pod_security`) with no
+  namespace the stack creates or patches (one holding a LocalQueue or a Ray workload, as in
+  :mod:`.pod_security`) with no
   NetworkPolicy that isolates all its pods for ingress (``podSelector: {}`` and ``Ingress`` in
   ``policyTypes``).  Without one, every pod of every other namespace reaches its Ray heads (job
   API 8265, GCS 6379) and servers.
@@ -26,6 +27,7 @@ from ..builders import stack_policy
 from ..model import KubeObject, StackModel
 from ..model.gke import GkeCluster
 from ..report import Reporter
+from ..selectors import CORE_GROUP, NAMESPACE_PATCH
 from ..values import Unknown, dig
 from .pod_security import tenant_namespaces
 
@@ -89,15 +91,14 @@ def isolates_ingress(policy: KubeObject) -> bool:
 
 def check_default_deny(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     isolated = {p.namespace for p in network_policies(model) if isolates_ingress(p)}
-    # The first by URN when several clusters of one program declare the namespace (deterministic).
-    declared = {ns.obj.name: ns for ns in sorted(model.namespaces(), key=lambda n: n.obj.urn, reverse=True)}
-    for namespace in tenant_namespaces(model):
-        if namespace in isolated:
+    # Open world: only namespaces this stack creates or patches; another stack may own the rest
+    # (and their NetworkPolicies).
+    declared = {ns.obj.name for ns in model.namespaces()} | {
+        p.name for p in model.kube_objects(CORE_GROUP, NAMESPACE_PATCH)
+    }
+    for namespace, subject in tenant_namespaces(model).items():
+        if namespace in isolated or namespace not in declared:
             continue
-        subject: Any = declared.get(namespace) or next(
-            (q for q in model.local_queues() if q.obj.namespace == namespace),
-            next((w for w in model.ray_workloads() if w.obj.namespace == namespace), None),
-        )
         reporter.violation(
             subject,
             f"tenant namespace {namespace} has no NetworkPolicy isolating its pods for ingress: every "

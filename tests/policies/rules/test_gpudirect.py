@@ -205,3 +205,38 @@ def test_version_floor_newer_minor_passes_older_minor_fails() -> None:
     assert run(rule, [gke_cluster(minMasterVersion="1.32.11-gke.1174000"), pool]).clean
     assert run(rule, [gke_cluster(minMasterVersion="1.27.16-gke.9999999"), pool]).violations
     assert run(rule, [gke_cluster(minMasterVersion="1.31.14-gke.1242999"), pool]).violations
+
+
+def test_a_ray_gang_on_the_example_stack_end_to_end() -> None:
+    """Through the real program: a RayJob whose 2 x 8-GPU workers require one host is never
+    admitted (a host is one 8-GPU node), and its GPU pods, landing only on GPUDirect nodes, lack
+    the wiring NCCL needs (gpu-batch's Ray templates do not carry it: a known gap)."""
+    workload = {
+        "name": "train",
+        "kind": "RayJob",
+        "team": "training",
+        "scheduler": "kueue",
+        "image": "rayproject/ray:2.46.0-gpu",
+        "entrypoint": "python train.py",
+        "head": {"cpu": "2", "memory": "8Gi"},
+        "workerGroups": [
+            {
+                "groupName": "gpu",
+                "replicas": 2,
+                "cpu": "100",
+                "memory": "900Gi",
+                "gpu": 8,
+                "topology": {"mode": "required", "level": "host"},
+            }
+        ],
+    }
+    result = run_stack("gpudirect", {"gpu-batch:workloads": [workload]})
+    resources = [Res(r.type, r.name, plain(r.inputs), r.urn) for r in result.resources]
+    fits = run(get_policy("kueue-tas-gang-fits-domain"), resources)
+    assert (
+        len(fits.violations) == 1
+        and "needs 16 GPUs within one cloud.google.com/gce-topology-host" in fits.messages[0]
+    )
+    wiring = run(get_policy("gke-gpudirect-pod-wiring"), resources)
+    assert wiring.violations and "NCCL will fall back to TCP" in wiring.messages[0]
+    assert run(get_policy("kueue-tas-podset-annotations"), resources).clean

@@ -1,0 +1,1 @@
+"""Readiness gates' run-time code, carried into the stack's state as source (see :mod:`.runtime`)."""

@@ -1,0 +1,140 @@
+"""Known bugs of the pinned Kueue, checked against any program (issue 28, item 6).
+
+Each record names the releases that carry the bug and the one that fixes it; the pack reports it
+(advisory) only when an installed release is in the range *and* the program meets the record's
+condition.  Each condition is shown met by a program that can hit the bug and not met by one that
+cannot; each record is shown silent on the fixed release.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpu_batch_policy.known_bugs import known_bugs, parse_version
+from gpu_batch_policy.known_bugs.conditions import CONDITIONS, PROVREQ_NAME_MAX
+from pulumi_policy import EnforcementLevel
+
+from tests.policies.pack_harness import Res, run
+from tests.policies.pack_harness import policy as get_policy
+from tests.policies.pack_objects import (
+    admission_check,
+    cluster_queue,
+    k8s,
+    kueue_release,
+    local_queue,
+    provisioning_request_config,
+    ray_job,
+)
+
+POLICY = get_policy("known-bug-in-pinned-version")
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def release(version: str) -> Res:
+    res = kueue_release()
+    res.props["version"] = version
+    return res
+
+
+def queue(**spec: Any) -> list[Res]:
+    return [cluster_queue(**spec), local_queue()]
+
+
+def job(parallelism: int, completions: int) -> Res:
+    return k8s(
+        "batch/v1",
+        "Job",
+        "sweep",
+        namespace="team-a",
+        labels={"kueue.x-k8s.io/queue-name": "team-lq"},
+        spec={"parallelism": parallelism, "completions": completions, "template": {"spec": {}}},
+    )
+
+
+def ids(resources: list[Res]) -> list[str]:
+    """The ids of the known bugs reported, read from the findings' text."""
+    text = run(POLICY, resources).text()
+    return sorted(b.id for b in known_bugs() if f"({b.id})" in text)
+
+
+def test_the_rule_is_advisory_and_prod_may_raise_it() -> None:
+    assert POLICY.enforcement_level == EnforcementLevel.ADVISORY
+    assert POLICY.name == "known-bug-in-pinned-version"
+
+
+def test_records_are_well_formed_and_every_condition_is_implemented() -> None:
+    bugs = known_bugs()
+    assert len({b.id for b in bugs}) == len(bugs) >= 4
+    for bug in bugs:
+        fixed = parse_version(bug.fixed_in)
+        assert fixed is not None and bug.affected_from < bug.affected_before <= fixed
+        assert bug.condition in CONDITIONS and bug.references
+    assert set(CONDITIONS) == {b.condition for b in bugs}
+
+
+def test_besteffortfifo_with_preemption_on_0_19_2() -> None:
+    preempting = queue(preemption={"withinClusterQueue": "LowerPriority"})
+    assert ids([release("0.19.2"), *preempting]) == ["kueue-besteffortfifo-sticky-head"]
+    # Not met: StrictFIFO, or no preemption; not affected: the fixed release.
+    assert (
+        ids(
+            [
+                release("0.19.2"),
+                *queue(preemption={"withinClusterQueue": "LowerPriority"}, queueingStrategy="StrictFIFO"),
+            ]
+        )
+        == []
+    )
+    assert ids([release("0.19.2"), *queue()]) == []
+    assert ids([release("0.19.3"), *preempting]) == []
+
+
+def test_a_queued_job_with_parallelism_over_completions() -> None:
+    assert ids([release("0.19.5"), *queue(), job(4, 2)]) == ["kueue-job-parallelism-over-completions"]
+    assert ids([release("0.19.5"), *queue(), job(2, 4)]) == []
+    assert ids([release("0.19.6"), *queue(), job(4, 2)]) == []
+
+
+def test_a_limitrange_where_workloads_queue() -> None:
+    limits = k8s("v1", "LimitRange", "defaults", namespace="team-a", spec={"limits": [{"type": "Container"}]})
+    elsewhere = copy.deepcopy(limits)
+    elsewhere.props["metadata"]["namespace"] = "other"
+    elsewhere.name = "other/defaults"
+    elsewhere.urn += "-other"
+    assert ids([release("0.19.3"), *queue(), limits]) == ["kueue-requeue-without-limitrange-defaults"]
+    assert ids([release("0.19.3"), *queue(), elsewhere]) == []
+    assert ids([release("0.19.4"), *queue(), limits]) == []
+
+
+def _provreq_stack(job_name: str) -> list[Res]:
+    cq = cluster_queue(admissionChecksStrategy={"admissionChecks": [{"name": "dws"}]})
+    return [
+        release("0.19.2"),
+        cq,
+        local_queue(),
+        admission_check(),
+        provisioning_request_config(),
+        ray_job(job_name),
+    ]
+
+
+def test_a_provisioning_request_name_that_needs_truncation() -> None:
+    # "rayjob-<name>-<hash5>-dws-<attempt>": the longest name that still fits, and one more.
+    fits = "j" * (PROVREQ_NAME_MAX - len("rayjob-") - len("-abcde") - len("-dws-4"))
+    assert ids(_provreq_stack(fits)) == []
+    assert ids(_provreq_stack(fits + "j")) == ["kueue-provreq-name-truncation-loop"]
+
+
+def test_the_advisory_names_the_bug_and_the_fix_release() -> None:
+    """A BestEffortFIFO queue that preempts (as prod's do) on 0.19.2."""
+    text = run(POLICY, [release("0.19.2"), *queue(preemption={"reclaimWithinCohort": "Any"})]).text()
+    assert "0.19.3 or later" in text and "sticky" in text
+
+
+@pytest.mark.parametrize("version", ["v0.19.2", "0.19.2"])
+def test_versions_with_or_without_v(version: str) -> None:
+    assert parse_version(version) == (0, 19, 2)
+    assert parse_version("0.19") is None and parse_version("latest") is None
