@@ -54,23 +54,43 @@ def _cluster_minor(
     return stack_kubernetes_minor(resources)
 
 
+def _cluster_key(provider: RecordedResource | None, urn: str, clusters: set[str]) -> str:
+    """The GKE cluster a provider's kubeconfig depends on (its URN), else the provider's URN: two
+    providers of one cluster (e.g. one for retained CRDs) are one cluster."""
+    if provider is not None:
+        deps = set(provider.dependencies)
+        for urns in provider.property_dependencies.values():
+            deps.update(urns)
+        linked = sorted(deps & clusters)
+        if linked:
+            return linked[0]
+    return urn
+
+
 def cluster_groups(
     resources: Sequence[RecordedResource], releases: Sequence[ReleaseManifests]
 ) -> list[ClusterGroup]:
-    """The program's resources and releases per Kubernetes provider, in provider-name order."""
+    """The program's resources and releases per cluster (providers grouped by the GKE cluster they
+    reach), in provider-name order."""
     providers = {r.urn: r for r in resources if r.type == _PROVIDER}
-    keys = sorted(
-        {provider_urn(r) for r in resources if r.type.startswith("kubernetes:")},
-        key=lambda u: u.rsplit("::", 1)[-1],
-    )
+    gke = {r.urn for r in resources if r.type == _GKE_CLUSTER}
+    keys: dict[str, str] = {}
+    for r in resources:
+        if r.type.startswith("kubernetes:"):
+            urn = provider_urn(r)
+            keys[urn] = _cluster_key(providers.get(urn), urn, gke)
+    grouped: dict[str, list[str]] = {}
+    for urn, key in keys.items():
+        grouped.setdefault(key, []).append(urn)
     groups = []
-    for key in keys:
+    for urns in grouped.values():
+        main = sorted(urns, key=lambda u: u.rsplit("::", 1)[-1])[0]
         groups.append(
             ClusterGroup(
-                provider=key,
-                resources=tuple(r for r in resources if provider_urn(r) == key),
-                releases=tuple(rel for rel in releases if provider_urn(rel.resource) == key),
-                kubernetes=_cluster_minor(providers.get(key), resources),
+                provider=main,
+                resources=tuple(r for r in resources if provider_urn(r) in urns),
+                releases=tuple(rel for rel in releases if provider_urn(rel.resource) in urns),
+                kubernetes=_cluster_minor(providers.get(main), resources),
             )
         )
-    return groups
+    return sorted(groups, key=lambda g: g.provider.rsplit("::", 1)[-1])
