@@ -130,6 +130,10 @@ class GkeClusterArgs:
     node_service_account: pulumi.Input[str] | None = None
     # GKE's maintenance policy (see maintenance_policy); None: GKE maintains whenever it chooses.
     maintenance: MaintenanceWindow | None = None
+    # GKE's managed Prometheus collection, which PodMonitoring objects need (components/monitoring.py).
+    managed_prometheus: bool = True
+    # GKE's managed DCGM exporter (``DCGM`` in ``enable_components``); only for GKE-installed drivers.
+    dcgm: bool = False
     # GKE multi-networking (enableMultiNetworking): extra node NICs (GPUDirect) need it, and it
     # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
     # modules/scheduler/gke-cluster/main.tf derives both the same way).
@@ -198,6 +202,7 @@ class GkeCluster(pulumi.ComponentResource):
             if args.node_service_account is not None
             else None,
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
+            monitoring_config=monitoring_config(args.managed_prometheus, args.dcgm),
             enable_multi_networking=True if args.multi_networking else None,
             # GKE cost allocation: the billing export labels each workload's cost with its
             # namespace and labels, so the preview's per-team estimate (preview/cost) can later be
@@ -244,6 +249,36 @@ class GkeCluster(pulumi.ComponentResource):
                 "system_pool": self.system_pool.name,
             }
         )
+
+
+# GKE's system-component metrics, on by default for every cluster; written out because setting
+# ``enable_components`` replaces the list (GKE docs, "Configure collection of system metrics").
+SYSTEM_COMPONENTS = "SYSTEM_COMPONENTS"
+DCGM_COMPONENT = "DCGM"
+
+
+def monitoring_config(
+    managed_prometheus: bool, dcgm: bool
+) -> gcp.container.ClusterMonitoringConfigArgs | None:
+    """``monitoringConfig``: managed Prometheus (GMP), and DCGM metrics from GKE's own exporter.
+
+    GKE collects DCGM metrics only with managed Prometheus on and GKE-installed NVIDIA drivers
+    (GKE docs, "Collect and view DCGM metrics": ``--monitoring=SYSTEM,DCGM
+    --enable-managed-prometheus``); a GPU Operator pool brings its own dcgm-exporter instead, so
+    the caller turns ``dcgm`` on only for GKE-driver pools.  Field names: pulumi-gcp 10.2.0
+    ``ClusterMonitoringConfigArgs`` (``enable_components`` values include ``SYSTEM_COMPONENTS``
+    and ``DCGM``; ``managed_prometheus.enabled``).
+    """
+    if not managed_prometheus:
+        if dcgm:
+            raise ValueError(
+                "GKE's DCGM metrics need managed Prometheus (monitoringConfig.managedPrometheus)"
+            )
+        return None
+    return gcp.container.ClusterMonitoringConfigArgs(
+        enable_components=[SYSTEM_COMPONENTS, *([DCGM_COMPONENT] if dcgm else [])],
+        managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
+    )
 
 
 def _authorized_networks(

@@ -40,6 +40,7 @@ KUBERAY_REPOSITORY: Final = locked("kuberay-operator").source
 KUBERAY_CHART: Final = locked("kuberay-operator").name
 KUBERAY_VERSION: Final = locked("kuberay-operator").version
 KUBERAY_NAMESPACE: Final = "kuberay-system"
+KUBERAY_RELEASE_NAME: Final = "kuberay-operator"
 # First releases with the KAI plugin, and with KAI support for RayJob (kuberay #3886, #4418).
 KUBERAY_MIN_FOR_KAI: Final = "1.5.0"
 KUBERAY_MIN_FOR_KAI_RAYJOB: Final = "1.6.0"
@@ -86,14 +87,14 @@ class KubeRayOperator(pulumi.ComponentResource):
         documents = chart_crds(
             chart,
             values=values,
-            release_name="kuberay-operator",
+            release_name=KUBERAY_RELEASE_NAME,
             namespace=KUBERAY_NAMESPACE,
             from_crds_dir=True,
         )
         self.crds = list(crd_resources(f"{name}-crd", documents, parent=self, provider=retained_provider))
         self.release = operator_release(
             f"{name}-release",
-            release_name="kuberay-operator",
+            release_name=KUBERAY_RELEASE_NAME,
             chart=chart,
             namespace=self.namespace,
             values=values,

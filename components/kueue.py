@@ -82,6 +82,8 @@ class KueueInstall(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     crds: list[pulumi.CustomResource]
     release: k8s.helm.v3.Release
+    # What the controller runs with (release name, namespace, metrics settings), for later layers.
+    configuration: KueueConfiguration
 
     def __init__(
         self,
@@ -98,7 +100,7 @@ class KueueInstall(pulumi.ComponentResource):
         if problems:
             raise ValueError(f"KueueInstall {name}: " + "; ".join(problems))
         super().__init__("gpu-batch:kueue:Install", name, None, opts)
-        config = args.configuration
+        config = self.configuration = args.configuration
         chart = ChartRef(KUEUE_CHART, args.version)
         values = {
             "controllerManager": {

@@ -265,6 +265,13 @@ class KueueConfiguration:
     # A MultiKueue manager's dispatcher (``multiKueue.dispatcherName``, Kueue v0.19.2
     # apis/config/v1beta2/configuration_types.go); None: not a manager, Kueue's default applies.
     multikueue_dispatcher: str | None = None
+    # ``metrics.enableClusterQueueResources``: without it Kueue never sets the per-flavor quota
+    # and usage gauges (kueue v0.19.2 cmd/kueue/main.go passes it to
+    # ``schdcache.WithResourceMetrics`` / ``qcache.WithResourceMetrics``;
+    # pkg/cache/scheduler/clusterqueue.go ``reportResourceMetrics`` and
+    # pkg/cache/queue/metrics.go ``reportCQPendingWorkloads`` report only when it is on), so a
+    # quota panel stays empty.  The chart ships it commented out (charts/kueue/values.yaml).
+    cluster_queue_resource_metrics: bool = True
 
     def problems(self) -> list[str]:
         """What Kueue's own config validation would refuse (the manager would not start)."""
@@ -308,9 +315,13 @@ class KueueConfiguration:
             "apiVersion": "config.kueue.x-k8s.io/v1beta2",
             "kind": "Configuration",
             "namespace": self.namespace,
-            # Chart defaults of 0.19.2, kept as the chart ships them.
+            # Chart defaults of 0.19.2, kept as the chart ships them (metrics: plus the
+            # per-ClusterQueue resource gauges, see ``cluster_queue_resource_metrics``).
             "health": {"healthProbeBindAddress": ":8081"},
-            "metrics": {"bindAddress": ":8443"},
+            "metrics": {
+                "bindAddress": ":8443",
+                "enableClusterQueueResources": self.cluster_queue_resource_metrics,
+            },
             "webhook": {"port": 9443},
             "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
             "controller": {

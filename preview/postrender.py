@@ -26,8 +26,9 @@ import yaml
 from gpu_batch_policy.charts.release import ReleaseRender
 from gpu_batch_policy.charts.render import RenderedObject, in_crds_dir
 
-# what the preview gives one post-renderer run before calling it hung (a render is seconds)
-TIMEOUT_SECONDS = 60
+# what the preview gives one post-renderer run before calling it hung: a render is seconds, but on a
+# loaded 2-core CI runner (test workers previewing several stacks at once) one took over 60 s
+TIMEOUT_SECONDS = 300
 POST_RENDERED = "(post-renderer output)"  # the source of an object the post-renderer printed
 
 

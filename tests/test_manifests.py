@@ -24,7 +24,13 @@ from preview.stack_files import stack_names
 from tests.stack_runner import ROOT, run_stack
 
 STACKS = stack_names(ROOT)
-CUSTOM_GROUPS = ("kueue.x-k8s.io/", "scheduling.run.ai/", "ray.io/", "networking.gke.io/")
+CUSTOM_GROUPS = (
+    "kueue.x-k8s.io/",
+    "scheduling.run.ai/",
+    "ray.io/",
+    "networking.gke.io/",
+    "monitoring.googleapis.com/",
+)
 SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 
 

@@ -245,7 +245,8 @@ class TestKueueConfiguration:
     def test_chart_defaults_kept(self, plans: dict[str, RunResult]) -> None:
         doc = kueue_document(plans["dev"])
         assert doc["health"] == {"healthProbeBindAddress": ":8081"}
-        assert doc["metrics"] == {"bindAddress": ":8443"}
+        # The chart's bind address, plus the per-flavor quota gauges a quota panel reads.
+        assert doc["metrics"] == {"bindAddress": ":8443", "enableClusterQueueResources": True}
         assert doc["webhook"] == {"port": 9443}
         assert doc["leaderElection"] == {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"}
         assert doc["clientConnection"] == {"qps": 300, "burst": 500}

@@ -19,6 +19,7 @@ from .rules.capacity import POLICIES as RULES_CAPACITY
 from .rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
+from .rules.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from .rules.dws import POLICIES as RULES_DWS
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
@@ -42,6 +43,8 @@ from .rules.kueue_managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAME
 from .rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
+from .rules.monitoring import POLICIES as RULES_MONITORING
+from .rules.monitoring_queries import POLICIES as RULES_MONITORING_QUERIES
 from .rules.multikueue import POLICIES as RULES_MULTIKUEUE
 from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from .rules.pod_security import POLICIES as RULES_POD_SECURITY
@@ -93,6 +96,9 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
     *RULES_MULTIKUEUE,
+    *RULES_MONITORING,
+    *RULES_MONITORING_QUERIES,
+    *RULES_DCGM_EXPORTERS,
     *RULES_KNOWN_BUGS,
     *RULES_POD_SECURITY,
     *RULES_KUEUE_MANAGED_NAMESPACES,

@@ -26,6 +26,7 @@ from gpu_batch_policy.values import Unknown
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn
 from preview.report.gpu_sharing import fraction_section, gpu_stack_cell
+from preview.report.monitoring import monitoring_section
 from preview.report.multikueue import cluster_subsets, multikueue_section
 from preview.report.network import network_section
 from preview.report.tenancy import tenancy_section
@@ -382,6 +383,7 @@ def _cluster_sections(resources: Sequence[RecordedResource]) -> list[str]:
     diagram = mermaid(model)
     if diagram:
         out += ["### Queue hierarchy", "", *diagram, ""]
+    out += monitoring_section(model, resources, _table)
     return out
 
 

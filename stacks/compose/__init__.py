@@ -26,6 +26,7 @@ from stacks.compose.gpudirect import (
     pool_networks,
 )
 from stacks.compose.identity import build_team_identities
+from stacks.compose.monitoring import DashboardLayer, MonitoringLayer, build_dashboards, build_monitoring
 from stacks.compose.network import NetworkLayer, build_network
 from stacks.compose.queues import QueueLayer, build_queues, has_kueue_objects, workload_needs
 from stacks.compose.readiness import readiness_gates
@@ -50,6 +51,8 @@ class Platform:
     channel_default: str | None = None
     # Kueue's webhooks serve (the readiness gate), when the cluster declares Kueue objects.
     kueue_ready: pulumi.Resource | None = None
+    monitoring: MonitoringLayer | None = None
+    dashboards: DashboardLayer | None = None
 
 
 def team_iam_members(config: StackConfig) -> list[str]:
@@ -121,6 +124,9 @@ def build_cluster(
         maintenance=_maintenance(spec.maintenance),
         security_group=spec.security_group,
         dns_endpoint=spec.dns_endpoint,
+        # GKE's managed DCGM exporter where GKE installs the drivers; GPU Operator pools run the
+        # operator's own dcgm-exporter (stacks/compose/monitoring.py).
+        dcgm=any(p.gpu_stack == "gke" for p in config.gpu_pools),
         dataplane_v2=spec.dataplane_v2,
         multi_networking=multi_networking(spec, config.gpu_pools),
     )
@@ -192,6 +198,14 @@ def build_cluster(
         retained_provider=retained_provider,
         prefix=prefix,
     )
+    monitoring = build_monitoring(
+        provider,
+        schedulers,
+        gpu_operator.install.release if gpu_operator is not None else None,
+        ray_workloads=bool(config.workloads),
+        prefix=prefix,
+    )
+    dashboards = build_dashboards(config, project)
     gates = readiness_gates(
         kubeconfig,
         schedulers,
@@ -223,6 +237,8 @@ def build_cluster(
         kubeconfig=kubeconfig,
         channel_default=channel_default,
         kueue_ready=gates.kueue,
+        monitoring=monitoring,
+        dashboards=dashboards,
     )
 
 

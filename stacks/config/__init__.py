@@ -12,6 +12,7 @@ from stacks.base import ConfigModel
 from stacks.config.cluster import ClusterConfig, GpuPoolConfig
 from stacks.config.cost import GpuPriceConfig
 from stacks.config.kai_queues import KaiQueueConfig
+from stacks.config.monitoring import MonitoringConfig
 from stacks.config.multikueue import MultiKueueConfig
 from stacks.config.queues import KueueQueuesConfig
 from stacks.config.schedulers import (
@@ -59,6 +60,10 @@ class StackConfig(ConfigModel):
         None,
         description="MultiKueue: the cluster above becomes the manager, dispatching to these workers "
         "(see multiKueue.* keys).",
+    )
+    monitoring: MonitoringConfig = Field(
+        default_factory=lambda: MonitoringConfig.model_validate({}),
+        description="The generated dashboard's alerts: channels and thresholds (see monitoring.* keys).",
     )
     gpu_prices: list[GpuPriceConfig] = Field(
         default_factory=list,

@@ -199,6 +199,21 @@ def helm_release(
     )
 
 
+def pinned_release(key: str, namespace: str, **extra: Any) -> Res:
+    """A Release of the pinned chart ``key`` (charts.lock.yaml) as any program would declare it."""
+    from components.chart_lock import locked
+
+    chart = locked(key)
+    props: dict[str, Any] = {"name": key, "version": chart.version, "namespace": namespace, "values": {}}
+    if chart.source.startswith("oci://"):
+        props["chart"] = chart.source
+    else:
+        props["chart"] = chart.name
+        props["repositoryOpts"] = {"repo": chart.source}
+    props.update(extra)
+    return Res(RELEASE, key, props)
+
+
 def kueue_release(config_yaml: str | None = None, **values: Any) -> Res:
     body: dict[str, Any] = dict(values)
     if config_yaml is not None:

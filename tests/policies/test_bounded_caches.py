@@ -25,6 +25,10 @@ KEYED_BY_PINNED_INPUTS = {
     "schema/pinned.py:_pinned": "keyed by charts.lock.yaml's references, the pack's own pins",
     "schema/pinned.py:_pinned_catalog": "keyed by charts.lock.yaml's references, the pack's own pins",
     "charts/resolver.py:default_resolver": "no arguments",
+    "schema/pinned.py:_manifest_crds": "no arguments (the lock file's pinned manifests)",
+    "charts/manifests.py:locked_manifests": "keyed by the lock file's path",
+    "charts/manifests.py:resolve_manifest": "keyed by pinned (entry, file) pairs; anything else raises, never cached",
+    "known_bugs/__init__.py:known_bugs": "no arguments (the pack's own known_bugs/*.json records)",
 }
 MODULE_STATE = {
     "rule_guard.py:INTERNAL_ERRORS": "trimmed to the newest INTERNAL_ERRORS_KEPT on every append",

@@ -91,16 +91,16 @@ def test_pack_and_preview_report_the_same_invalid_built_in_objects() -> None:
     assert GKE_NEWEST_MINOR in diagnostics[0].message
 
 
-def test_an_object_sent_without_properties_is_cannot_check() -> None:
+def test_an_object_sent_without_properties_is_not_judged() -> None:
     """The offline preview's mocks send a CRD's planned state empty (``preview.mocks.UNECHOED_TYPES``):
-    nothing to judge, so "cannot check", never a missing-field violation."""
+    the preview validates its inputs instead: never a missing-field violation."""
     from gpu_batch_policy.rules.builtin_objects import POLICIES
 
     from tests.policies.workload_stack import registration, run
 
     empty = registration("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "crd", {})
     outcome = run(POLICIES[0], [empty])
-    assert outcome.violations == [] and outcome.cannot_check is not None
+    assert outcome.violations == [] and outcome.cannot_check is None
     bad = registration(
         "kubernetes:core/v1:Service", "svc", {"metadata": {"name": "svc"}, "spec": {"ports": "80"}}
     )

@@ -115,6 +115,12 @@ OPERANDS: tuple[tuple[str, str, bool], ...] = (
     ("gfd", "gpu-feature-discovery", True),
     ("nodeStatusExporter", "nvidia-node-status-exporter", False),
 )
+# Container ports an operand serves, from its DaemonSet asset at v26.7.0: the dcgm-exporter's
+# metrics (assets/state-dcgm-exporter/0800_daemonset.yaml: ``name: "metrics"``, ``containerPort:
+# 9400``), which a PodMonitoring scrapes (rules/monitoring.py checks the port against these).
+OPERAND_PORTS: dict[str, list[dict[str, Any]]] = {
+    "nvidia-dcgm-exporter": [{"name": "metrics", "containerPort": 9400}],
+}
 GPU_NODE_AFFINITY = {
     "nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -153,6 +159,8 @@ def operand_manifests(objects: Iterable[RenderedObject]) -> list[dict[str, Any]]
             if not _flag(dig(component, "enabled"), default):
                 continue
             container: dict[str, Any] = {"name": name, "resources": dig(component, "resources") or {}}
+            if name in OPERAND_PORTS:
+                container["ports"] = [dict(p) for p in OPERAND_PORTS[name]]
             image = _image(component)
             if image is not None:
                 container["image"] = image

@@ -87,6 +87,7 @@ def check_clusterqueue_references(model: StackModel, reporter: Reporter, config:
 
 
 def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, world: World, tas: bool) -> None:
+    topologies_checked: set[str] = set()  # a flavor named in many resource groups is judged once
     for flavor in cq.flavors():
         if isinstance(flavor.name, Unknown):
             reporter.cannot_check(cq, f"{flavor.path}.name is unknown until apply")
@@ -105,7 +106,8 @@ def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, worl
                 "(the ClusterQueue stays inactive: FlavorNotFound)",
                 fix=f"declare ResourceFlavor '{flavor.name}' or use one of: {_declared(model, 'ResourceFlavor')}",
             )
-        elif tas:
+        elif tas and flavor.name not in topologies_checked:
+            topologies_checked.add(flavor.name)
             for obj in found.found:
                 _check_topology(model, cq, model.view(obj), reporter, world)
 

@@ -69,8 +69,56 @@ _REASON_TEXT: Final = {
     "FieldValueRequired": "Required value",
     "FieldValueDuplicate": "Duplicate value",
 }
-# The API server's escapes for property names CEL cannot spell (types_jsonschema.go, Rule).
-_ESCAPED_NAME = re.compile(r"__(underscores|dot|dash|slash|[a-z]+)__")
+# The API server's escapes for property names CEL cannot spell (kubernetes/kubernetes
+# staging/src/k8s.io/apiserver/pkg/cel/escaping.go ``Escape``: a CEL reserved word becomes
+# ``__<word>__``; otherwise ``__`` -> ``__underscores__``, ``.`` -> ``__dot__``, ``-`` -> ``__dash__``,
+# ``/`` -> ``__slash__``; a name with any other character cannot be read from CEL).  Only an object's
+# declared ``properties`` are escaped; the keys of a map (``additionalProperties``) are not.
+_CEL_RESERVED: Final = frozenset(
+    {
+        "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if",
+        "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
+    }
+)  # fmt: skip
+_ESCAPABLE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
+
+
+def escape_property(name: str) -> str | None:
+    """The identifier a CRD rule reads ``name`` by (None: not readable as a field)."""
+    if name in _CEL_RESERVED:
+        return f"__{name}__"
+    if not _ESCAPABLE.match(name):
+        return None
+    return (
+        name.replace("__", "__underscores__")
+        .replace(".", "__dot__")
+        .replace("-", "__dash__")
+        .replace("/", "__slash__")
+    )
+
+
+def escaped_for_cel(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` with its objects' declared property names escaped as the API server exposes them."""
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [escaped_for_cel(item, items) for item in value] if isinstance(items, Mapping) else value
+    if not isinstance(value, Mapping):
+        return value
+    props = schema.get("properties")
+    if isinstance(props, Mapping) and props:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = props.get(key)
+            name = escape_property(str(key)) if key in props else str(key)
+            if name is not None:
+                out[name] = escaped_for_cel(item, sub) if isinstance(sub, Mapping) else item
+        return out
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, Mapping):
+        return {key: escaped_for_cel(item, additional) for key, item in value.items()}
+    return value
+
+
 _FIELD_PATH_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]")
 
 
@@ -87,6 +135,32 @@ def _environment() -> celpy.Environment:
 
 
 _ENV = _environment()
+
+_NUMBERS: Final = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+
+
+def _heterogeneous_eq(a: Any, b: Any) -> Any:
+    """CEL's heterogeneous equality, as the API server's cel-go evaluates ``==``: values of
+    different types are unequal (numbers compare by value) instead of "no matching overload"
+    (cel-spec doc/langdef.md, "Equality"; cel-python 0.5.0 raises for e.g. string == int).  An
+    ``x-kubernetes-int-or-string`` value is either, so a rule such as GMP's ``self != 0`` on
+    ``endpoints[].port`` (prometheus-engine podmonitorings CRD) holds for a port name."""
+    if isinstance(a, CELEvalError) or isinstance(b, CELEvalError):
+        return a if isinstance(a, CELEvalError) else b
+    try:
+        return base_functions["_==_"](a, b)
+    except TypeError:
+        if isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
+            return celtypes.BoolType(float(a) == float(b))
+        return celtypes.BoolType(False)
+
+
+def _heterogeneous_ne(a: Any, b: Any) -> Any:
+    equal = _heterogeneous_eq(a, b)
+    return equal if isinstance(equal, CELEvalError) else celtypes.BoolType(not equal)
+
+
+_EQUALITY: Final = {"_==_": _heterogeneous_eq, "_!=_": _heterogeneous_ne}
 
 
 class Verdict(StrEnum):
@@ -195,7 +269,8 @@ class NodeRules:
     def run(self, value: Any) -> tuple[RuleResult, ...]:
         """Every rule's result on ``value`` (a present value of this node)."""
         if self.fields is not None and isinstance(value, Mapping):
-            value = {key: value[key] for key in self.fields if key in value}
+            fields = self.fields
+            value = {key: item for key, item in value.items() if (escape_property(str(key)) or key) in fields}
         key = json.dumps(value, sort_keys=True, default=repr)
         results = self._memo.get(key)
         if results is None:
@@ -215,7 +290,9 @@ class NodeRules:
         activation: dict[str, Any] = {}
         if unchecked is None:
             try:
-                activation["self"] = json_to_cel(with_defaults(value, self.schema))
+                activation["self"] = json_to_cel(
+                    escaped_for_cel(with_defaults(value, self.schema), self.schema)
+                )
             except Exception as error:  # a YAML timestamp or another non-JSON value
                 unchecked = f"cel-python could not evaluate it ({_brief(error)})"
         return tuple(
@@ -330,14 +407,12 @@ def _plan(text: str) -> _Plan:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else "a parse error"
         return _Plan(None, f"cel-python 0.5.0 cannot parse it ({first_line[:80]})")
     functions, identifiers = _names_used(tree)
-    if _ESCAPED_NAME.search(text):
-        return _Plan(None, "reads an escaped property name (__dash__, __dot__, ...), not mapped here")
     if "oldSelf" in identifiers:
         return _Plan(None, TRANSITION_RULE)
     missing = sorted(functions - _KNOWN_FUNCTIONS)
     if missing:
         return _Plan(None, f"needs {', '.join(missing)}, which cel-python 0.5.0 lacks")
-    return _Plan(_ENV.program(tree), "", _self_fields(tree))
+    return _Plan(_ENV.program(tree, functions=_EQUALITY), "", _self_fields(tree))
 
 
 @lru_cache(maxsize=4096)

@@ -9,7 +9,10 @@ Order (the first CRD of a (group, kind) wins, :meth:`.crd.CrdCatalog.add_documen
    default values, rendered by the real Helm engine (:mod:`..charts`);
 3. the CRDs among its pinned plain manifests (``manifests:``, :mod:`..charts.manifests`): GKE's
    ``networking.gke.io`` Network and GKENetworkParamSet, which GKE itself installs on
-   multi-networking clusters and no chart ships.
+   multi-networking clusters and no chart ships; and Google Cloud Managed Service for
+   Prometheus' ``monitoring.googleapis.com`` kinds (PodMonitoring, ClusterPodMonitoring, Rules,
+   ...), which GKE installs with managed collection on (``gmp-crds``: prometheus-engine
+   ``charts/operator/crds/`` at a pinned commit).
 
 The pack and the offline preview both build their catalogs here.  A pinned chart that cannot be
 resolved is not an error of the stack: its groups are then "cannot check" (see

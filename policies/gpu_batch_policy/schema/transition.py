@@ -18,7 +18,7 @@ guessed.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 import celpy
@@ -28,7 +28,7 @@ from celpy.adapter import json_to_cel
 from .cel import _ENV, with_defaults
 
 
-@cache
+@lru_cache(maxsize=4096)  # rule texts: the pinned CRDs' and what a stack's own CRDs bring
 def _program(rule: str) -> celpy.Runner | None:
     try:
         return _ENV.program(_ENV.compile(rule))

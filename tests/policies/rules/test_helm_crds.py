@@ -24,24 +24,12 @@ from pulumi_policy import EnforcementLevel
 
 from components.chart_lock import locked
 from tests.policies.pack_harness import Res, policy, run
-from tests.policies.pack_objects import RELEASE, k8s, kueue_release, ray_job
+from tests.policies.pack_objects import k8s, kueue_release, ray_job
+from tests.policies.pack_objects import pinned_release as _release
 
 RULE = policy("helm-crds-not-upgraded")
 SCHEMA = policy("custom-resource-schema")
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
-
-
-def _release(key: str, namespace: str, **extra: Any) -> Res:
-    """A Release of the pinned chart ``key`` as any program would declare it."""
-    chart = locked(key)
-    props: dict[str, Any] = {"name": key, "version": chart.version, "namespace": namespace, "values": {}}
-    if chart.source.startswith("oci://"):
-        props["chart"] = chart.source
-    else:
-        props["chart"] = chart.name
-        props["repositoryOpts"] = {"repo": chart.source}
-    props.update(extra)
-    return Res(RELEASE, key, props)
 
 
 def _crds_dir(key: str) -> list[dict[str, Any]]:

@@ -100,7 +100,9 @@ INT32_MAX = 2**31 - 1
 
 # Integrations whose webhook runs only ValidateQueueName + ValidateElasticJobAnnotation, not
 # ValidateJobOnCreate (Deployment, StatefulSet, LeaderWorkerSet webhooks).
-QUEUE_NAME_ONLY = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")})
+QUEUE_NAME_ONLY = frozenset(
+    {("apps", "Deployment"), ("apps", "StatefulSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")}
+)
 # (group, kind) -> (framework in integrations.frameworks, runs ValidateJobOnCreate), for every kind
 # of Kueue's integration registry (workload_kinds.registry).
 KINDS: dict[tuple[str, str], tuple[str, bool]] = {

@@ -1,0 +1,152 @@
+"""Each generated alert fires on a series that should trigger it and stays quiet on one that should not.
+
+The queue alerts' series come from the what-if simulator run on the dev stack's own objects
+(Kueue v0.19.2 admission, DWS ProvisioningRequests with a chosen provisioning delay), converted
+into Kueue's metrics as upstream observes them (tests/alerts/series.py); the alert's PromQL is
+evaluated on them (tests/alerts/promql_eval.py) with its ``duration`` ("for") honoured.  What the
+simulator does not model -- the ClusterQueue status gauge, DCGM -- is synthetic and says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.observability.alerts import AlertRule, AlertThresholds, cluster_rules, queue_rules
+from components.observability.dashboard import QueueView
+from preview.harness import RunResult
+from tests.alerts import series
+from tests.alerts.promql_eval import Evaluator, Series
+from tests.stack_runner import run_stack
+from whatif.cluster import build_cluster
+from whatif.pack import StackModel
+from whatif.simulator import Outcome, Simulation
+from whatif.sources import flavor_pools
+from whatif.trace import parse_trace
+
+CQ = "cluster-queue"
+LIMITS = AlertThresholds(
+    max_provisioning_wait_seconds=7200, idle_gpu_utilization_percent=10, window_minutes=15
+)
+STEP = 60.0
+
+
+@pytest.fixture(scope="module")
+def dev() -> StackModel:
+    run: RunResult = run_stack("dev")
+    return StackModel.from_plain([(r.type, r.inputs, r.urn, r.name) for r in run.resources])
+
+
+def simulate(model: StackModel, workloads: list[dict[str, Any]], delay: float) -> Outcome:
+    cluster = build_cluster(model)
+    cluster.pools = flavor_pools(model)
+    trace = parse_trace({"workloads": workloads})
+    return Simulation(cluster, trace, provisioning_delay=delay).run()
+
+
+def job(name: str, submit: float, gpus: int = 1, duration: float = 4 * 3600) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": "default",
+        "queue": "user-queue",
+        "submit": submit,
+        "duration": duration,
+        "podSets": [{"name": "main", "count": gpus, "requests": {"cpu": "1", "nvidia.com/gpu": "1"}}],
+    }
+
+
+def rule(key_suffix: str, rules: list[AlertRule]) -> AlertRule:
+    (found,) = [r for r in rules if r.key.endswith(key_suffix)]
+    return found
+
+
+def firing_times(alert: AlertRule, data: list[Series], end: float) -> list[float]:
+    """Sample times at which the alert fires: its query is non-empty at every sample in the last
+    ``duration`` seconds (Prometheus' ``for``)."""
+    evaluator = Evaluator(data)
+    times = [i * STEP for i in range(int(end // STEP) + 1)]
+    true_at = {t for t in times if evaluator.instant(alert.query, t)}
+    hold = alert.duration_seconds
+    return [t for t in times if t >= hold and all(u in true_at for u in times if t - hold <= u <= t)]
+
+
+DWS = QueueView(CQ, ("ml",), provisioning_check=True)
+
+
+def test_provisioning_wait_alert_follows_the_simulated_dws_delay(dev: StackModel) -> None:
+    alert = rule("provisioning-wait", queue_rules(DWS, LIMITS))
+    trace = [job(f"j{i}", i * 600) for i in range(6)]
+    end = 10 * 3600.0
+    slow = simulate(dev, trace, delay=3 * 3600)
+    assert all(wl.capacity_wait == 3 * 3600 for wl in slow.workloads)
+    fired = firing_times(alert, series.admission_check_wait(slow, CQ, end), end)
+    assert fired and min(fired) >= 3 * 3600 + alert.duration_seconds
+    fast = simulate(dev, trace, delay=600)
+    assert firing_times(alert, series.admission_check_wait(fast, CQ, end), end) == []
+
+
+def test_eviction_alert_fires_on_failed_provisioning_requests(dev: StackModel) -> None:
+    alert = rule("evictions", queue_rules(DWS, LIMITS))
+    end = 6 * 3600.0
+    # 11 GPUs: more than the dev pool's 10 single-L4 nodes, so each ProvisioningRequest fails.
+    too_big = simulate(dev, [job("big", 0, gpus=11)], delay=300)
+    assert any(ev.event == "requeued" for ev in too_big.events)
+    assert firing_times(alert, series.evictions(too_big, CQ, end), end)
+    fits = simulate(dev, [job("fits", 0, gpus=4)], delay=300)
+    assert firing_times(alert, series.evictions(fits, CQ, end), end) == []
+
+
+def test_inactive_queue_alert_on_the_status_gauge() -> None:
+    alert = rule("inactive", queue_rules(DWS, LIMITS))
+    end = 3600.0
+
+    def status(current: str) -> list[Series]:
+        return [
+            series.constant(
+                "kueue_cluster_queue_status",
+                {"cluster_queue": CQ, "status": s},
+                [(t * STEP, 1.0 if s == current else 0.0) for t in range(61)],
+            )
+            for s in ("pending", "active", "terminating")
+        ]
+
+    assert firing_times(alert, status("pending"), end)
+    assert firing_times(alert, status("active"), end) == []
+
+
+def test_idle_gpus_alert_needs_admitted_work_and_low_utilisation(dev: StackModel) -> None:
+    alert = rule("gpus-idle", cluster_rules(LIMITS))
+    end = 8 * 3600.0
+    outcome = simulate(dev, [job("a", 0, gpus=2, duration=4 * 3600)], delay=300)
+    active = series.admitted_active(outcome, CQ, end)
+
+    def util(value: float) -> Series:
+        return series.constant(
+            "DCGM_FI_DEV_GPU_UTIL",
+            {"gpu": "0", "modelName": "NVIDIA L4"},
+            [(t * STEP, value) for t in range(481)],
+        )
+
+    fired = firing_times(alert, [active, util(3.0)], end)
+    assert fired and min(fired) >= 300 + alert.duration_seconds
+    assert max(fired) <= 300 + 4 * 3600  # quiet once the work has finished
+    assert firing_times(alert, [active, util(85.0)], end) == []
+
+
+def test_xid_alert() -> None:
+    alert = rule("xid-errors", cluster_rules(LIMITS))
+    end = 600.0
+
+    def xid(value: float) -> Series:
+        return series.constant(
+            "DCGM_FI_DEV_XID_ERRORS", {"gpu": "0", "Hostname": "n1"}, [(t * STEP, value) for t in range(11)]
+        )
+
+    assert firing_times(alert, [xid(79.0)], end)
+    assert firing_times(alert, [xid(0.0)], end) == []
+
+
+def test_every_generated_rule_is_exercised() -> None:
+    keys = {r.key.removeprefix(f"{CQ}-") for r in queue_rules(DWS, LIMITS) + cluster_rules(LIMITS)}
+    assert keys == {"provisioning-wait", "evictions", "inactive", "gpus-idle", "xid-errors"}

@@ -1,0 +1,43 @@
+"""The report's Monitoring section: each team's dashboard rows and alerts, and which Kueue metrics
+need which setting -- judged from the stack's own Kueue configuration, as the pack judges it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import yaml
+
+from preview.report import capacity_sections
+from tests.stack_runner import run_stack
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def _section(lines: list[str]) -> str:
+    text = "\n".join(lines)
+    start = text.index("### Monitoring")
+    return text[start : text.index("\n### ", start + 1)]
+
+
+def test_dev_team_row_links_its_dashboard_rows_and_alerts() -> None:
+    section = _section(capacity_sections("dev", run_stack("dev").resources))
+    assert "`kueue-system/kueue`" in section and "`kuberay-system/kuberay-operator`" in section
+    row = next(line for line in section.splitlines() if line.startswith("| `default` |"))
+    assert "`user-queue` → `cluster-queue`" in row
+    assert "rows `cluster-queue: …`" in row and "stack output `dashboardUrl`" in row
+    assert "provisioning-check wait p95 above 7200s" in row
+    assert "| metrics.enableClusterQueueResources: true | yes |" in section
+
+
+def test_a_kueue_without_cluster_queue_resources_is_shown_as_missing_it() -> None:
+    resources = list(run_stack("dev").resources)
+    for i, r in enumerate(resources):
+        if r.type == RELEASE and r.inputs["name"] == "kueue":
+            values = r.inputs["values"]
+            doc = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+            doc["metrics"].pop("enableClusterQueueResources")
+            edited = {**values, "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(doc)}}
+            resources[i] = dataclasses.replace(r, inputs={**r.inputs, "values": edited})
+    section = _section(capacity_sections("dev", resources))
+    assert "| metrics.enableClusterQueueResources: true | **no** |" in section
+    assert "`kueue_cluster_queue_resource_usage`" in section
