@@ -205,7 +205,8 @@ def build_cluster(
         ray_workloads=bool(config.workloads),
         prefix=prefix,
     )
-    dashboards = build_dashboards(config, project)
+    # The project's dashboard and alert policies (fixed names): once, with the first cluster.
+    dashboards = build_dashboards(config, project) if access else None
     gates = readiness_gates(
         kubeconfig,
         schedulers,
