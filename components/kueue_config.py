@@ -262,6 +262,9 @@ class KueueConfiguration:
     fair_sharing_strategies: tuple[str, ...] | None = None
     namespace: str = KUEUE_NAMESPACE
     release_name: str = KUEUE_RELEASE_NAME
+    # A MultiKueue manager's dispatcher (``multiKueue.dispatcherName``, Kueue v0.19.2
+    # apis/config/v1beta2/configuration_types.go); None: not a manager, Kueue's default applies.
+    multikueue_dispatcher: str | None = None
     # ``metrics.enableClusterQueueResources``: without it Kueue never sets the per-flavor quota
     # and usage gauges (kueue v0.19.2 cmd/kueue/main.go passes it to
     # ``schdcache.WithResourceMetrics`` / ``qcache.WithResourceMetrics``;
@@ -346,6 +349,8 @@ class KueueConfiguration:
         }
         if self.fair_sharing_strategies is not None:
             doc["fairSharing"] = {"preemptionStrategies": list(self.fair_sharing_strategies)}
+        if self.multikueue_dispatcher is not None:
+            doc["multiKueue"] = {"dispatcherName": self.multikueue_dispatcher}
         return doc
 
     def to_yaml(self) -> str:

@@ -172,6 +172,9 @@ class KueueQueuesArgs:
     priority_classes: tuple[PriorityClassArgs, ...] = ()
     # Resources a LocalQueue must wait for, by namespace (the team's Namespace object).
     namespaces: Mapping[str, pulumi.Resource] = field(default_factory=dict)
+    # Starts every child's Pulumi name: one program may declare the same queues on several
+    # clusters (MultiKueue workers); "" keeps a single cluster's names.
+    name_prefix: str = ""
 
 
 def flavor_spec(flavor: FlavorArgs) -> dict[str, Any]:
@@ -331,7 +334,7 @@ class KueueQueues(pulumi.ComponentResource):
                 metadata["namespace"] = namespace
             resource = f"{namespace}/{obj_name}" if namespace else obj_name
             return KubeObject(
-                f"{kind.lower()}-{resource.replace('/', '-')}",
+                f"{args.name_prefix}{kind.lower()}-{resource.replace('/', '-')}",
                 api_version=API_VERSION,
                 kind=kind,
                 metadata=metadata,

@@ -28,6 +28,7 @@ from preview.charts import (
     render_recorded_releases,
     resolve_locked,
 )
+from preview.clusters import ClusterGroup, cluster_groups
 from preview.cost.budget import budget_findings
 from preview.cost.estimate import plan_cost
 from preview.cost.prices import price_table
@@ -45,6 +46,7 @@ from preview.findings.summary import findings_by_line
 from preview.harness import RunResult, run_program
 from preview.hosted_session import HostedSession, start_session
 from preview.manifests import (
+    manifests_text,
     render_manifests,
     rendered_objects,
     stack_kubernetes_minor,
@@ -299,6 +301,9 @@ def _charts_and_manifests(
         releases = render_recorded_releases(result.resources, project_dir)
     refused = _print_renders(releases)
     with clock.stage("manifests"):
+        groups = cluster_groups(result.resources, releases)
+        if len(groups) > 1:
+            return refused + _per_cluster_manifests(groups, manifests_path)
         declared = render_manifests(result.resources)
         objects = [*declared, *rendered_objects(releases)]
         write_manifests(manifests_path, declared, releases)
@@ -318,6 +323,30 @@ def _charts_and_manifests(
         + f" ({kubernetes})"
     )
     return len(invalid) + refused
+
+
+def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> int:
+    """``manifests.yaml`` with one section per cluster, each validated as its API server would."""
+    sections: list[str] = []
+    failures = 0
+    for group in groups:
+        declared = render_manifests(group.resources)
+        objects = [*declared, *rendered_objects(list(group.releases))]
+        catalog = crd_catalog_for(list(group.releases), declared)
+        invalid = validate_manifests(objects, catalog=catalog, kubernetes=group.kubernetes)
+        for line in invalid:
+            print(f"[invalid] {group.title}: {line}")
+        failures += len(invalid)
+        sections.append(f"# === {group.title} ===\n" + manifests_text(declared, list(group.releases)))
+        print(
+            f"{group.title}: {len(objects)} Kubernetes objects ({len(declared)} declared, "
+            f"{len(objects) - len(declared)} from {len(group.releases)} Helm releases); "
+            + (f"{len(invalid)} rejected by their schema" if invalid else "every object valid")
+        )
+    manifests_path.parent.mkdir(parents=True, exist_ok=True)
+    manifests_path.write_text("---\n".join(sections))
+    print(f"wrote {_rel(manifests_path)}: {len(groups)} clusters, one section each")
+    return failures
 
 
 def _print_renders(releases: list[ReleaseManifests]) -> int:

@@ -135,6 +135,11 @@ def write_manifests(
     """Multi-document YAML, one object per document: the program's objects, then each release's
     under a ``# --- Helm release <ns>/<name> (<chart> <version>) ---`` comment, in install order."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(manifests_text(objects, releases))
+
+
+def manifests_text(objects: Sequence[Mapping[str, Any]], releases: Sequence[ReleaseManifests] = ()) -> str:
+    """What :func:`write_manifests` writes (one cluster's section of a multi-cluster file)."""
     parts = [_dump(objects)] if objects else []
     for release in sorted(releases, key=lambda r: r.title):
         header = f"# --- {release.title} ---\n"
@@ -142,7 +147,7 @@ def write_manifests(
             header += f"# not rendered ({release.render.status}): {release.render.message}\n"
         body = _dump_cached(release.objects) if release.objects else ""
         parts.append(header + body)
-    path.write_text("---\n".join(parts))
+    return "---\n".join(parts)
 
 
 def rendered_objects(releases: Sequence[ReleaseManifests]) -> list[dict[str, Any]]:

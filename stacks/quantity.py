@@ -62,3 +62,14 @@ Quantity = Annotated[
 def amount(value: str) -> Decimal:
     """The exact amount of a validated quantity (``"500m"`` -> ``Decimal("0.5")``)."""
     return parse_quantity(value)
+
+
+def times(value: str, factor: int) -> str:
+    """``value`` x ``factor`` in ``value``'s own suffix (``"3000Gi"`` x 2 -> ``"6000Gi"``); exponent
+    forms (``"1e3"``) become the plain amount.  Exact: quantities are decimals, never floats."""
+    number = value.rstrip("kMGTPEimu")
+    suffix = value[len(number) :]
+    if suffix and all(c.isdigit() or c == "." for c in number) and number:
+        product = Decimal(number) * factor
+        return f"{product.normalize():f}{suffix}"
+    return f"{(amount(value) * factor).normalize():f}"

@@ -45,6 +45,7 @@ from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
 from .rules.monitoring import POLICIES as RULES_MONITORING
 from .rules.monitoring_queries import POLICIES as RULES_MONITORING_QUERIES
+from .rules.multikueue import POLICIES as RULES_MULTIKUEUE
 from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from .rules.operator_pool import POLICIES as RULES_OPERATOR_POOL
 from .rules.pod_security import POLICIES as RULES_POD_SECURITY
@@ -95,6 +96,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_GPU_STACK,
     *RULES_KUEUE_ACCELERATOR_MIX,
     *RULES_HELM_CRDS,
+    *RULES_MULTIKUEUE,
     *RULES_MONITORING,
     *RULES_MONITORING_QUERIES,
     *RULES_DCGM_EXPORTERS,

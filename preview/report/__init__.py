@@ -27,6 +27,7 @@ from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn
 from preview.report.gpu_sharing import fraction_section, gpu_stack_cell
 from preview.report.monitoring import monitoring_section
+from preview.report.multikueue import cluster_subsets, multikueue_section
 from preview.report.network import network_section
 from preview.report.tenancy import tenancy_section
 from preview.report.training import training_section
@@ -291,9 +292,40 @@ def render_report(stack: str, resources: Sequence[RecordedResource], analysis: A
 
 def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list[str]:
     """Every section but the policy results: what the stack plans, which needs no pack answer
-    (so the preview writes it while the pack still runs ``AnalyzeStack``)."""
+    (so the preview writes it while the pack still runs ``AnalyzeStack``).  A program reaching
+    several clusters gets the sections once per cluster, then which workers take which gangs."""
+    clusters = cluster_subsets(resources)
+    if len(clusters) < 2:
+        return [
+            f"## gpu-batch capacity report: `{stack}`",
+            "",
+            *_cluster_sections(resources),
+            *what_if_section(stack, resources),
+        ]
+    out = [f"## gpu-batch capacity report: `{stack}` ({len(clusters)} clusters)", ""]
+    for title, subset in clusters:
+        out += [f"## {title}", "", *_cluster_sections(subset)]
+    out += multikueue_section(clusters, lambda subset: _gang_rows(stack_model(subset)), _table)
+    out += what_if_section(stack, resources)
+    return out
+
+
+def _gang_rows(model: StackModel) -> dict[str, tuple[str, str]]:
+    """Per ClusterQueue: (largest gang in GPUs, pools behind) over its GPU flavors."""
+    out: dict[str, tuple[str, str]] = {}
+    for row in _cluster_queue_rows(model):
+        name, gang, behind = str(row[0]), str(row[5]), str(row[6])
+        previous = out.get(name)
+        out[name] = (
+            (gang, behind) if previous is None else (f"{previous[0]}, {gang}", f"{previous[1]}, {behind}")
+        )
+    return out
+
+
+def _cluster_sections(resources: Sequence[RecordedResource]) -> list[str]:
+    """The capacity sections of one cluster's resources."""
     model = stack_model(resources)
-    out = [f"## gpu-batch capacity report: `{stack}`", ""]
+    out: list[str] = []
     pool_rows = list(_pool_rows(model))
     if pool_rows:
         out += ["### GPU node pools", ""]
@@ -352,7 +384,6 @@ def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list
     if diagram:
         out += ["### Queue hierarchy", "", *diagram, ""]
     out += monitoring_section(model, resources, _table)
-    out += what_if_section(stack, resources)
     return out
 
 

@@ -9,6 +9,7 @@ from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.gpu_stack import check_gpu_stacks
 from stacks.checks.gpudirect import check_gpudirect
 from stacks.checks.maintenance import check_maintenance
+from stacks.checks.multikueue import check_multikueue
 from stacks.checks.network import check_network
 from stacks.checks.queue_layer import check_queue_layer
 from stacks.checks.scheduler import check_schedulers
@@ -18,7 +19,15 @@ from stacks.errors import ConfigIssue
 
 
 def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
-    """Rules across keys, after every key has the right shape."""
+    """Rules across keys, after every key has the right shape: per cluster under MultiKueue."""
+    if config.multi_kueue is not None:
+        yield from check_multikueue(config, single_cluster_issues)
+    else:
+        yield from single_cluster_issues(config)
+
+
+def single_cluster_issues(config: StackConfig) -> Iterator[ConfigIssue]:
+    """The checks of one cluster's config (a whole stack, or one MultiKueue cluster of it)."""
     yield from check_cluster(config.cluster, config.gpu_pools)
     yield from check_pools(config.gpu_pools)
     yield from check_gpu_stacks(config.cluster, config.gpu_pools)

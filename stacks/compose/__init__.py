@@ -48,6 +48,10 @@ class Platform:
     schedulers: Schedulers
     queues: QueueLayer
     gpu_operator: GpuOperatorLayer | None = None
+    kubeconfig: pulumi.Output[str] | None = None
+    channel_default: str | None = None
+    # Kueue's webhooks serve (the readiness gate), when the cluster declares Kueue objects.
+    kueue_ready: pulumi.Resource | None = None
     monitoring: MonitoringLayer | None = None
     dashboards: DashboardLayer | None = None
 
@@ -61,7 +65,31 @@ def team_iam_members(config: StackConfig) -> list[str]:
 
 
 def build(config: StackConfig, project: str) -> Platform:
-    """Declare every resource of the stack and export what reviewers and users need."""
+    """Declare every resource of the stack and export what reviewers and users need.
+
+    With ``multiKueue`` the stack is a manager and its workers (``stacks.compose.multikueue``)."""
+    if config.multi_kueue is not None:
+        from stacks.compose.multikueue import build_multikueue  # imports this module
+
+        return build_multikueue(config, project).manager
+    platform = build_cluster(config, project)
+    export_cluster(config, platform)
+    return platform
+
+
+def build_cluster(
+    config: StackConfig,
+    project: str,
+    *,
+    prefix: str = "",
+    access: bool = True,
+    extra_checks: tuple[str, ...] = (),
+) -> Platform:
+    """One cluster and everything on it.  ``prefix`` starts the Pulumi name of every top-level
+    resource whose name is not the cluster's own (pools, operators, gates, queues, teams), so a
+    second cluster of the same program gets its own URNs ("" keeps a single cluster's names);
+    ``access``: grant the teams' project IAM (once per project, not per cluster); ``extra_checks``:
+    see :func:`stacks.compose.queues.build_queues`."""
     spec = config.cluster
     channel_default = check_channel_default(spec, config.gpu_pools, project)
     nodes = NodeServiceAccount(
@@ -106,7 +134,7 @@ def build(config: StackConfig, project: str) -> Platform:
         machine = gpu_machine(pool.machine_type)
         assert machine is not None  # config validation rejected unknown machine types
         pools[pool.name] = GpuNodePool(
-            pool.name,
+            f"{prefix}{pool.name}",
             GpuNodePoolArgs(
                 project=project,
                 cluster_name=cluster.cluster.name,
@@ -137,7 +165,8 @@ def build(config: StackConfig, project: str) -> Platform:
             opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]),
         )
     kubeconfig = kubeconfig_for(cluster.cluster, dns_endpoint=spec.dns_endpoint)
-    grant_cluster_access(project, team_iam_members(config))
+    if access:
+        grant_cluster_access(project, team_iam_members(config))
     # Operators install through this provider: on private nodes they need NAT to pull images and
     # the webhook firewall for the control plane to reach them, so both come first.
     provider = cluster_provider(
@@ -155,7 +184,7 @@ def build(config: StackConfig, project: str) -> Platform:
         if config.kueue.enabled or config.kuberay.enabled
         else None
     )
-    gpu_operator = install_gpu_operator(config, provider, kubeconfig)
+    gpu_operator = install_gpu_operator(config, provider, kubeconfig, prefix=prefix)
     install_gpudirect(config, gpudirect_vpcs, provider)
     schedulers = install_schedulers(
         config,
@@ -163,19 +192,23 @@ def build(config: StackConfig, project: str) -> Platform:
         workload_needs(config),
         cdi=gpu_operator is not None,
         retained_provider=retained_provider,
+        prefix=prefix,
     )
     monitoring = build_monitoring(
         provider,
         schedulers,
         gpu_operator.install.release if gpu_operator is not None else None,
         ray_workloads=bool(config.workloads),
+        prefix=prefix,
     )
-    dashboards = build_dashboards(config, project)
+    # The project's dashboard and alert policies (fixed names): once, with the first cluster.
+    dashboards = build_dashboards(config, project) if access else None
     gates = readiness_gates(
         kubeconfig,
         schedulers,
         kueue_objects=has_kueue_objects(config),
         kai_objects=bool(config.kai_queues),
+        prefix=prefix,
     )
     queues = build_queues(
         config,
@@ -183,8 +216,33 @@ def build(config: StackConfig, project: str) -> Platform:
         schedulers,
         gates,
         gpu_runtime=gpu_operator.runtime_class_ready if gpu_operator else None,
+        prefix=prefix,
+        extra_checks=extra_checks,
     )
-    build_team_identities(config, project, provider, queues.teams)
+    if access:
+        # Team Workload Identity is project-level (a Google service account per team): declared
+        # once, with the manager (multiKueue refuses it on workers, stacks/checks/multikueue.py).
+        build_team_identities(config, project, provider, queues.teams)
+    return Platform(
+        cluster=cluster,
+        gpu_pools=pools,
+        network=network,
+        provider=provider,
+        schedulers=schedulers,
+        queues=queues,
+        gpu_operator=gpu_operator,
+        kubeconfig=kubeconfig,
+        channel_default=channel_default,
+        kueue_ready=gates.kueue,
+        monitoring=monitoring,
+        dashboards=dashboards,
+    )
+
+
+def export_cluster(config: StackConfig, platform: Platform) -> None:
+    """The single-cluster stack's outputs."""
+    spec, cluster, pools = config.cluster, platform.cluster, platform.gpu_pools
+    channel_default, kubeconfig = platform.channel_default, platform.kubeconfig
     pulumi.export("clusterName", cluster.cluster.name)
     pulumi.export(
         "gkeVersion",
@@ -207,17 +265,6 @@ def build(config: StackConfig, project: str) -> Platform:
         },
     )
     pulumi.export("gpuCapacity", sum(p.gpu_capacity for p in pools.values()))
-    return Platform(
-        cluster=cluster,
-        gpu_pools=pools,
-        network=network,
-        provider=provider,
-        schedulers=schedulers,
-        queues=queues,
-        gpu_operator=gpu_operator,
-        monitoring=monitoring,
-        dashboards=dashboards,
-    )
 
 
 def _maintenance(config: MaintenanceConfig | None) -> MaintenanceWindow | None:

@@ -40,18 +40,19 @@ def quota_pods(config: StackConfig) -> int:
 
 
 def install_gpu_operator(
-    config: StackConfig, provider: pulumi.ProviderResource, kubeconfig: pulumi.Input[str]
+    config: StackConfig, provider: pulumi.ProviderResource, kubeconfig: pulumi.Input[str], *, prefix: str = ""
 ) -> GpuOperatorLayer | None:
-    """The operator and its RuntimeClass gate, or None when no pool uses it."""
+    """The operator and its RuntimeClass gate, or None when no pool uses it; ``prefix`` starts
+    their Pulumi names (one cluster of several, ``stacks.compose.build_cluster``)."""
     if not uses_gpu_operator(config):
         return None
     install = GpuOperatorInstall(
-        "gpu-operator",
+        f"{prefix}gpu-operator",
         GpuOperatorArgs(quota_pods=quota_pods(config)),
         opts=pulumi.ResourceOptions(provider=provider),
     )
     gate = RuntimeClassReadiness(
-        "gpu-runtime-class-ready",
+        f"{prefix}gpu-runtime-class-ready",
         kubeconfig,
         [install.runtime_class],
         installed=release_fingerprint(install.release),

@@ -60,6 +60,7 @@ def build_monitoring(
     gpu_operator: pulumi.Resource | None = None,
     *,
     ray_workloads: bool = False,
+    prefix: str = "",
 ) -> MonitoringLayer:
     """Declare the scrape objects for the operators ``schedulers`` installed, for the GPU
     Operator's dcgm-exporter when ``gpu_operator`` (its release) is installed, and for Ray pods
@@ -69,33 +70,33 @@ def build_monitoring(
     if schedulers.kueue is not None:
         installed = schedulers.kueue.configuration
         scrape = KueueMetricsScrape(
-            "kueue-metrics",
+            f"{prefix}kueue-metrics",
             KueueScrapeArgs(release_name=installed.release_name, namespace=installed.namespace),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kueue.release]),
         )
         found["kueue"] = scrape.pod_monitoring
     if schedulers.kuberay is not None:
         found["kuberay-operator"] = pod_monitoring(
-            "kuberay-operator-metrics",
+            f"{prefix}kuberay-operator-metrics",
             kuberay_operator_scrape(KUBERAY_RELEASE_NAME, KUBERAY_NAMESPACE),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kuberay.release]),
         )
     if schedulers.kai is not None:
         for kai in kai_scrapes(KAI_NAMESPACE):
             found[kai.name] = pod_monitoring(
-                f"{kai.name}-metrics",
+                f"{prefix}{kai.name}-metrics",
                 kai,
                 opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kai.release]),
             )
     if schedulers.kuberay is not None and ray_workloads:
         found["ray-pods"] = cluster_pod_monitoring(
-            "ray-pods-metrics",
+            f"{prefix}ray-pods-metrics",
             ray_pods_scrape(),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[schedulers.kuberay.release]),
         )
     if gpu_operator is not None:
         found["dcgm-exporter"] = pod_monitoring(
-            "dcgm-exporter-metrics",
+            f"{prefix}dcgm-exporter-metrics",
             dcgm_exporter_scrape(GPU_OPERATOR_NAMESPACE),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=[gpu_operator]),
         )

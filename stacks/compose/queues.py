@@ -89,14 +89,19 @@ def build_queues(
     gates: ReadinessGates | None = None,
     *,
     gpu_runtime: pulumi.Resource | None = None,
+    prefix: str = "",
+    extra_checks: tuple[str, ...] = (),
 ) -> QueueLayer:
-    """``gpu_runtime``: a gate the KAI workloads wait for (the GPU Operator's RuntimeClass)."""
+    """``gpu_runtime``: a gate the KAI workloads wait for (the GPU Operator's RuntimeClass);
+    ``prefix`` starts the Pulumi names of the teams and queue objects (one cluster of several);
+    ``extra_checks``: admission checks every ClusterQueue also carries, declared elsewhere -- a
+    MultiKueue manager's check (a ClusterQueue waits inactive until its check exists)."""
     pods = bool(skypilot_teams(config.teams))
     # Team namespaces go before these controllers on destroy (TeamTenancy's ``controllers``).
     controllers = [s.release for s in (schedulers.kueue, schedulers.kai, schedulers.kuberay) if s is not None]
     teams = {
         team.name: TeamTenancy(
-            team.name,
+            f"{prefix}{team.name}",
             _team_args(team, config, pods),
             opts=pulumi.ResourceOptions(provider=provider),
             controllers=controllers,
@@ -106,13 +111,13 @@ def build_queues(
     namespaces: dict[str, pulumi.Resource] = {t.namespace_name: teams[t.name].namespace for t in config.teams}
     if namespaces:
         TenantServiceAdmission(
-            "tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
+            f"{prefix}tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
         )
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
         kueue = KueueQueues(
-            "kueue-queues",
-            _kueue_args(config, namespaces),
+            f"{prefix}kueue-queues",
+            _with_checks(replace(_kueue_args(config, namespaces), name_prefix=prefix), extra_checks),
             # After the webhooks serve (the gate), not merely after `helm install` returned.
             opts=pulumi.ResourceOptions(
                 provider=provider,
@@ -122,7 +127,7 @@ def build_queues(
     kai = None
     if schedulers.kai is not None and config.kai_queues:
         kai = KaiQueues(
-            "kai-queues",
+            f"{prefix}kai-queues",
             tuple(_kai_args(config)),
             opts=pulumi.ResourceOptions(
                 provider=provider,
@@ -145,6 +150,16 @@ def build_queues(
         )
     skypilot = _skypilot_servers(config, provider, teams, kueue, schedulers)
     return QueueLayer(teams=teams, kueue=kueue, kai=kai, workloads=workloads, skypilot=skypilot)
+
+
+def _with_checks(args: KueueQueuesArgs, checks: tuple[str, ...]) -> KueueQueuesArgs:
+    if not checks:
+        return args
+    queues = tuple(
+        replace(cq, admission_checks=(*cq.admission_checks, *(CheckUse(c) for c in checks)))
+        for cq in args.cluster_queues
+    )
+    return replace(args, cluster_queues=queues)
 
 
 def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:

@@ -60,15 +60,21 @@ def _gate(
 
 
 def readiness_gates(
-    kubeconfig: pulumi.Input[str], schedulers: Schedulers, *, kueue_objects: bool, kai_objects: bool
+    kubeconfig: pulumi.Input[str],
+    schedulers: Schedulers,
+    *,
+    kueue_objects: bool,
+    kai_objects: bool,
+    prefix: str = "",
 ) -> ReadinessGates:
-    """A gate for each installed scheduler whose queue objects the stack declares."""
+    """A gate for each installed scheduler whose queue objects the stack declares (``prefix``
+    starts their Pulumi names)."""
     kueue, kai = schedulers.kueue, schedulers.kai
     return ReadinessGates(
-        kueue=_gate("kueue-webhooks-ready", kubeconfig, KUEUE_PROBE, kueue.release)
+        kueue=_gate(f"{prefix}kueue-webhooks-ready", kubeconfig, KUEUE_PROBE, kueue.release)
         if kueue is not None and kueue_objects
         else None,
-        kai=_gate("kai-webhooks-ready", kubeconfig, KAI_PROBE, kai.release)
+        kai=_gate(f"{prefix}kai-webhooks-ready", kubeconfig, KAI_PROBE, kai.release)
         if kai is not None and kai_objects
         else None,
     )

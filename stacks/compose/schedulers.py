@@ -41,6 +41,7 @@ from components.kueue_config import (
     frameworks_for,
 )
 from stacks.config import StackConfig
+from stacks.config.multikueue import DISPATCHERS
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ def kueue_configuration(config: StackConfig, needs: WorkloadNeeds) -> KueueConfi
             backoff_max_seconds=strategy.backoff_max_seconds,
         ),
         fair_sharing_strategies=strategies,
+        multikueue_dispatcher=DISPATCHERS[config.multi_kueue.dispatcher] if config.multi_kueue else None,
     )
 
 
@@ -106,6 +108,7 @@ def install_schedulers(
     needs: WorkloadNeeds | None = None,
     *,
     cdi: bool = False,
+    prefix: str = "",
     retained_provider: pulumi.ProviderResource | None = None,
 ) -> Schedulers:
     """Declare the chosen operators on the cluster behind ``provider``; ``cdi``: the NVIDIA GPU
@@ -116,7 +119,7 @@ def install_schedulers(
     kueue = kai = kuberay = None
     if config.kueue.enabled:
         kueue = KueueInstall(
-            "kueue",
+            f"{prefix}kueue",
             KueueInstallArgs(
                 configuration=kueue_configuration(config, needs),
                 feature_gates=dict(config.kueue.feature_gates),
@@ -128,7 +131,7 @@ def install_schedulers(
     after_kueue: list[pulumi.Resource] = [kueue.release] if kueue else []
     if config.kai.enabled:
         kai = KaiSchedulerInstall(
-            "kai-scheduler",
+            f"{prefix}kai-scheduler",
             KaiSchedulerArgs(
                 gpu_sharing=config.kai.gpu_sharing,
                 cluster_autoscaling=config.kai.cluster_autoscaling,
@@ -140,7 +143,7 @@ def install_schedulers(
         )
     if config.kuberay.enabled:
         kuberay = KubeRayOperator(
-            "kuberay-operator",
+            f"{prefix}kuberay-operator",
             KubeRayOperatorArgs(
                 batch_scheduler="kai-scheduler" if kai else None, version=config.kuberay.version
             ),

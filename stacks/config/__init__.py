@@ -13,6 +13,7 @@ from stacks.config.cluster import ClusterConfig, GpuPoolConfig
 from stacks.config.cost import GpuPriceConfig
 from stacks.config.kai_queues import KaiQueueConfig
 from stacks.config.monitoring import MonitoringConfig
+from stacks.config.multikueue import MultiKueueConfig
 from stacks.config.queues import KueueQueuesConfig
 from stacks.config.schedulers import (
     KaiConfig,
@@ -54,6 +55,11 @@ class StackConfig(ConfigModel):
     )
     workloads: list[WorkloadConfig] = Field(
         default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."
+    )
+    multi_kueue: MultiKueueConfig | None = Field(
+        None,
+        description="MultiKueue: the cluster above becomes the manager, dispatching to these workers "
+        "(see multiKueue.* keys).",
     )
     monitoring: MonitoringConfig = Field(
         default_factory=lambda: MonitoringConfig.model_validate({}),

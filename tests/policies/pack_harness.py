@@ -16,6 +16,7 @@ from gpu_batch_policy.report import CannotCheckYetError
 from pulumi_policy import (
     Policy,
     PolicyCustomTimeouts,
+    PolicyProviderResource,
     PolicyResource,
     PolicyResourceOptions,
     ResourceValidationArgs,
@@ -44,6 +45,8 @@ class Res:
     props: dict[str, Any]
     urn: str = ""
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    # The URN of the Kubernetes provider the resource is registered with ("": the default one).
+    provider: str = ""
 
     def __post_init__(self) -> None:
         if not self.urn:
@@ -78,6 +81,12 @@ def _opts() -> PolicyResourceOptions:
     return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], parent=None)
 
 
+def _provider(urn: str) -> PolicyProviderResource | None:
+    if not urn:
+        return None
+    return PolicyProviderResource("pulumi:providers:kubernetes", {}, urn, urn.rsplit("::", 1)[-1])
+
+
 def run(pol: Policy, resources: list[Res], config: dict[str, Any] | None = None) -> Run:
     """Run ``pol`` on ``resources``: each one for a resource policy, all at once for a stack one.
 
@@ -99,7 +108,7 @@ def run(pol: Policy, resources: list[Res], config: dict[str, Any] | None = None)
                 r.urn,
                 r.name,
                 _opts(),
-                None,
+                _provider(r.provider),
                 None,
                 [],
                 {},

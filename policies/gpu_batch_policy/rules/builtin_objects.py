@@ -42,7 +42,8 @@ PATCH_SUFFIX = "Patch"
 
 def stack_minor(model: StackModel) -> KubernetesMinor:
     """The minor of the stack's (first) GKE cluster, as the preview's ``stack_kubernetes_minor``."""
-    for cluster in model.gke_clusters():
+    # URN order: a program with several clusters gets the same answer whatever the registration order.
+    for cluster in sorted(model.gke_clusters(), key=lambda c: c.urn):
         version = cluster.min_master_version
         return kubernetes_minor(None if isinstance(version, Unknown) else version)
     return kubernetes_minor(None)
