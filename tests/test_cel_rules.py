@@ -381,4 +381,7 @@ def test_escaped_property_names_read_the_declared_property() -> None:
     assert forbidden.evaluate({"x-prop": 1}, schema).verdict is Verdict.PASSED
     assert forbidden.evaluate({"namespace": "other"}, schema).verdict is Verdict.FAILED
     as_map = {"type": "object", "additionalProperties": {"type": "integer"}}
-    assert compiled_rule({"rule": "self['x-prop'] == 1"}).evaluate({"x-prop": 1}, as_map).verdict is Verdict.PASSED
+    assert (
+        compiled_rule({"rule": "self['x-prop'] == 1"}).evaluate({"x-prop": 1}, as_map).verdict
+        is Verdict.PASSED
+    )

@@ -136,6 +136,7 @@ def stack_dashboard(
     title: str,
     queues: Sequence[QueueView],
     kai_queues: Sequence[str] = (),
+    *,
     opts: pulumi.ResourceOptions | None = None,
 ) -> gcp.monitoring.Dashboard:
     return gcp.monitoring.Dashboard(

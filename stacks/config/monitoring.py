@@ -33,6 +33,7 @@ def _alertable_wait(text: str) -> str:
         )
     return text
 
+
 # A Cloud Monitoring notification channel's resource name (pulumi-gcp 10.2.0 AlertPolicy
 # ``notification_channels``: "projects/[PROJECT_ID]/notificationChannels/[CHANNEL_ID]").
 NotificationChannel = Annotated[

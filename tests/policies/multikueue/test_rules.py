@@ -308,4 +308,6 @@ def test_empty_or_contextless_kubeconfig_in_clientcmds_words() -> None:
     assert rejections("") == ["invalid configuration: no configuration has been provided"]
     text = TOKEN_KUBECONFIG.format(name="w").replace("current-context: w", "current-context: nope")
     assert rejections(text) == ["context was not found for specified context: nope"]
-    assert rejections("clusters: {a: b}\n") == ["failed to parse kubeconfig(apiconfig): clusters is not a list"]
+    assert rejections("clusters: {a: b}\n") == [
+        "failed to parse kubeconfig(apiconfig): clusters is not a list"
+    ]
