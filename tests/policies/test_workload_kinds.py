@@ -85,9 +85,11 @@ def test_pytorchjob_roles_and_kai_min_available() -> None:
     assert counts([partial], kai=True) == {"ptj": [("Master", 1), ("Worker", 1)]}
 
 
-def test_trainjob_is_cannot_tell() -> None:
+def test_trainjob_without_its_runtime_is_cannot_tell() -> None:
+    """A TrainJob's pods come from the runtime it references (workload_kinds.trainjob; counted in
+    test_trainjob_pod_sets): absent from the program, its gang is "cannot tell"."""
     tj = k8s("trainer.kubeflow.org/v1alpha1", "TrainJob", "tj", spec={"runtimeRef": {"name": "torch"}})
-    assert "training runtime" in str(counts([tj])["tj"])
+    assert "ClusterTrainingRuntime 'torch' is not in the program" in str(counts([tj])["tj"])
 
 
 def test_leaderworkerset_one_gang_per_group() -> None:

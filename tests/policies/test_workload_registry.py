@@ -121,8 +121,8 @@ KUEUE_TESTS: dict[str, tuple[str, str]] = {
         "test_kubeflow_kinds_in_kueues_order",
     ),
     "trainer.kubeflow.org/trainjob": (
-        "trainjob/trainjob_controller_test.go TestRunWithPodsetsInfo (pod sets of the child JobSet the runtime builds: cannot tell here)",
-        "test_workload_kinds::test_trainjob_is_cannot_tell",
+        "trainjob/trainjob_controller_test.go TestReconciler",
+        "test_trainjob_pod_sets::test_trainjob_pod_sets_as_kueues_test",
     ),
     "workload.codeflare.dev/appwrapper": (
         "appwrapper/appwrapper_controller_test.go TestPodSets",
@@ -136,12 +136,14 @@ KUEUE_TESTS: dict[str, tuple[str, str]] = {
 
 
 def test_every_framework_cites_kueues_test() -> None:
+    import tests.policies.test_trainjob_pod_sets as trainjob_tests
     import tests.policies.test_workload_kinds as kinds_tests
 
     assert set(KUEUE_TESTS) == FRAMEWORK_NAMES
     for framework, (_, ours) in KUEUE_TESTS.items():
         module, _, name = ours.rpartition("::")
-        holder = kinds_tests if module == "test_workload_kinds" else sys.modules[__name__]
+        holders = {"test_workload_kinds": kinds_tests, "test_trainjob_pod_sets": trainjob_tests}
+        holder = holders.get(module, sys.modules[__name__])
         assert callable(getattr(holder, name, None)), (framework, ours)
 
 
@@ -184,8 +186,10 @@ def _sample(group: str, kind: str) -> Any:
 @pytest.mark.parametrize("integration", INTEGRATIONS, ids=lambda i: i.framework)
 def test_every_registered_kind_has_a_module_that_counts_it(integration: Any) -> None:
     """Fails when Kueue registers a kind (chart list above) that no module here counts."""
-    if integration.group == "ray.io":
-        assert integration.counters is None  # counted over the model's Ray views (workload_kinds.ray)
+    if integration.group == "ray.io" or integration.kind == "TrainJob":
+        # counted over the model: Ray views (workload_kinds.ray), TrainJob with its runtime
+        # (workload_kinds.trainjob)
+        assert integration.counters is None
     else:
         assert integration.counters is not None or integration.kind == "Pod"
         assert (

@@ -52,6 +52,8 @@ _CLUSTER_SCOPED: dict[str, frozenset[str]] = {
     "node.k8s.io": frozenset({"RuntimeClass"}),
     "networking.k8s.io": frozenset({"IngressClass"}),
     "kai.scheduler": frozenset({"Config", "SchedulingShard", "Topology"}),
+    # kubeflow/trainer v2.2.1 pkg/apis/trainer/v1alpha1/trainingruntime_types.go (scope=Cluster).
+    "trainer.kubeflow.org": frozenset({"ClusterTrainingRuntime"}),
 }
 
 # The Kubernetes provider puts a namespaced object without metadata.namespace into the

@@ -3,7 +3,8 @@
 ``kueue_gangs(model)`` lists each Kueue Workload a stack's objects become; ``kai_gangs(model)``
 each KAI PodGroup's minimum.  Every kind of Kueue's integration registry has its module, listed
 in :mod:`.registry`: :mod:`batch_job`, :mod:`jobset`, :mod:`pods` (plain Pods and pod groups),
-:mod:`kubeflow` (PyTorchJob, TFJob, PaddleJob, XGBoostJob, JAXJob, MPIJob, TrainJob),
+:mod:`kubeflow` (PyTorchJob, TFJob, PaddleJob, XGBoostJob, JAXJob, MPIJob), :mod:`trainjob`
+(TrainJob, through the training runtime it references),
 :mod:`leaderworkerset`, :mod:`serving` (Deployment, StatefulSet), :mod:`ray` (RayJob, RayCluster,
 RayService), :mod:`appwrapper` (AppWrapper, its components' pod sets) and :mod:`spark`
 (SparkApplication).  Each module cites the
@@ -21,7 +22,7 @@ from functools import partial
 from ..demand import CannotTellError
 from ..model import StackModel
 from ..model.base import KubeObject
-from . import pods, ray
+from . import pods, ray, trainjob
 from .base import Gang
 from .registry import INTEGRATIONS
 
@@ -65,6 +66,9 @@ def _gangs(model: StackModel, kai: bool) -> list[Counted]:
             out.append(counted)
         else:
             out.extend(Counted(g.obj, g.subject, (g,)) for g in counted.gangs)
+    train_counter = trainjob.kai_gangs if kai else trainjob.kueue_gangs
+    for obj in model.kube_objects(trainjob.GROUP, "TrainJob"):
+        out.append(_count(obj, obj, partial(train_counter, model, obj)))
     for obj in model.objects:
         family = FAMILIES.get((obj.group, obj.kind))
         if family is not None:

@@ -1,5 +1,5 @@
 """Kubeflow training jobs: PyTorchJob, TFJob, PaddleJob, XGBoostJob, JAXJob (kubeflow.org/v1),
-MPIJob (kubeflow.org/v2beta1) and TrainJob.
+MPIJob (kubeflow.org/v2beta1).  (TrainJob: :mod:`.trainjob`.)
 
 Kueue: one pod set per replica type the job has, in the integration's order, ``replicas``
 defaulting to 1 (kubernetes-sigs/kueue v0.19.2
@@ -17,8 +17,6 @@ KAI: ``spec.runPolicy.schedulingPolicy.minAvailable`` when set, else the sum of 
 (kai-scheduler/KAI-Scheduler v0.17.0 ``pkg/podgrouper/podgrouper/plugins/kubeflow/distributed_common.go``
 L36-50, L62-97), for the kinds with a distributed grouper (``plugins/kubeflow/{pytorch,tensorflow,
 xgboost,jax,mpi}``); a PaddleJob has none and gets the default grouper's ``MinAvailable: 1``.
-A TrainJob's pods come from the TrainingRuntime it references (``pkg/controller/jobs/trainjob``),
-which this pack does not model, so its gang is "cannot tell".
 """
 
 from __future__ import annotations

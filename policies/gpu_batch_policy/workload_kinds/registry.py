@@ -31,7 +31,8 @@ class Integration:
     """One registered integration: its framework name, the kind it admits and how it is counted.
 
     ``counters`` is (Kueue, KAI) for kinds counted object by object; None for the families counted
-    over the whole model (pods and pod groups, Ray: see ``workload_kinds._gangs``)."""
+    over the whole model (pods and pod groups, Ray, TrainJob with the training runtime it references:
+    see ``workload_kinds._gangs``)."""
 
     framework: str
     group: str
@@ -104,7 +105,7 @@ INTEGRATIONS: tuple[Integration, ...] = (
         ("trainer.kubeflow.org", "TrainJob"),
         "trainjob/trainjob_controller.go",
         True,
-        kubeflow,
+        None,  # needs its runtime from the model: workload_kinds.trainjob
     ),
     _kind(
         "workload.codeflare.dev/appwrapper",
