@@ -11,6 +11,7 @@ from typing import Any
 
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.rules import workload_gangs as rules_workload_gangs
+from gpu_batch_policy.values import dig
 from gpu_batch_policy.workload_kinds import kueue_gangs
 
 from tests.policies.test_workload_gangs import KUEUE, queue
@@ -146,16 +147,40 @@ def test_runtime_lookup_and_cannot_tell() -> None:
     assert "unsupported runtime" in str(counts([KUEUE_TEST_RUNTIME, trainjob(ref=bad)])["tj"])
     unknown = counts([KUEUE_TEST_RUNTIME, trainjob(trainer={"numNodes": UNKNOWN})])["tj"]
     assert isinstance(unknown, str) and "numNodes" in unknown
-    patch = {
-        "manager": "me",
-        "trainingRuntimeSpec": {
-            "template": {
-                "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"parallelism": 9}}}]}
-            }
-        },
+
+
+def job_patch(name: str, template: Any) -> dict[str, Any]:
+    body = {"replicatedJobs": [{"name": name, "template": template}]}
+    return {"manager": "example.com/me", "trainingRuntimeSpec": {"template": {"spec": body}}}
+
+
+def test_runtime_patches_merge_before_counting() -> None:
+    """trainer ``mergeRuntimePatches``: a strategic merge patch of the named replicatedJob's
+    template.  The patch API has no parallelism or resources, so counts stay and placement follows
+    the patch: nodeSelector merged key by key, tolerations replaced, containers merged by name."""
+    rt = runtime("test", rjob("node", trainer=True, gpu=1))
+    pod_spec = {
+        "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        "containers": [{"name": "node", "env": [{"name": "A", "value": "1"}]}],
     }
-    patched = counts([KUEUE_TEST_RUNTIME, trainjob(runtimePatches=[patch])])["tj"]
-    assert isinstance(patched, str) and "runtimePatches[0]" in patched
+    patch = job_patch("node", {"spec": {"template": {"spec": pod_spec}}})
+    (counted,) = kueue_gangs(StackModel.from_plain([rt, trainjob(runtimePatches=[patch])]))
+    (gang,) = counted.gangs
+    (node,) = gang.pod_sets
+    assert node.count == 1 and node.template.gpus() == 1
+    spec = dig(node.template.raw, "spec")
+    assert spec["nodeSelector"] == pod_spec["nodeSelector"]
+    assert spec["tolerations"] == pod_spec["tolerations"]
+    (container,) = spec["containers"]
+    assert container["env"] == [{"name": "A", "value": "1"}] and "resources" in container
+    # A patch of a job the runtime does not have changes nothing.
+    assert counts([rt, trainjob(runtimePatches=[job_patch("absent", {})])]) == {"tj": [("node", 1)]}
+    # Neither a field outside the patch API nor a directive is silently dropped or applied.
+    wrong = counts([rt, trainjob(runtimePatches=[job_patch("node", {"spec": {"parallelism": 9}})])])["tj"]
+    assert isinstance(wrong, str) and "runtimePatches[0]" in wrong and "parallelism is no field" in wrong
+    directive = counts([rt, trainjob(runtimePatches=[job_patch("node", {"$patch": "replace"})])])["tj"]
+    assert isinstance(directive, str) and "directive" in directive
 
 
 def test_over_quota_trainjob_is_caught() -> None:
@@ -173,3 +198,15 @@ def test_over_quota_trainjob_is_caught() -> None:
     assert out.mentions("TrainJob 'ml/tj'", "nvidia.com/gpu", "never admits")
     missing = run(policy, [*queue(4), tj(8, ref="gone")])
     assert missing.violations == [] and missing.cannot_check
+
+
+def test_malformed_runtime_never_crashes() -> None:
+    """A malformed runtime is counted as the API server would default it or is "cannot tell"."""
+    odd = runtime("test", {"name": "node", "template": "nonsense"}, {"name": "x", "template": {"spec": 3}})
+    assert counts([odd, trainjob()]) == {"tj": [("node", 1), ("x", 1)]}
+    weird = k8s(API, "ClusterTrainingRuntime", "test", spec={"template": {"spec": [1]}})
+    assert counts([weird, trainjob()]) == {"tj": []}
+    unknown = k8s(
+        API, "ClusterTrainingRuntime", "test", spec={"template": {"spec": {"replicatedJobs": UNKNOWN}}}
+    )
+    assert "replicatedJobs" in str(counts([unknown, trainjob()])["tj"])

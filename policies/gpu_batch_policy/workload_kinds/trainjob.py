@@ -21,9 +21,9 @@ replicatedJob is one Kueue pod set of ``replicas`` (default 1) x ``Count`` pods.
   (when it has requests or limits) becomes the resources of the container named ``node`` in every
   trainer-ancestor job (and in the ``node`` job of an MPI runtime with ``runLauncherAsNode``).
 
-A runtime the program does not declare, an unsupported ``runtimeRef`` or a ``runtimePatches`` entry
-that patches a replicatedJob's template (a strategic merge patch, ``mergeRuntimePatches``, not
-modelled here) is "cannot check", never a pass.
+The TrainJob's ``runtimePatches`` are merged into the runtime's replicatedJobs first
+(``mergeRuntimePatches``, :mod:`.trainjob_patch`).  A runtime the program does not declare or an
+unsupported ``runtimeRef`` is "cannot check", never a pass.
 
 KAI (kai-scheduler/KAI-Scheduler v0.17.0 ``pkg/podgrouper/podgrouper/hub/hub.go``): TrainJob is a
 ``skipTopOwnerGrouper``: the child JobSet's grouper decides (:mod:`.jobset`).
@@ -42,6 +42,7 @@ from ..model.workloads import PodTemplate
 from ..values import Unknown, as_int, as_str, dig
 from . import jobset
 from .base import Gang
+from .trainjob_patch import apply_runtime_patches
 
 GROUP = "trainer.kubeflow.org"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"  # constants.LabelTrainJobAncestor
@@ -74,23 +75,6 @@ def find_runtime(model: StackModel, trainjob: KubeObject) -> KubeObject:
             return runtime
     scope = "" if kind == RUNTIME_KINDS[0] else f" in namespace {trainjob.namespace}"
     raise CannotTellError(f"{trainjob.describe()}: runtime {kind} {name!r}{scope} is not in the program")
-
-
-def _check_patches(trainjob: KubeObject, names: set[str]) -> None:
-    """``mergeRuntimePatches``: a patch of a replicatedJob's template changes what we would count."""
-    patches = _known(dig(trainjob.spec, "runtimePatches"), f"{trainjob.describe()} spec.runtimePatches")
-    for index, patch in enumerate(patches if isinstance(patches, list) else []):
-        jobs = _known(
-            dig(patch, "trainingRuntimeSpec", "template", "spec", "replicatedJobs"),
-            f"{trainjob.describe()} spec.runtimePatches[{index}]",
-        )
-        for job in jobs if isinstance(jobs, list) else []:
-            name = dig(job, "name")
-            if dig(job, "template") is not None and isinstance(name, str) and name in names:
-                raise CannotTellError(
-                    f"{trainjob.describe()} spec.runtimePatches[{index}] patches replicatedJob "
-                    f"{name!r} (a strategic merge patch this pack does not apply)"
-                )
 
 
 def _counts(trainjob: KubeObject, runtime: KubeObject, jobs: list[Any]) -> list[int]:
@@ -152,8 +136,11 @@ def child_jobset(model: StackModel, trainjob: KubeObject) -> tuple[KubeObject, K
         dig(runtime.spec, "template", "spec", "replicatedJobs"),
         f"{runtime.describe()} spec.template.spec.replicatedJobs",
     )
-    jobs = [j for j in raw_jobs if isinstance(j, dict)] if isinstance(raw_jobs, list) else []
-    _check_patches(trainjob, {str(j["name"]) for j in jobs if isinstance(j.get("name"), str)})
+    jobs = apply_runtime_patches(
+        [j for j in raw_jobs if isinstance(j, dict)] if isinstance(raw_jobs, list) else [],
+        dig(trainjob.spec, "runtimePatches"),
+        f"{trainjob.describe()} spec.runtimePatches",
+    )
     resources = _known(
         dig(trainjob.spec, "trainer", "resourcesPerNode"),
         f"{trainjob.describe()} spec.trainer.resourcesPerNode",
@@ -167,16 +154,36 @@ def child_jobset(model: StackModel, trainjob: KubeObject) -> tuple[KubeObject, K
             built = _with_resources(job, resources)
         else:
             built = copy.deepcopy(job)
-        spec = built.setdefault("template", {}).setdefault("spec", {})
+        template = _known(built.get("template"), f"{runtime.describe()} replicatedJobs[{index}].template")
+        built["template"] = template = dict(template) if isinstance(template, dict) else {}
+        spec = _known(template.get("spec"), f"{runtime.describe()} replicatedJobs[{index}].template.spec")
+        template["spec"] = spec = dict(spec) if isinstance(spec, dict) else {}
         spec["parallelism"] = spec["completions"] = count  # getChildJobSet: both = Count
         child.append(built)
-    annotations = dig(runtime.spec, "template", "metadata", "annotations")
     view = dataclasses.replace(
         trainjob,
-        props={"spec": {**(dig(runtime.spec, "template", "spec") or {}), "replicatedJobs": child}},
-        annotations=dict(annotations) if isinstance(annotations, dict) else {},
+        props={"spec": {**_mapping(dig(runtime.spec, "template", "spec")), "replicatedJobs": child}},
+        annotations=_jobset_annotations(trainjob, runtime),
     )
     return view, runtime
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _jobset_annotations(trainjob: KubeObject, runtime: KubeObject) -> dict[str, Any]:
+    """``newRuntimeInfo``'s propagated annotations: the runtime template's, then each runtime
+    patch's ``trainingRuntimeSpec.template.metadata.annotations`` (the child JobSet carries them)."""
+    out: dict[str, Any] = {}
+    sources = [dig(runtime.spec, "template", "metadata", "annotations")]
+    patches = dig(trainjob.spec, "runtimePatches")
+    for patch in patches if isinstance(patches, list) else []:
+        sources.append(dig(patch, "trainingRuntimeSpec", "template", "metadata", "annotations"))
+    for source in sources:
+        if isinstance(source, dict):
+            out.update(source)
+    return out
 
 
 def _rehome(trainjob: KubeObject, runtime: KubeObject, gangs: list[Gang]) -> list[Gang]:
