@@ -210,3 +210,18 @@ def test_malformed_runtime_never_crashes() -> None:
         API, "ClusterTrainingRuntime", "test", spec={"template": {"spec": {"replicatedJobs": UNKNOWN}}}
     )
     assert "replicatedJobs" in str(counts([unknown, trainjob()])["tj"])
+
+
+def test_kai_groups_the_child_jobset() -> None:
+    """KAI v0.17.0 ``hub.go``: TrainJob is a ``skipTopOwnerGrouper``, so the JobSet grouper judges
+    the child JobSet, which carries the runtime template's annotations (trainer
+    ``plugins/jobset/jobset.go`` ``Build``: ``WithAnnotations(info.Annotations)``):
+    ``kai.scheduler/batch-min-member: 1`` needs only the replicatedJob with the fewest GPUs."""
+    jobs = [rjob("init"), rjob("node", trainer=True, gpu=1)]
+    meta = {"annotations": {"kai.scheduler/batch-min-member": "1"}}
+    spec = {"mlPolicy": {"numNodes": 4}, "template": {"metadata": meta, "spec": {"replicatedJobs": jobs}}}
+    rt = k8s(API, "ClusterTrainingRuntime", "test", spec=spec)
+    assert counts([rt, trainjob()], kai=True) == {"tj": [("init", 1)]}
+    assert counts([rt, trainjob()]) == {"tj": [("init", 1), ("node", 4)]}  # Kueue: every pod set
+    plain = runtime("test", *jobs, ml_policy={"numNodes": 4})
+    assert counts([plain, trainjob()], kai=True) == {"tj": [("init", 1), ("node", 4)]}

@@ -26,7 +26,10 @@ The TrainJob's ``runtimePatches`` are merged into the runtime's replicatedJobs f
 unsupported ``runtimeRef`` is "cannot check", never a pass.
 
 KAI (kai-scheduler/KAI-Scheduler v0.17.0 ``pkg/podgrouper/podgrouper/hub/hub.go``): TrainJob is a
-``skipTopOwnerGrouper``: the child JobSet's grouper decides (:mod:`.jobset`).
+``skipTopOwnerGrouper``: the child JobSet's grouper decides (:mod:`.jobset`).  That JobSet carries
+the runtime template's annotations and those of the runtime patches (``newRuntimeInfo``
+propagation; trainer ``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Build``
+``WithAnnotations(info.Annotations)``), so ``kai.scheduler/batch-min-member`` set there counts.
 """
 
 from __future__ import annotations
