@@ -140,7 +140,9 @@ def test_runtime_lookup_and_cannot_tell() -> None:
     assert isinstance(missing, str) and "ClusterTrainingRuntime 'torch-distributed'" in missing
     ns_ref = {"name": "test", "kind": "TrainingRuntime"}
     other_ns = runtime("test", rjob("node", trainer=True), namespace="other")
-    assert "in namespace ns is not in the program" in str(counts([other_ns, trainjob(ref=ns_ref)])["tj"])
+    assert "in namespace ns (spec.runtimeRef) is not in the program" in str(
+        counts([other_ns, trainjob(ref=ns_ref)])["tj"]
+    )
     here = runtime("test", rjob("node", trainer=True, parallelism=2), namespace="ns")
     assert counts([here, trainjob(ref=ns_ref)]) == {"tj": [("node", 2)]}
     bad = {"name": "test", "apiGroup": "example.com", "kind": "Runtime"}

@@ -89,7 +89,9 @@ def test_trainjob_without_its_runtime_is_cannot_tell() -> None:
     """A TrainJob's pods come from the runtime it references (workload_kinds.trainjob; counted in
     test_trainjob_pod_sets): absent from the program, its gang is "cannot tell"."""
     tj = k8s("trainer.kubeflow.org/v1alpha1", "TrainJob", "tj", spec={"runtimeRef": {"name": "torch"}})
-    assert "ClusterTrainingRuntime 'torch' is not in the program" in str(counts([tj])["tj"])
+    assert "runtime ClusterTrainingRuntime 'torch' (spec.runtimeRef) is not in the program" in str(
+        counts([tj])["tj"]
+    )
 
 
 def test_leaderworkerset_one_gang_per_group() -> None:

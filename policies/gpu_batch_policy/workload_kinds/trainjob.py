@@ -77,7 +77,10 @@ def find_runtime(model: StackModel, trainjob: KubeObject) -> KubeObject:
         if runtime.name == name and same_ns:
             return runtime
     scope = "" if kind == RUNTIME_KINDS[0] else f" in namespace {trainjob.namespace}"
-    raise CannotTellError(f"{trainjob.describe()}: runtime {kind} {name!r}{scope} is not in the program")
+    raise CannotTellError(
+        f"its runtime {kind} {name!r}{scope} (spec.runtimeRef) is not in the program, so its pods "
+        "(the JobSet that runtime builds) cannot be counted"
+    )
 
 
 def _counts(trainjob: KubeObject, runtime: KubeObject, jobs: list[Any]) -> list[int]:
