@@ -38,6 +38,7 @@ from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..kueue_install import INSTALL_PROPERTIES
+from ..metrics.dcgm import PREFIX as DCGM_PREFIX
 from ..metrics.dcgm import dcgm_problem
 from ..metrics.dcgm_source import operator_default_exporter_only
 from ..metrics.kai import kai_problem
@@ -199,6 +200,13 @@ def check_metric_exported(model: StackModel, reporter: Reporter, config: Mapping
                 kai = kai_problem(series, kai_installed=kai_installed)
                 if kai is not None:
                     reporter.violation(res, f"{where} reads {series}: {kai}", "use the kai_-prefixed name")
+                    continue
+                if dcgm_judged is None and series.startswith(DCGM_PREFIX):
+                    reporter.cannot_check(
+                        res,
+                        f"{where} reads {series}; whether the GPU Operator's default dcgm-exporter "
+                        "is the stack's DCGM source is unknown until apply",
+                    )
                     continue
                 other = _other_family_problem(
                     series, dcgm_judged=dcgm_judged is True, kuberay_off=kuberay_off

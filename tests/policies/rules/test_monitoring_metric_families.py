@@ -18,7 +18,7 @@ import yaml
 from gpu_batch_policy.metrics.dcgm import DCP_METRICS_INCLUDED, OPERATOR_PINNED_TAG, SOURCE_TAG
 from gpu_batch_policy.metrics.kuberay import KUBERAY_METRICS
 
-from tests.policies.pack_harness import Res, run, run_all
+from tests.policies.pack_harness import UNKNOWN, Res, run, run_all
 from tests.policies.pack_objects import k8s, pinned_release
 from tests.policies.rules.test_monitoring_queries import EXPORTED, alert, dashboard
 from tests.policies.upstream_git import require_git_dir, show
@@ -165,3 +165,9 @@ def test_each_new_family_fixture_fires_exactly_its_rule() -> None:
         fired([gpu_operator(), dashboard("avg(DCGM_FI_DEV_GPU_UTIL)"), alert("kuberay_job_info > 0")])
         == set()
     )
+
+
+def test_an_exporter_setting_unknown_until_apply_cannot_be_judged_yet() -> None:
+    result = run(EXPORTED, [gpu_operator(enabled=UNKNOWN), dashboard(PROF)])
+    assert result.clean
+    assert "unknown until apply" in result.cannot_check
