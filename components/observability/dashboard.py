@@ -4,7 +4,17 @@ Per KAI queue: GPUs allocated, deserved (quota) and the scheduler's fair share (
 metrics).  Per ClusterQueue: pending workloads (active / inadmissible), admission wait p50/p95, GPU quota in
 use against the nominal quota per flavor, evictions and preemptions by reason, and -- for a
 queue with a ProvisioningRequest (DWS) admission check -- the provisioning-check wait.  Then GPU
-utilisation and framebuffer memory from DCGM, per GPU model.  The JSON is a Cloud Monitoring
+utilisation and framebuffer memory from DCGM, per GPU model -- not per node pool, because no
+series carries the pool: dcgm-exporter labels a GPU series ``gpu``, ``UUID``, ``pci_bus_id``,
+``device``, ``modelName``, ``Hostname`` (+ pod labels when enabled), never node labels
+(NVIDIA/dcgm-exporter 4.5.3-4.8.2 ``internal/pkg/rendermetrics/render_metrics.go``); GMP adds
+only ``targetLabels.metadata`` keys ``container``/``namespace``/``node``/``pod``/
+``top_level_controller_*`` and labels copied from the *scraped* pod (``fromPod``: the exporter's
+pod, not its node; prometheus-engine CRDs in ../shared/schemas/gmp).  The pool label
+``cloud.google.com/gke-nodepool`` would need a join on kube-state-metrics' ``kube_node_labels``,
+which this stack does not scrape (components/gke.py ``monitoring_config``: SYSTEM_COMPONENTS and
+DCGM only).  A GKE pool has one accelerator type, so each model line is the sum of the pools of
+that model: the nearest breakdown the series allow.  The JSON is a Cloud Monitoring
 ``mosaicLayout`` (dashboards API v1: ``tiles[].widget.xyChart.dataSets[].timeSeriesQuery
 .prometheusQuery``), written with sorted keys and no whitespace variation, so the same stack
 always yields the same bytes.

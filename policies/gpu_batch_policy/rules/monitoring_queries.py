@@ -8,6 +8,13 @@ form), ``gcp:monitoring/alertPolicy:AlertPolicy`` ``conditions[].conditionPromet
 .query`` (pulumi-gcp 10.2.0), and GMP ``Rules``/``ClusterRules``/``GlobalRules``
 ``spec.groups[].rules[].expr`` (prometheus-engine @ 2ffde4ec CRDs).
 
+KubeRay (``kuberay_``) series must be metrics of the KubeRay v1.7.0 operator (:mod:`..metrics.kuberay`)
+and its release must not turn them off (``metrics.enabled: false``).  ``DCGM_`` series are judged
+where the GPU Operator's dcgm-exporter with its default counters is the stack's only DCGM source
+(:mod:`..metrics.dcgm`, :mod:`..metrics.dcgm_source`); under GKE's managed DCGM, a custom counters
+ConfigMap or no exporter in the stack they are not (no citable list).  Ray's own ``ray_`` metrics
+and other families: not judged.
+
 KAI Scheduler v0.17.0 series must carry the ``kai_`` prefix and be one of its metrics
 (:mod:`..metrics.kai`): its documentation names them without it.
 
@@ -31,7 +38,11 @@ from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..kueue_install import INSTALL_PROPERTIES
+from ..metrics.dcgm import PREFIX as DCGM_PREFIX
+from ..metrics.dcgm import dcgm_problem
+from ..metrics.dcgm_source import operator_default_exporter_only
 from ..metrics.kai import kai_problem
+from ..metrics.kuberay import kuberay_problem
 from ..metrics.kueue import SETTING_KEYS, is_kueue_series, metric_for_series
 from ..metrics.kueue_settings import kueue_metric_settings
 from ..metrics.promql import expand_dashboard_variables, metric_names
@@ -139,12 +150,46 @@ def _series(text: str, is_promql: bool) -> tuple[str, ...]:
     return tuple(_FILTER_METRIC.findall(text))
 
 
+def _kuberay_metrics_off(model: StackModel) -> list[str]:
+    """KubeRay releases whose operator emits no metrics: chart value ``metrics.enabled: false``
+    (ray-project/kuberay v1.7.0 helm-chart/kuberay-operator templates/deployment.yaml
+    ``--enable-metrics``; ray-operator/main.go creates the metrics managers only
+    ``if config.EnableMetrics``)."""
+    return sorted(r.describe() for r in model.kuberay_releases() if r.value("metrics", "enabled") is False)
+
+
+def _other_family_problem(
+    series: str, *, dcgm_judged: bool, kuberay_off: list[str]
+) -> tuple[str, str] | None:
+    """A DCGM or KubeRay series the stack never gets, with the fix (None: fine, or not judged)."""
+    kuberay = kuberay_problem(series)
+    if kuberay is not None:
+        return (
+            kuberay,
+            "use a metric of KubeRay v1.7.0 (policies/gpu_batch_policy/metrics/kuberay.py lists them)",
+        )
+    if series.startswith("kuberay_") and kuberay_off:
+        return (
+            f"the KubeRay operator emits no metrics with metrics.enabled: false ({', '.join(kuberay_off)})",
+            "set metrics.enabled: true on the kuberay-operator release, or drop the panel/alert",
+        )
+    dcgm = dcgm_problem(series) if dcgm_judged else None
+    if dcgm is not None:
+        return dcgm, (
+            "use a default counter (policies/gpu_batch_policy/metrics/dcgm.py lists them), or give the "
+            "exporter a counters ConfigMap that has it (dcgmExporter.config)"
+        )
+    return None
+
+
 def check_metric_exported(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     holders = _holders(model)
     if not holders:
         return
     settings = None
     kai_installed = bool(model.kai_releases())
+    dcgm_judged = operator_default_exporter_only(model)
+    kuberay_off = _kuberay_metrics_off(model)
     for res in holders:
         found = queries(res, reporter)
         if found is None:
@@ -155,6 +200,20 @@ def check_metric_exported(model: StackModel, reporter: Reporter, config: Mapping
                 kai = kai_problem(series, kai_installed=kai_installed)
                 if kai is not None:
                     reporter.violation(res, f"{where} reads {series}: {kai}", "use the kai_-prefixed name")
+                    continue
+                if dcgm_judged is None and series.startswith(DCGM_PREFIX):
+                    reporter.cannot_check(
+                        res,
+                        f"{where} reads {series}; whether the GPU Operator's default dcgm-exporter "
+                        "is the stack's DCGM source is unknown until apply",
+                    )
+                    continue
+                other = _other_family_problem(
+                    series, dcgm_judged=dcgm_judged is True, kuberay_off=kuberay_off
+                )
+                if other is not None:
+                    problem, fix = other
+                    reporter.violation(res, f"{where} reads {series}: {problem}", fix)
                     continue
                 if not is_kueue_series(series):
                     continue
@@ -189,8 +248,9 @@ POLICIES: list[Policy] = [
     ),
     stack_policy(
         "promql-metric-exported",
-        "Every Kueue or KAI metric a dashboard, alert or GMP rule reads exists in the pinned version "
-        "(KAI's with its kai_ prefix) and, for Kueue, is exported under the stack's Kueue configuration.",
+        "Every Kueue, KAI, KubeRay or (GPU Operator default) DCGM metric a dashboard, alert or GMP rule "
+        "reads exists in the pinned version (KAI's with its kai_ prefix) and is exported under the "
+        "stack's configuration.",
         check_metric_exported,
         config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),

@@ -1,0 +1,173 @@
+"""promql-metric-exported for the DCGM and KubeRay families (policies/gpu_batch_policy/metrics/
+dcgm.py, kuberay.py, dcgm_source.py).
+
+The catalogs are checked against upstream itself (fetched mirrors; skipped with the reason when
+absent): KubeRay's against every ``kuberay_`` metric of ray-project/kuberay v1.7.0
+``ray-operator/controllers/ray/metrics/``; DCGM's against the file the GPU Operator v26.7.0
+configures by default and that file's content in NVIDIA/dcgm-exporter -- so a new upstream
+metric, or the operator switching files, fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+import yaml
+from gpu_batch_policy.metrics.dcgm import DCP_METRICS_INCLUDED, OPERATOR_PINNED_TAG, SOURCE_TAG
+from gpu_batch_policy.metrics.kuberay import KUBERAY_METRICS
+
+from tests.policies.pack_harness import UNKNOWN, Res, run, run_all
+from tests.policies.pack_objects import k8s, pinned_release
+from tests.policies.rules.test_monitoring_queries import EXPORTED, alert, dashboard
+from tests.policies.upstream_git import require_git_dir, show
+
+# --- KubeRay v1.7.0: the catalog is upstream's, completely ----------------------------------------
+
+_METRICS_DIR = "ray-operator/controllers/ray/metrics"
+_VEC = re.compile(
+    r"prometheus\.New(Counter|Gauge|Histogram)Vec\(\s*prometheus\.\w+Opts\{\s*Name:\s*\"(kuberay_\w+)\""
+)
+_DESC = re.compile(r"prometheus\.NewDesc\(\s*\"(kuberay_\w+)\"")
+_CONST_VALUE = re.compile(r"prometheus\.(\w+)Value\b")
+
+
+def test_every_kuberay_metric_is_catalogued_with_its_type() -> None:
+    git = require_git_dir("GPU_BATCH_KUBERAY_GIT", "ray-project+kuberay")
+    files = subprocess.run(
+        ["git", f"--git-dir={git}", "ls-tree", "--name-only", f"v1.7.0:{_METRICS_DIR}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    found: dict[str, str] = {}
+    for name in files:
+        if not name.endswith(".go") or name.endswith("_test.go"):
+            continue
+        source = show(git, f"v1.7.0:{_METRICS_DIR}/{name}")
+        found.update({metric: kind.lower() for kind, metric in _VEC.findall(source)})
+        descs = _DESC.findall(source)
+        if descs:
+            # Const metrics take their type from MustNewConstMetric's ValueType.
+            assert set(_CONST_VALUE.findall(source)) == {"Gauge"}, name
+            found.update(dict.fromkeys(descs, "gauge"))
+        # No kuberay_ name is registered some other way this parser would miss.
+        assert set(re.findall(r"\"(kuberay_\w+)\"", source)) <= set(found), name
+    assert len(found) >= 9
+    assert dict(KUBERAY_METRICS) == found
+
+
+def test_a_name_kuberay_does_not_export_is_caught() -> None:
+    assert run(EXPORTED, [dashboard("sum by (namespace) (kuberay_cluster_info)")]).clean
+    typo = run(EXPORTED, [alert("max(kuberay_cluster_provisioned_seconds) > 600")])
+    assert "KubeRay v1.7.0 operator exports no kuberay_cluster_provisioned_seconds" in typo.text()
+
+
+def kuberay_release(enabled: bool | None = None) -> Res:
+    values = {} if enabled is None else {"metrics": {"enabled": enabled}}
+    return pinned_release("kuberay-operator", "kuberay-system", values=values)
+
+
+def test_kuberay_metrics_need_the_chart_to_emit_them() -> None:
+    query = "sum(kuberay_job_info)"
+    off = run(EXPORTED, [kuberay_release(False), dashboard(query)])
+    assert "metrics.enabled: false" in off.text()
+    assert run(EXPORTED, [kuberay_release(True), dashboard(query)]).clean
+    assert run(EXPORTED, [kuberay_release(), dashboard(query)]).clean  # the chart's default is on
+
+
+def test_ray_metrics_are_not_judged() -> None:
+    # No pinned, citable source for Ray's own metric names: an unknown family, as before.
+    assert run(EXPORTED, [dashboard("sum(ray_node_gpus_utilization)")]).clean
+
+
+# --- DCGM: the GPU Operator's default counters ---------------------------------------------------
+
+
+def test_the_operator_configures_dcp_metrics_included_and_pins_its_exporter() -> None:
+    git = require_git_dir("GPU_BATCH_GPU_OPERATOR_GIT", "NVIDIA+gpu-operator")
+    state = show(git, "v26.7.0:internal/state/dcgm_exporter.go")
+    assert re.search(
+        r'dcgmExporterDefaultCollectors\s*=\s*"/etc/dcgm-exporter/dcp-metrics-included\.csv"', state
+    )
+    values = yaml.safe_load(show(git, "v26.7.0:deployments/gpu-operator/values.yaml"))
+    assert values["dcgmExporter"]["version"].startswith(OPERATOR_PINNED_TAG + "-")
+
+
+def _csv_metrics(text: str) -> dict[str, str]:
+    rows = [
+        line.split(",") for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+    return {r[0].strip(): r[1].strip() for r in rows if r[1].strip() != "label"}
+
+
+def test_every_default_counter_is_catalogued_with_its_type() -> None:
+    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
+    # The image ships etc/ as /etc/dcgm-exporter, the directory the operator's path names.
+    assert "etc /etc/dcgm-exporter" in show(git, f"{SOURCE_TAG}:docker/Dockerfile")
+    upstream = _csv_metrics(show(git, f"{SOURCE_TAG}:etc/dcp-metrics-included.csv"))
+    assert len(upstream) >= 20
+    assert dict(DCP_METRICS_INCLUDED) == upstream
+
+
+def test_the_catalog_matches_the_operator_pinned_exporter_when_the_mirror_has_it() -> None:
+    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
+    tags = subprocess.run(
+        ["git", f"--git-dir={git}", "tag"], check=True, capture_output=True, text=True
+    ).stdout
+    if OPERATOR_PINNED_TAG not in tags.split():
+        pytest.skip(
+            f"the dcgm-exporter mirror has no tag {OPERATOR_PINNED_TAG}: the catalog is {SOURCE_TAG}'s"
+        )
+    upstream = _csv_metrics(show(git, f"{OPERATOR_PINNED_TAG}:etc/dcp-metrics-included.csv"))
+    assert dict(DCP_METRICS_INCLUDED) == upstream
+
+
+def gpu_operator(**dcgm_exporter: object) -> Res:
+    values = {"dcgmExporter": dcgm_exporter} if dcgm_exporter else {}
+    return pinned_release("gpu-operator", "gpu-operator", values=values)
+
+
+PROF = "avg(DCGM_FI_PROF_SM_ACTIVE)"  # a DCGM field, but not among the default counters
+
+
+def test_a_non_default_counter_is_caught_under_the_operator_exporter() -> None:
+    result = run(EXPORTED, [gpu_operator(), dashboard(PROF)])
+    assert "exports no DCGM_FI_PROF_SM_ACTIVE with its default counters" in result.text()
+    assert run(EXPORTED, [gpu_operator(), dashboard("avg(DCGM_FI_PROF_GR_ENGINE_ACTIVE)")]).clean
+    assert run(EXPORTED, [gpu_operator(), alert("max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0")]).clean
+
+
+def test_dcgm_is_not_judged_where_the_metric_set_is_not_the_default() -> None:
+    # No operator in the stack (GKE's managed DCGM, or nothing): no citable list.
+    assert run(EXPORTED, [dashboard(PROF)]).clean
+    # A custom counters ConfigMap: the user's CSV decides.
+    assert run(EXPORTED, [gpu_operator(config={"name": "custom-dcgm-metrics"}), dashboard(PROF)]).clean
+    # The operator's exporter off.
+    assert run(EXPORTED, [gpu_operator(enabled=False), dashboard(PROF)]).clean
+    # Through a ClusterPolicy too.
+    policy = k8s(
+        "nvidia.com/v1", "ClusterPolicy", "cluster-policy", spec={"dcgmExporter": {"config": {"name": "m"}}}
+    )
+    assert run(EXPORTED, [gpu_operator(), policy, dashboard(PROF)]).clean
+
+
+def test_each_new_family_fixture_fires_exactly_its_rule() -> None:
+    names = ["promql-parses", "promql-metric-exported", "dcgm-double-exporter"]
+
+    def fired(resources: list[Res]) -> set[str]:
+        return {n for n, r in run_all(resources, names).items() if not r.clean}
+
+    assert fired([gpu_operator(), dashboard(PROF)]) == {"promql-metric-exported"}
+    assert fired([alert("kuberay_job_infos > 0")]) == {"promql-metric-exported"}
+    assert (
+        fired([gpu_operator(), dashboard("avg(DCGM_FI_DEV_GPU_UTIL)"), alert("kuberay_job_info > 0")])
+        == set()
+    )
+
+
+def test_an_exporter_setting_unknown_until_apply_cannot_be_judged_yet() -> None:
+    result = run(EXPORTED, [gpu_operator(enabled=UNKNOWN), dashboard(PROF)])
+    assert result.clean
+    assert "unknown until apply" in result.cannot_check
