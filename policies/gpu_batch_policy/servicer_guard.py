@@ -95,14 +95,20 @@ def secrets_in(structs: Iterable[struct_pb2.Struct]) -> set[str]:
 def _needles(secrets: Iterable[str]) -> set[str]:
     out: set[str] = set()
     for text in secrets:
-        pieces = {text.strip()}
+        out.add(text.strip())
         if "\n" in text:  # a YAML/JSON document: each line, and each line's value
+            pieces: set[str] = set()
             for line in text.splitlines():
                 item = line.strip()
                 pieces.add(item)
                 item = item[2:] if item.startswith("- ") else item
                 pieces.add(item.split(": ", 1)[-1].strip().strip("'\","))
-        out.update(p for p in pieces if p)
+            # A document's one- and two-character values are its structure (``v1``, ``/``, ``-``),
+            # not what makes it secret: replacing them garbled unrelated words of every message
+            # (``oci:[secret]/registry``, ``apps/[secret]``).  A short secret on its own is still
+            # replaced, as a whole word.
+            out.update(p for p in pieces if len(p) >= 3)
+        out.discard("")
     return out
 
 
@@ -110,9 +116,14 @@ def redactor(secrets: Iterable[str]) -> Callable[[str], str]:
     """A function that replaces every secret text in a message by ``[secret]``.
 
     Texts of three characters or more are replaced wherever they occur; shorter ones (a secret
-    ``1``) only as a whole word, so the rest of the message stays readable.
+    ``1``) only as a whole word, so the rest of the message stays readable, and only when they hold
+    a letter or digit.
     """
-    needles = sorted(_needles(secrets), key=len, reverse=True)
+    # A short secret with no letter or digit (a path ``/``) cannot be told from punctuation: as a
+    # "whole word" it matched inside every URL (``oci:[secret]/registry``) and hid nothing.
+    needles = sorted(
+        (n for n in _needles(secrets) if len(n) >= 3 or any(c.isalnum() for c in n)), key=len, reverse=True
+    )
     if not needles:
         return lambda message: message
     parts = [re.escape(n) if len(n) >= 3 else rf"(?<![\w.]){re.escape(n)}(?![\w.])" for n in needles]

@@ -143,6 +143,14 @@ def test_redactor_replaces_whole_values_lines_and_short_words() -> None:
     assert redact("7 nodes, 17 pods, 7.5 GPUs") == "[secret] nodes, 17 pods, 7.5 GPUs"
 
 
+def test_punctuation_and_a_documents_short_values_are_not_redacted() -> None:
+    """A secret ``/`` or a kubeconfig's ``apiVersion: v1`` line must not garble every URL and
+    apiVersion in unrelated findings; the document's real values still are replaced."""
+    redact = redactor({"/", "apiVersion: v1\nkind: Config\ntoken: s3cr3t-token\n"})
+    message = "chart oci://registry.k8s.io/kueue (apps/v1) s3cr3t-token"
+    assert redact(message) == "chart oci://registry.k8s.io/kueue (apps/v1) [secret]"
+
+
 def test_secrets_are_collected_from_wrapped_leaves_only() -> None:
     props = {"plain": "visible", "s": secret({"user": "u1", "n": 5.0, "list": ["x1"]})}
     assert secrets_in([_struct(props)]) == {"u1", "5", "x1"}
