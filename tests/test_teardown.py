@@ -60,13 +60,16 @@ def depends_on(result: RunResult, record: RecordedResource) -> set[str]:
     return seen
 
 
-def controller_releases(result: RunResult) -> dict[str, str]:
-    """{component type: release URN} of the controllers the stack installs."""
-    out: dict[str, str] = {}
+def controller_releases(result: RunResult) -> dict[tuple[str, str], str]:
+    """{(component type, Kubernetes provider): release URN} of the controllers the stack installs.
+
+    Keyed by provider as well: a MultiKueue stack installs Kueue on every cluster, and a queue
+    object only ever waits for the controller of its own cluster."""
+    out: dict[tuple[str, str], str] = {}
     for record in result.resources:
         owner = record.urn.split("::")[2].split("$")
         if record.type == RELEASE and len(owner) > 1 and owner[-2] in CONTROLLER_COMPONENTS:
-            out[owner[-2]] = record.urn
+            out[owner[-2], record.provider] = record.urn
     return out
 
 
@@ -74,22 +77,23 @@ def controller_releases(result: RunResult) -> dict[str, str]:
 def test_on_destroy_the_controllers_outlive_queues_and_team_namespaces(name: str) -> None:
     result = stack(name)
     releases = controller_releases(result)
-    kueue = releases.get("gpu-batch:kueue:Install")
     queues = [r for r in result.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/")]
-    if queues:
-        assert kueue is not None
     for queue in queues:
+        kueue = releases.get(("gpu-batch:kueue:Install", queue.provider))
+        assert kueue is not None, queue.urn
         assert kueue in depends_on(result, queue), queue.urn
     team_namespaces = [r for r in result.resources if r.type == NAMESPACE and f"{TEAM}$" in r.urn]
     for namespace in team_namespaces:
-        missing = set(releases.values()) - depends_on(result, namespace)
+        same_cluster = {urn for (_, provider), urn in releases.items() if provider == namespace.provider}
+        assert same_cluster, namespace.urn
+        missing = same_cluster - depends_on(result, namespace)
         assert not missing, (namespace.urn, missing)
 
 
 def test_prod_has_team_namespaces_and_its_controllers() -> None:
     """The check above is not vacuous where it matters."""
     result = stack("prod")
-    assert set(controller_releases(result)) == {"gpu-batch:kueue:Install", "gpu-batch:kuberay:Operator"}
+    assert {kind for kind, _ in controller_releases(result)} == {"gpu-batch:kueue:Install", "gpu-batch:kuberay:Operator"}
     assert len([r for r in result.resources if r.type == NAMESPACE and f"{TEAM}$" in r.urn]) == 2
 
 

@@ -74,6 +74,9 @@ COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:skypilot:Server": "teams",
     "gpu-batch:workloads:Ray": "workloads",
     "gpu-batch:gke:GpuNodePool": "gpuPools",
+    # The MultiKueue manager's objects and each worker's access for it (components/multikueue.py).
+    "gpu-batch:multikueue:Manager": "multiKueue",
+    "gpu-batch:multikueue:WorkerAccess": "multiKueue",
 }
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # Resource type prefix -> top-level key: the stack's dashboard, alerting and Managed Prometheus
