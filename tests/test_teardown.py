@@ -93,7 +93,10 @@ def test_on_destroy_the_controllers_outlive_queues_and_team_namespaces(name: str
 def test_prod_has_team_namespaces_and_its_controllers() -> None:
     """The check above is not vacuous where it matters."""
     result = stack("prod")
-    assert {kind for kind, _ in controller_releases(result)} == {"gpu-batch:kueue:Install", "gpu-batch:kuberay:Operator"}
+    assert {kind for kind, _ in controller_releases(result)} == {
+        "gpu-batch:kueue:Install",
+        "gpu-batch:kuberay:Operator",
+    }
     assert len([r for r in result.resources if r.type == NAMESPACE and f"{TEAM}$" in r.urn]) == 2
 
 

@@ -156,7 +156,9 @@ class TestNamespacesAndRbac:
         teams[1]["members"] = {}
         result = run_stack("skypilot", {TEAMS: teams})
         # The team bindings only: kueue-system's binding for GMP's collector (issue 30) is no team's.
-        team_bindings = [r.name for r in of_type(result, ROLE_BINDING) if r.name.startswith(("team1-", "team2-"))]
+        team_bindings = [
+            r.name for r in of_type(result, ROLE_BINDING) if r.name.startswith(("team1-", "team2-"))
+        ]
         assert team_bindings == ["team1-role-binding"]
         assert len([r for r in of_type(result, ROLE) if r.name.startswith(("team1-", "team2-"))]) == 2
 
