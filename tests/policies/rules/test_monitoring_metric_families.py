@@ -170,4 +170,4 @@ def test_each_new_family_fixture_fires_exactly_its_rule() -> None:
 def test_an_exporter_setting_unknown_until_apply_cannot_be_judged_yet() -> None:
     result = run(EXPORTED, [gpu_operator(enabled=UNKNOWN), dashboard(PROF)])
     assert result.clean
-    assert "unknown until apply" in result.cannot_check
+    assert result.cannot_check is not None and "unknown until apply" in result.cannot_check
