@@ -30,7 +30,9 @@ def check_known_bugs(model: StackModel, reporter: Reporter, _config: Mapping[str
         for bug in known_bugs():
             if chart.rsplit("/", 1)[-1] != bug.chart or not bug.affects(version):
                 continue
-            hits = CONDITIONS[bug.condition](model)
+            # In name order: the model's iteration order follows set order, which changes with
+            # PYTHONHASHSEED, and the finding's text must be the same on every run.
+            hits = sorted(CONDITIONS[bug.condition](model), key=lambda hit: hit.describe())
             if not hits:
                 continue
             shown = ", ".join(h.describe() for h in hits[:3]) + (
