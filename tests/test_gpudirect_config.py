@@ -19,6 +19,7 @@ from gpu_batch_policy.charts.manifests import (
 from gpu_batch_policy.gpudirect.profiles import PROFILES
 
 from stacks.errors import ConfigError
+from tests.gpudirect_workloads import ray_gang
 from tests.stack_runner import config_value, run_stack
 
 CLUSTER = "gpu-batch:cluster"
@@ -127,34 +128,10 @@ def test_malformed_lock_entries_are_one_line(tmp_path: Path) -> None:
     assert locked_manifests(lock) == {}
 
 
-def _workload(**topology: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": "train",
-            "kind": "RayJob",
-            "team": "training",
-            "scheduler": "kueue",
-            "image": "rayproject/ray:2.46.0-gpu",
-            "entrypoint": "python train.py",
-            "head": {"cpu": "2", "memory": "8Gi"},
-            "workerGroups": [
-                {
-                    "groupName": "gpu",
-                    "replicas": 2,
-                    "cpu": "100",
-                    "memory": "900Gi",
-                    "gpu": 8,
-                    "topology": topology,
-                }
-            ],
-        }
-    ]
-
-
 def test_a_worker_topology_request_becomes_kueue_annotations() -> None:
     result = run_stack(
         "gpudirect",
-        {"gpu-batch:workloads": _workload(mode="required", level="block", sliceLevel="host", sliceSize=1)},
+        {"gpu-batch:workloads": ray_gang(mode="required", level="block", sliceLevel="host", sliceSize=1)},
     )
     (job,) = [r for r in result.resources if r.type == "kubernetes:ray.io/v1:RayJob"]
     template = job.inputs["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]
@@ -185,7 +162,7 @@ def test_a_worker_topology_request_becomes_kueue_annotations() -> None:
     ],
 )
 def test_topology_request_mistakes_are_one_line(topology: dict[str, Any], expected: str) -> None:
-    message = config_error({"gpu-batch:workloads": _workload(**topology)})
+    message = config_error({"gpu-batch:workloads": ray_gang(**topology)})
     assert expected in message, message
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from gpu_batch_policy.values import plain
 
+from tests.gpudirect_workloads import ray_gang
 from tests.policies.pack_harness import UNKNOWN, Res, run
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import DELETE, gke_cluster, k8s, patch
@@ -211,26 +212,7 @@ def test_a_ray_gang_on_the_example_stack_end_to_end() -> None:
     """Through the real program: a RayJob whose 2 x 8-GPU workers require one host is never
     admitted (a host is one 8-GPU node), and its GPU pods, landing only on GPUDirect nodes, lack
     the wiring NCCL needs (gpu-batch's Ray templates do not carry it: a known gap)."""
-    workload = {
-        "name": "train",
-        "kind": "RayJob",
-        "team": "training",
-        "scheduler": "kueue",
-        "image": "rayproject/ray:2.46.0-gpu",
-        "entrypoint": "python train.py",
-        "head": {"cpu": "2", "memory": "8Gi"},
-        "workerGroups": [
-            {
-                "groupName": "gpu",
-                "replicas": 2,
-                "cpu": "100",
-                "memory": "900Gi",
-                "gpu": 8,
-                "topology": {"mode": "required", "level": "host"},
-            }
-        ],
-    }
-    result = run_stack("gpudirect", {"gpu-batch:workloads": [workload]})
+    result = run_stack("gpudirect", {"gpu-batch:workloads": ray_gang(mode="required", level="host")})
     resources = [Res(r.type, r.name, plain(r.inputs), r.urn) for r in result.resources]
     fits = run(get_policy("kueue-tas-gang-fits-domain"), resources)
     assert (
