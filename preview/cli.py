@@ -47,6 +47,7 @@ from preview.harness import RunResult, run_program
 from preview.hosted_session import HostedSession, start_session
 from preview.manifests import (
     manifests_text,
+    patch_identities,
     render_manifests,
     rendered_objects,
     stack_kubernetes_minor,
@@ -309,7 +310,8 @@ def _charts_and_manifests(
         write_manifests(manifests_path, declared, releases)
         kubernetes = stack_kubernetes_minor(result.resources)
         catalog = crd_catalog_for(releases, declared)
-        invalid = validate_manifests(objects, catalog=catalog, kubernetes=kubernetes)
+        patches = patch_identities(result.resources)
+        invalid = validate_manifests(objects, catalog=catalog, kubernetes=kubernetes, patches=patches)
     for line in invalid:
         print(f"[invalid] {line}")
     print(
@@ -333,7 +335,8 @@ def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> 
         declared = render_manifests(group.resources)
         objects = [*declared, *rendered_objects(list(group.releases))]
         catalog = crd_catalog_for(list(group.releases), declared)
-        invalid = validate_manifests(objects, catalog=catalog, kubernetes=group.kubernetes)
+        patches = patch_identities(group.resources)
+        invalid = validate_manifests(objects, catalog=catalog, kubernetes=group.kubernetes, patches=patches)
         for line in invalid:
             print(f"[invalid] {group.title}: {line}")
         failures += len(invalid)

@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 from gpu_batch_policy.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
+from gpu_batch_policy.schema.patches import is_patch
 
 from preview.charts import ReleaseManifests, default_resolver, store_text
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
@@ -68,6 +69,32 @@ def render_manifests(resources: Iterable[RecordedResource]) -> list[dict[str, An
     return sorted(objects, key=_order)
 
 
+def patch_identities(resources: Iterable[RecordedResource]) -> frozenset[tuple[str, str, str, str]]:
+    """(apiVersion, kind, namespace, name) of each pulumi-kubernetes ``<Kind>Patch`` registration.
+
+    ``manifests.yaml`` shows a patch as the object it patches (its inputs carry the patched kind);
+    :func:`validate_manifests` judges these as partial objects, as the pack does
+    (``gpu_batch_policy.schema.patches``).  A program that declares an object and also patches it
+    has both judged as a patch: the identity is all ``manifests.yaml`` keeps."""
+    return frozenset(
+        _identity(for_display(resource.inputs))
+        for resource in resources
+        if is_kubernetes_object(resource)
+        and is_patch(resource.type.rsplit(":", 1)[-1], resource.inputs.get("kind"))
+    )
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    return (
+        str(obj.get("apiVersion", "")),
+        str(obj.get("kind", "")),
+        str(meta.get("namespace", "")),
+        str(meta.get("name", "")),
+    )
+
+
 def _order(obj: Mapping[str, Any]) -> tuple[int, str, str, str, str]:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
@@ -94,15 +121,17 @@ def validation_results(
     schema_dir: Path | None = None,
     catalog: CrdCatalog | None = None,
     kubernetes: KubernetesMinor | None = None,
+    patches: frozenset[tuple[str, str, str, str]] = frozenset(),
 ) -> list[ValidationResult]:
-    """Each object's verdict: by its CRD, or, for built-in API groups, by the Kubernetes schema."""
+    """Each object's verdict: by its CRD, or, for built-in API groups, by the Kubernetes schema
+    (as a partial object when ``patches``, from :func:`patch_identities`, holds its identity)."""
     chosen = catalog if catalog is not None else get_catalog(schema_dir)
     core = CoreValidator(kubernetes or kubernetes_minor(None))
     results = []
     for obj in objects:
         result = chosen.validate(obj)
         if result.outcome is Outcome.NOT_CUSTOM_RESOURCE and isinstance(obj, Mapping):
-            result = core.validate(obj)
+            result = core.validate(obj, patch=bool(patches) and _identity(obj) in patches)
         results.append(result)
     return results
 
@@ -112,6 +141,7 @@ def validate_manifests(
     schema_dir: Path | None = None,
     catalog: CrdCatalog | None = None,
     kubernetes: KubernetesMinor | None = None,
+    patches: frozenset[tuple[str, str, str, str]] = frozenset(),
 ) -> list[str]:
     """One line per problem: schema violations, and objects with no schema to check them by.
 
@@ -121,7 +151,7 @@ def validate_manifests(
     checked.
     """
     errors: list[str] = []
-    for result in validation_results(objects, schema_dir, catalog, kubernetes):
+    for result in validation_results(objects, schema_dir, catalog, kubernetes, patches):
         if result.outcome is Outcome.INVALID:
             errors.extend(result.messages())
         elif result.outcome in (Outcome.NO_SCHEMA, Outcome.TOO_DEEP):

@@ -20,6 +20,15 @@ validates its inputs in ``manifests.yaml``.  Such an object is skipped without a
 engine never sends an empty state for an object being created (a real preview echoes its inputs,
 unknown values marked), so only the offline harness produces one, and there the preview's own
 check of the inputs reports the same violations.
+
+pulumi-kubernetes' ``<Kind>Patch`` resources (``NamespacePatch``, ``DeploymentPatch``, ...) are
+server-side apply patches of an existing object: a resource is one when its type's name is its
+``kind`` plus ``Patch`` (pulumi/pulumi-kubernetes ``provider/pkg/kinds/util.go``
+``IsPatchResource``, v4.32.0; the SDK sets ``kind`` to the patched kind).  They are validated
+against the patched kind's schema as a partial object (:meth:`..schema.core.CoreValidator.validate`
+``patch``): nothing required but ``metadata.name``, everything else typed and declared as in a
+whole object.  A ``*Patch`` type whose ``kind`` names another kind is not a patch to the provider
+and not a kind this rule knows: "cannot check", naming both.
 """
 
 from __future__ import annotations
@@ -34,10 +43,9 @@ from ..model import StackModel
 from ..report import Reporter
 from ..schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 from ..schema.crd import Outcome
+from ..schema.patches import is_patch, patched_kind
 from ..values import Unknown
 from .custom_resources import BUILT_IN_GROUPS, manifest_of, too_deep
-
-PATCH_SUFFIX = "Patch"
 
 
 def stack_minor(model: StackModel) -> KubernetesMinor:
@@ -50,9 +58,7 @@ def stack_minor(model: StackModel) -> KubernetesMinor:
 
 
 def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    # pulumi-kubernetes' ``<Kind>Patch`` resources are partial objects applied server-side to an
-    # existing one: no schema of a whole object applies (the preview leaves them out too).
-    objects = [o for o in model.objects if o.group in BUILT_IN_GROUPS and not o.kind.endswith(PATCH_SUFFIX)]
+    objects = [o for o in model.objects if o.group in BUILT_IN_GROUPS]
     if not objects:
         return
     validator = CoreValidator(stack_minor(model))
@@ -61,7 +67,20 @@ def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mappin
             continue  # the offline harness's unechoed state (see the module docstring)
         if too_deep(obj, reporter):
             continue
-        result = validator.validate(manifest_of(obj))
+        manifest = manifest_of(obj)
+        patched = patched_kind(obj.kind, obj.props.get("kind"))
+        if patched is not None:
+            if not is_patch(obj.kind, patched):
+                reporter.cannot_check(
+                    obj,
+                    f"a {obj.kind} whose kind is {patched!r}: neither a patch of a known kind nor that kind",
+                )
+                continue
+            manifest["kind"] = patched
+            if obj.auto_named and isinstance(manifest.get("metadata"), dict):
+                # The provider names no patch (it refuses one without a name): no stand-in name.
+                manifest["metadata"] = {k: v for k, v in manifest["metadata"].items() if k != "name"}
+        result = validator.validate(manifest, patch=patched is not None)
         if result.outcome is Outcome.NO_SCHEMA:
             reporter.cannot_check(obj, f"schema not checked: {result.note}")
             continue

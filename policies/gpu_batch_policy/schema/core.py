@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from importlib import resources
@@ -124,15 +124,86 @@ def _schema_name(api_version: str, kind: str) -> str:
 
 
 @cache
-def _registry(minor: str) -> referencing.Registry[Any]:
+def _definitions_document(minor: str) -> Mapping[str, Any]:
     directory = resources.files("kubernetes_validate").joinpath(_SCHEMA_ROOT, f"v{minor}.0-local-strict")
-    definitions = json.loads(directory.joinpath("_definitions.json").read_text(encoding="utf-8"))
-    return referencing.Resource.from_contents(definitions) @ referencing.Registry()
+    document: Mapping[str, Any] = json.loads(
+        directory.joinpath("_definitions.json").read_text(encoding="utf-8")
+    )
+    return document
+
+
+@cache
+def _registry(minor: str) -> referencing.Registry[Any]:
+    return referencing.Resource.from_contents(_definitions_document(minor)) @ referencing.Registry()
+
+
+def _definitions(minor: str) -> Mapping[str, Any]:
+    """The minor's shared ``$defs`` (what every kind's ``$ref`` points into), by definition name."""
+    defs = _definitions_document(minor).get("$defs")
+    return defs if isinstance(defs, Mapping) else {}
+
+
+@cache
+def _partial_class(minor: str) -> Any:
+    """Draft 2020-12 as the API server judges a server-side apply patch (see :func:`_validator`)."""
+
+    def no_required(_v: Any, _required: Any, _instance: Any, _schema: Any) -> Iterator[SchemaError]:
+        return iter(())
+
+    def list_map_keys(_v: Any, keys: Any, instance: Any, schema: Any) -> Iterator[SchemaError]:
+        if schema.get("x-kubernetes-list-type") != "map" or not isinstance(instance, list):
+            return
+        item = _resolve(minor, schema.get("items"))
+        needed = [k for k in keys if isinstance(k, str) and k in (item.get("required") or ())]
+        for index, element in enumerate(instance):
+            if not isinstance(element, Mapping):
+                continue  # the items schema's own type check reports it
+            missing = [k for k in needed if k not in element]
+            if missing:
+                yield SchemaError(
+                    "associative list key missing",
+                    validator="required",
+                    validator_value=missing,
+                    instance=element,
+                    path=[index],
+                )
+
+    return jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        {"required": no_required, "x-kubernetes-list-map-keys": list_map_keys},
+    )
+
+
+def _resolve(minor: str, schema: Any) -> Mapping[str, Any]:
+    """An ``items`` schema with its ``$ref`` into ``_definitions.json`` followed (one level)."""
+    if not isinstance(schema, Mapping):
+        return {}
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and "#/$defs/" in ref:
+        found = _definitions(minor).get(ref.rsplit("/", 1)[-1])
+        return found if isinstance(found, Mapping) else {}
+    return schema
 
 
 @lru_cache(maxsize=_VALIDATORS)
-def _validator(minor: str, api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
-    """One compiled validator per (minor, apiVersion, kind), or None when no schema exists."""
+def _validator(
+    minor: str, api_version: str, kind: str, partial: bool = False
+) -> jsonschema.protocols.Validator | None:
+    """One compiled validator per (minor, apiVersion, kind, partial), or None when no schema exists.
+
+    ``partial`` judges a server-side apply patch (pulumi-kubernetes' ``<Kind>Patch`` resources,
+    :meth:`CoreValidator.validate`): a partial object, so ``required`` is dropped at every level,
+    while types, enums, formats and undeclared fields are still checked (the API server decodes the
+    patch by the kind's schema: structured-merge-diff ``typed.AsTyped`` refuses a wrong type or an
+    undeclared field before merging).  One exception: an item of an associative list
+    (``x-kubernetes-list-type: map``) must carry the list-map keys its item schema requires.  The
+    keys are what matches it to an existing item (kubernetes-sigs/structured-merge-diff
+    ``typed/helpers.go`` ``keyedAssociativeListItemToPathElement``, v4.7.0 through v6.4.2), and
+    every existing item has a required key, so an item without one can only be added as a new item,
+    which then lacks a required field and the API server refuses the merged object (before v6.3.0,
+    structured-merge-diff refuses it outright: "omits key field").  Keys the item schema does not
+    require (``protocol`` of a container port, defaulted by the server) are not demanded.
+    """
     if not (_API_VERSION.fullmatch(api_version) and _KIND.fullmatch(kind)):
         return None
     path = resources.files("kubernetes_validate").joinpath(
@@ -146,7 +217,8 @@ def _validator(minor: str, api_version: str, kind: str) -> jsonschema.protocols.
     ):
         return None  # a fragment such as affinity-v1.json, not a top-level kind
     registry = referencing.Resource.from_contents(schema) @ _registry(minor)
-    validator: jsonschema.protocols.Validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    cls = _partial_class(minor) if partial else jsonschema.Draft202012Validator
+    validator: jsonschema.protocols.Validator = cls(schema, registry=registry)
     return validator
 
 
@@ -228,8 +300,16 @@ class CoreValidator:
         if self.minor.minor not in shipped_minors():
             raise ValueError(f"kubernetes-validate ships no schema for Kubernetes {self.minor.minor}")
 
-    def validate(self, obj: Mapping[str, Any]) -> ValidationResult:
-        """Validate one object; ``NO_SCHEMA`` when the minor's OpenAPI document lacks the kind."""
+    def validate(self, obj: Mapping[str, Any], patch: bool = False) -> ValidationResult:
+        """Validate one object; ``NO_SCHEMA`` when the minor's OpenAPI document lacks the kind.
+
+        ``patch``: ``obj`` is a server-side apply patch of an object of its kind (pulumi-kubernetes'
+        ``<Kind>Patch`` resources; pulumi/pulumi-kubernetes ``provider/pkg/kinds/util.go``
+        ``IsPatchResource``, v4.32.0).  Its docs: "The name of the resource must be specified, but
+        all other properties are optional", and the provider's ``Check`` refuses a patch without
+        ``.metadata.name`` (``provider/pkg/provider/provider.go``): so nothing is required but
+        the name, and the rest is judged as :func:`_validator` ``partial`` says.
+        """
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
         assert isinstance(meta, Mapping)
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -249,7 +329,7 @@ class CoreValidator:
                 if not (isinstance(value, str) and value)
             )
             return replace(base, outcome=Outcome.INVALID, violations=missing)
-        validator = _validator(self.minor.minor, api_version, kind)
+        validator = _validator(self.minor.minor, api_version, kind, patch)
         if validator is None:
             return replace(
                 base,
@@ -257,7 +337,7 @@ class CoreValidator:
                 note=f"no {api_version} {kind} in the Kubernetes {self.minor.minor} OpenAPI schema",
             )
         memo = _memo(self.minor.minor)
-        key = _memo_key(obj, meta)
+        key = ("patch:" if patch else "") + _memo_key(obj, meta)
         found = memo.get(key)
         if found is None:
             found = _check(validator, obj)
@@ -265,6 +345,12 @@ class CoreValidator:
                 memo.clear()
             memo[key] = found
         violations, unchecked = found
+        if patch and not (isinstance(meta.get("name"), str) and meta.get("name")):
+            # Outside the memo: its key stands in for every name string, the empty one included.
+            unnamed = Violation(
+                "metadata.name", "required field missing: a patch names the object it patches"
+            )
+            violations = tuple(sorted((*violations, unnamed), key=lambda v: v.path))
         return replace(
             base,
             outcome=Outcome.INVALID if violations else Outcome.VALID,
