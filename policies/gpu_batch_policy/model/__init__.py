@@ -129,6 +129,21 @@ def view_class(resource_type: str) -> type:
     return _view_factory(resource_type, parse_token(resource_type))[0]
 
 
+def canonical_order(resource: Resource) -> tuple[bool, str]:
+    """The model's one iteration order: declared resources by URN, then what releases render,
+    grouped by their release's URN in the order Helm renders them (a stable sort keeps it).
+
+    Why: ``AnalyzeStack`` sends resources in registration order, which follows how the program's
+    outputs resolve (the SDK's executor threads) and changes from run to run of the same program
+    (``tests/test_deterministic_output.py``).  Every rule that names "the first" object, lists
+    objects, or stops after N findings reads the model in this order, so its text is the same on
+    every run and every machine.  A URN is unique per registration (the engine refuses a
+    duplicate), and a rendered object's ``urn`` is its release's, so declared resources come first:
+    :meth:`StackModel.by_urn` of a release's URN finds the release.
+    """
+    return (getattr(resource, "rendered_from", None) is not None, resource.urn)
+
+
 @dataclass(frozen=True)
 class Lookup:
     """Result of resolving a reference by name.
@@ -158,7 +173,7 @@ class StackModel:
     def __init__(
         self, resources: Iterable[Resource], renders: Mapping[str, ReleaseRender] | None = None
     ) -> None:
-        self.resources: list[Resource] = list(resources)
+        self.resources: list[Resource] = sorted(resources, key=canonical_order)
         # What each Helm release (by URN) renders to; its objects are among ``resources``.
         self.renders: dict[str, ReleaseRender] = dict(renders or {})
         self.objects: list[KubeObject] = [r for r in self.resources if isinstance(r, KubeObject)]
