@@ -4,7 +4,10 @@ For each record of :mod:`gpu_batch_policy.known_bugs` whose ``affected`` range h
 of an installed release of its chart, and whose condition the program meets, one advisory names
 the bug, the objects that meet the condition, the release that fixes it and the references.
 Advisory: the program works, with a risk; a stack may raise it (``policies/config.<stack>.json``:
-``"known-bug-in-pinned-version": "mandatory"``).
+``"known-bug-in-pinned-version": "mandatory"``; the engine's policy config sets the level of the
+whole rule, so every bug the stack meets is then mandatory).  The shipped prod config does not: its
+preempting BestEffortFIFO queues meet ``kueue-besteffortfifo-sticky-head`` on the pinned 0.19.2
+(``policies/README.md``, "Raising it").
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ def check_known_bugs(model: StackModel, reporter: Reporter, _config: Mapping[str
         for bug in known_bugs():
             if chart.rsplit("/", 1)[-1] != bug.chart or not bug.affects(version):
                 continue
-            # In name order: the model's iteration order follows set order, which changes with
-            # PYTHONHASHSEED, and the finding's text must be the same on every run.
+            # In name order, as the reader scans them (the model's own order, by URN, is stable too:
+            # ``model.canonical_order``).
             hits = sorted(CONDITIONS[bug.condition](model), key=lambda hit: hit.describe())
             if not hits:
                 continue

@@ -9,6 +9,7 @@ cannot; each record is shown silent on the fixed release.
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,9 @@ from gpu_batch_policy.known_bugs import known_bugs, parse_version
 from gpu_batch_policy.known_bugs.conditions import CONDITIONS, PROVREQ_NAME_MAX
 from pulumi_policy import EnforcementLevel
 
+from preview.analyzer import PolicyPackProcess
+from preview.records import RecordedResource
+from tests.policies.corpus import STACK_URN
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import (
@@ -28,6 +32,7 @@ from tests.policies.pack_objects import (
     provisioning_request_config,
     ray_job,
 )
+from tests.policies.test_corpus_e2e import POLICIES_DIR
 
 POLICY = get_policy("known-bug-in-pinned-version")
 ROOT = Path(__file__).resolve().parents[3]
@@ -138,3 +143,27 @@ def test_the_advisory_names_the_bug_and_the_fix_release() -> None:
 def test_versions_with_or_without_v(version: str) -> None:
     assert parse_version(version) == (0, 19, 2)
     assert parse_version("0.19") is None and parse_version("latest") is None
+
+
+def _records(resources: list[Res]) -> list[RecordedResource]:
+    stack = RecordedResource(STACK_URN, "pulumi:pulumi:Stack", "gpu-batch-test", "", "", False, {}, {})
+    return [stack] + [
+        RecordedResource(r.urn, r.type, r.name, STACK_URN, "", True, r.props, r.props) for r in resources
+    ]
+
+
+def test_a_stack_config_raises_it_through_the_pack_as_the_engine_runs_it() -> None:
+    """``policies/config.prod.json`` with the rule set to mandatory (the ``--policy-pack-config``
+    form), through the pack's own process: the same finding becomes mandatory.  The shipped prod
+    config leaves it advisory, since prod's BestEffortFIFO queues meet the sticky-head bug on the
+    pinned 0.19.2 and a mandatory finding would stop prod's preview until the pin moves."""
+    prod = json.loads((ROOT / "policies" / "config.prod.json").read_text())
+    assert POLICY.name not in prod  # shipped: advisory (see the docstring)
+    stack = _records([release("0.19.2"), *queue(preemption={"withinClusterQueue": "LowerPriority"})])
+    levels = {}
+    for config in (prod, {**prod, POLICY.name: "mandatory"}, {**prod, POLICY.name: "disabled"}):
+        with PolicyPackProcess(POLICIES_DIR, stack="prod") as process:
+            process.configure(config)
+            found = [d for d in process.analyze(stack) if d.policy_name == POLICY.name]
+        levels[str(config.get(POLICY.name))] = [d.mandatory for d in found]
+    assert levels == {"None": [False], "mandatory": [True], "disabled": []}
