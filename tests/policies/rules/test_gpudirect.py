@@ -159,25 +159,26 @@ def test_param_set_missing_in_an_open_world_is_not_in_stack_when_none_declared()
     assert listed.clean
 
 
+def a3_pool(networks: Any = None) -> Res:
+    """An A3 Mega pool "p" of gpu-cluster, with ``additionalNodeNetworkConfigs`` when given."""
+    props: dict[str, Any] = {
+        "name": "p",
+        "cluster": "gpu-cluster",
+        "nodeConfig": {"machineType": "a3-megagpu-8g"},
+    }
+    if networks is not None:
+        props["networkConfig"] = {"additionalNodeNetworkConfigs": networks}
+    return Res(POOL, "p", props)
+
+
 def test_unknown_networks_are_cannot_check_not_findings() -> None:
-    pool = Res(
-        POOL,
-        "p",
-        {
-            "name": "p",
-            "cluster": "gpu-cluster",
-            "nodeConfig": {"machineType": "a3-megagpu-8g"},
-            "networkConfig": {"additionalNodeNetworkConfigs": UNKNOWN},
-        },
-    )
+    pool = a3_pool(UNKNOWN)
     result = run(get_policy("gke-multi-networking-cluster"), [gke_cluster(), pool])
     assert not result.violations and result.cannot_check is not None
 
 
 def test_plain_pools_and_clusters_are_not_judged() -> None:
-    pool = Res(
-        POOL, "p", {"name": "p", "cluster": "gpu-cluster", "nodeConfig": {"machineType": "a3-megagpu-8g"}}
-    )
+    pool = a3_pool()
     for name in RULES:
         assert not run(get_policy(name), [gke_cluster(), pool]).violations, name
 
@@ -191,16 +192,7 @@ def test_multi_networking_alone_still_needs_dataplane_v2() -> None:
 
 
 def test_version_floor_newer_minor_passes_older_minor_fails() -> None:
-    pool = Res(
-        POOL,
-        "p",
-        {
-            "name": "p",
-            "cluster": "gpu-cluster",
-            "nodeConfig": {"machineType": "a3-megagpu-8g"},
-            "networkConfig": {"additionalNodeNetworkConfigs": [{"network": "n", "subnetwork": "s"}] * 8},
-        },
-    )
+    pool = a3_pool([{"network": "n", "subnetwork": "s"}] * 8)
     rule = get_policy("gke-gpudirect-version")
     assert run(rule, [gke_cluster(minMasterVersion="1.33.1-gke.100"), pool]).clean
     assert run(rule, [gke_cluster(minMasterVersion="1.32.11-gke.1174000"), pool]).clean
