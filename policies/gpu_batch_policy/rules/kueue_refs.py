@@ -22,7 +22,7 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..kueue_install import INSTALL_PROPERTIES, feature_gate
-from ..model import ClusterQueue, LocalQueue, StackModel
+from ..model import ClusterQueue, LocalQueue, Lookup, StackModel
 from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
 from ..open_world import World, unresolved, world_schema
 from ..report import Reporter
@@ -36,6 +36,37 @@ def _declared_names(model: StackModel, kind: str) -> list[str]:
     return model.memo(
         f"rules.kueue_refs.name_list:{kind}", lambda: [o.name for o in model.kube_objects(KUEUE_GROUP, kind)]
     )
+
+
+def _resolve(
+    model: StackModel,
+    reporter: Reporter,
+    subject: Any,
+    found: Lookup,
+    ref: tuple[str, str],
+    *,
+    world: World,
+    problem: str,
+    fix: str,
+    unknown: str | None = None,
+    exclude: str | None = None,
+) -> None:
+    """One reference's verdict: "cannot check yet" when an object of its kind has a name unknown
+    until apply, the open world's finding (``open_world.unresolved``) when none has its name
+    (``exclude``: a name the reference may not use, its own)."""
+    kind, name = ref
+    if found.status == "unknown":
+        reporter.cannot_check(subject, unknown or f"{kind} '{name}' may be one whose name is unknown")
+    elif found.status == "missing":
+        unresolved(
+            world,
+            reporter,
+            subject,
+            (kind, name, None),
+            declared=[n for n in _declared_names(model, kind) if n != exclude],
+            problem=problem,
+            fix=fix,
+        )
 
 
 def check_localqueue_targets(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
@@ -53,19 +84,17 @@ def check_localqueue_targets(model: StackModel, reporter: Reporter, config: Mapp
             )
             continue
         found, _ = model.find_cluster_queue(target)
-        if found.status == "unknown":
-            reporter.cannot_check(lq, f"ClusterQueue '{target}' may be one whose name is unknown")
-        elif found.status == "missing":
-            unresolved(
-                world,
-                reporter,
-                lq,
-                ("ClusterQueue", target, None),
-                declared=_declared_names(model, "ClusterQueue"),
-                problem=f"spec.clusterQueue names ClusterQueue '{target}', which the stack does not declare",
-                fix=f"declare ClusterQueue '{target}' or point the LocalQueue at one of: "
-                f"{_declared(model, 'ClusterQueue')}",
-            )
+        _resolve(
+            model,
+            reporter,
+            lq,
+            found,
+            ("ClusterQueue", target),
+            world=world,
+            problem=f"spec.clusterQueue names ClusterQueue '{target}', which the stack does not declare",
+            fix=f"declare ClusterQueue '{target}' or point the LocalQueue at one of: "
+            f"{_declared(model, 'ClusterQueue')}",
+        )
 
 
 def _names(items: list[Any]) -> str:
@@ -93,20 +122,18 @@ def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, worl
             reporter.cannot_check(cq, f"{flavor.path}.name is unknown until apply")
             continue
         found, _ = model.find_resource_flavor(flavor.name)
-        if found.status == "unknown":
-            reporter.cannot_check(cq, f"ResourceFlavor '{flavor.name}' may be one whose name is unknown")
-        elif found.status == "missing":
-            unresolved(
-                world,
-                reporter,
-                cq,
-                ("ResourceFlavor", flavor.name, None),
-                declared=_declared_names(model, "ResourceFlavor"),
-                problem=f"{flavor.path} names ResourceFlavor '{flavor.name}', which the stack does not declare "
-                "(the ClusterQueue stays inactive: FlavorNotFound)",
-                fix=f"declare ResourceFlavor '{flavor.name}' or use one of: {_declared(model, 'ResourceFlavor')}",
-            )
-        elif tas and flavor.name not in topologies_checked:
+        _resolve(
+            model,
+            reporter,
+            cq,
+            found,
+            ("ResourceFlavor", flavor.name),
+            world=world,
+            problem=f"{flavor.path} names ResourceFlavor '{flavor.name}', which the stack does not declare "
+            "(the ClusterQueue stays inactive: FlavorNotFound)",
+            fix=f"declare ResourceFlavor '{flavor.name}' or use one of: {_declared(model, 'ResourceFlavor')}",
+        )
+        if found.status == "found" and tas and flavor.name not in topologies_checked:
             topologies_checked.add(flavor.name)
             for obj in found.found:
                 _check_topology(model, cq, model.view(obj), reporter, world)
@@ -127,21 +154,18 @@ def _check_topology(
         return
     if not name:
         return
-    found = model.lookup(KUEUE_GROUP, "Topology", name)
-    if found.status == "unknown":
-        reporter.cannot_check(cq, f"Topology '{name}' may be one whose name is unknown")
-    elif found.status == "missing":
-        unresolved(
-            world,
-            reporter,
-            cq,
-            ("Topology", name, None),
-            declared=_declared_names(model, "Topology"),
-            problem=f"uses TAS flavor '{flavor.obj.name}', whose topologyName '{name}' names no Topology the stack "
-            "declares (the ClusterQueue stays inactive: TopologyNotFound)",
-            fix=f"declare Topology '{name}' (kueue.x-k8s.io) or fix the flavor's topologyName "
-            f"(declared: {_declared(model, 'Topology')})",
-        )
+    _resolve(
+        model,
+        reporter,
+        cq,
+        model.lookup(KUEUE_GROUP, "Topology", name),
+        ("Topology", name),
+        world=world,
+        problem=f"uses TAS flavor '{flavor.obj.name}', whose topologyName '{name}' names no Topology the stack "
+        "declares (the ClusterQueue stays inactive: TopologyNotFound)",
+        fix=f"declare Topology '{name}' (kueue.x-k8s.io) or fix the flavor's topologyName "
+        f"(declared: {_declared(model, 'Topology')})",
+    )
 
 
 def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Reporter, world: World) -> None:
@@ -153,20 +177,18 @@ def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Repor
             reporter.cannot_check(cq, f"{ref.path}.name is unknown until apply")
         else:
             found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name)
-            if found.status == "unknown":
-                reporter.cannot_check(cq, f"AdmissionCheck '{ref.name}' may be one whose name is unknown")
-            elif found.status == "missing":
-                unresolved(
-                    world,
-                    reporter,
-                    cq,
-                    ("AdmissionCheck", ref.name, None),
-                    declared=_declared_names(model, "AdmissionCheck"),
-                    problem=f"{ref.path} names AdmissionCheck '{ref.name}', which the stack does not declare "
-                    "(the ClusterQueue stays inactive: AdmissionCheckNotFound)",
-                    fix=f"declare AdmissionCheck '{ref.name}' or use one of: {_declared(model, 'AdmissionCheck')}",
-                )
-            else:
+            _resolve(
+                model,
+                reporter,
+                cq,
+                found,
+                ("AdmissionCheck", ref.name),
+                world=world,
+                problem=f"{ref.path} names AdmissionCheck '{ref.name}', which the stack does not declare "
+                "(the ClusterQueue stays inactive: AdmissionCheckNotFound)",
+                fix=f"declare AdmissionCheck '{ref.name}' or use one of: {_declared(model, 'AdmissionCheck')}",
+            )
+            if found.status == "found":
                 for obj in found.found:
                     controller = model.view(obj).controller_name
                     if isinstance(controller, str):
@@ -235,20 +257,21 @@ def check_admissioncheck_parameters(model: StackModel, reporter: Reporter, confi
             )
             continue
         found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name)
-        if found.status == "unknown":
-            reporter.cannot_check(ac, "the ProvisioningRequestConfig name is unknown until apply")
-        elif found.status == "missing" and isinstance(params.name, str):
-            unresolved(
-                world,
-                reporter,
-                ac,
-                ("ProvisioningRequestConfig", params.name, None),
-                declared=_declared_names(model, "ProvisioningRequestConfig"),
-                problem=f"spec.parameters names ProvisioningRequestConfig '{params.name}', which the stack does "
-                "not declare (the check goes inactive: BadParametersRef)",
-                fix=f"declare ProvisioningRequestConfig '{params.name}' or use one of: "
-                f"{_declared(model, 'ProvisioningRequestConfig')}",
-            )
+        if found.status == "missing" and not isinstance(params.name, str):
+            continue
+        _resolve(
+            model,
+            reporter,
+            ac,
+            found,
+            ("ProvisioningRequestConfig", str(params.name)),
+            world=world,
+            problem=f"spec.parameters names ProvisioningRequestConfig '{params.name}', which the stack does "
+            "not declare (the check goes inactive: BadParametersRef)",
+            fix=f"declare ProvisioningRequestConfig '{params.name}' or use one of: "
+            f"{_declared(model, 'ProvisioningRequestConfig')}",
+            unknown="the ProvisioningRequestConfig name is unknown until apply",
+        )
 
 
 def check_cohort_hierarchy(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
@@ -265,20 +288,19 @@ def check_cohort_hierarchy(model: StackModel, reporter: Reporter, config: Mappin
         if not parent:
             continue
         parents[cohort.name] = parent
-        found = model.lookup(KUEUE_GROUP, "Cohort", parent)
-        if found.status == "unknown":
-            reporter.cannot_check(cohort, f"parent Cohort '{parent}' may be one whose name is unknown")
-        elif found.status == "missing":
-            unresolved(
-                world,
-                reporter,
-                cohort,
-                ("Cohort", parent, None),
-                declared=[n for n in _declared_names(model, "Cohort") if n != cohort.name],
-                problem=f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue "
-                "would silently use an empty default cohort, detaching this subtree",
-                fix=f"declare Cohort '{parent}' or fix the name (declared: {_declared(model, 'Cohort')})",
-            )
+        _resolve(
+            model,
+            reporter,
+            cohort,
+            model.lookup(KUEUE_GROUP, "Cohort", parent),
+            ("Cohort", parent),
+            world=world,
+            problem=f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue "
+            "would silently use an empty default cohort, detaching this subtree",
+            fix=f"declare Cohort '{parent}' or fix the name (declared: {_declared(model, 'Cohort')})",
+            unknown=f"parent Cohort '{parent}' may be one whose name is unknown",
+            exclude=cohort.name,
+        )
     reported: set[str] = set()
     for cohort in cohorts:
         path = [cohort.name]
