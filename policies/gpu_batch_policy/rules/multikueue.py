@@ -8,7 +8,13 @@ Every rule starts from kubernetes-sigs/kueue v0.19.2:
   accepts; otherwise the cluster is inactive (reason ``BadKubeConfig``/``InsecureKubeConfig``) and
   nothing is ever dispatched to it.  One finding per reason, in Kueue's words
   (:mod:`..multikueue.kubeconfig`).  A ``clusterProfileRef`` source is not judged here: Kueue
-  allows exec plugins for it.
+  allows exec plugins for it.  What is known before apply is judged (the reference, the Secret in
+  Kueue's namespace of the same cluster, its key); a kubeconfig text unknown until apply is
+  "cannot check yet", and that is right, not a gap of the offline mocks: a program that builds it
+  from a cluster created in the same deploy (the multiregion stack: ``components.multikueue``
+  ``token_kubeconfig``, the worker's GKE endpoint and its token Secret's ``data``) has it unknown
+  in a real first ``pulumi preview`` too, since an ``apply`` over an unknown input is wholly
+  unknown; once the workers exist their state is known and the text is judged.
 * ``multikueue-kubeconfig-path`` (advisory) -- same file, ``validateKubeConfigPath`` and the
   ``DeprecatedPathUsage`` event: ``locationType: Path`` outside ``/etc/multikueue/kubeconfigs``
   works at 0.19 only while the alpha ``MultiKueueKubeConfigPathValidation`` gate is off (its
