@@ -129,9 +129,10 @@ def validation_results(
     core = CoreValidator(kubernetes or kubernetes_minor(None))
     results = []
     for obj in objects:
-        result = chosen.validate(obj)
+        patch = bool(patches) and isinstance(obj, Mapping) and _identity(obj) in patches
+        result = chosen.validate(obj, patch=patch)
         if result.outcome is Outcome.NOT_CUSTOM_RESOURCE and isinstance(obj, Mapping):
-            result = core.validate(obj, patch=bool(patches) and _identity(obj) in patches)
+            result = core.validate(obj, patch=patch)
         results.append(result)
     return results
 

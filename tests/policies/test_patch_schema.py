@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from gpu_batch_policy.rules.builtin_objects import POLICIES
+from gpu_batch_policy.rules.custom_resources import POLICIES as CUSTOM_RESOURCE_POLICIES
 from gpu_batch_policy.schema.core import CoreValidator, kubernetes_minor
 from gpu_batch_policy.schema.patches import is_patch, patched_kind
 
@@ -119,7 +120,8 @@ def test_the_pack_judges_patches_and_names_a_mismatched_kind() -> None:
         "metadata.name: required field missing"
     )
     odd = run(policy, [_patch("kubernetes:apps/v1:DeploymentPatch", "api", {**scale_patch(), "kind": "Pod"})])
-    assert odd.violations == [] and odd.cannot_check is not None and "'Pod'" in odd.cannot_check
+    assert odd.violations == [] and odd.cannot_check is not None
+    assert "no apps/v1 DeploymentPatch in the Kubernetes" in odd.cannot_check
 
 
 PATCHES: list[tuple[str, dict[str, Any]]] = [
@@ -154,3 +156,44 @@ def test_pack_and_preview_agree_on_patches() -> None:
     assert 'spec.replicas: expected integer, got string "two"' in diagnostics[0].message
     # Without the patch identities the preview judges whole objects: the partial ones fail.
     assert len(validate_manifests(docs, kubernetes=kubernetes_minor(None))) > 1
+
+
+def cluster_queue_patch(spec: dict[str, Any]) -> Any:
+    """A ClusterQueuePatch (pulumi-kubernetes ``CustomResourcePatch``'s type for a Kueue kind)."""
+    props = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "team"},
+        "spec": spec,
+    }
+    return _patch("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueuePatch", "cq", props)
+
+
+def test_a_custom_resource_patch_is_judged_by_its_crd_as_a_partial_object() -> None:
+    policy = next(p for p in CUSTOM_RESOURCE_POLICIES if p.name == "custom-resource-schema")
+    hold = run(policy, [cluster_queue_patch({"stopPolicy": "Hold"})])
+    assert hold.violations == []  # no resourceGroups, namespaceSelector ...: the live object has them
+    # CEL rules run on the merged object, which only the cluster holds: counted, not passed.
+    assert hold.cannot_check is not None and "a patch: the API server runs CEL rules" in hold.cannot_check
+    assert "ClusterQueuePatch 'team' " in hold.cannot_check  # cluster-scoped, as its kind
+    assert run(policy, [cluster_queue_patch({"stopPolicy": "Halt"})]).mentions(
+        'spec.stopPolicy: unsupported value "Halt"'
+    )
+    assert run(policy, [cluster_queue_patch({"stopPolicy": "Hold", "stopPolcy": "Hold"})]).mentions(
+        "spec.stopPolcy: field not declared"
+    )
+    unkeyed = {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"resources": []}]}]}
+    assert run(policy, [cluster_queue_patch(unkeyed)]).mentions(
+        "spec.resourceGroups[0].flavors[0].name: required field missing"
+    )
+
+
+def test_a_custom_resource_patch_drops_required_where_the_whole_object_keeps_it() -> None:
+    policy = next(p for p in CUSTOM_RESOURCE_POLICIES if p.name == "custom-resource-schema")
+    keyed = {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "gpu-flavor"}]}]}
+    assert run(policy, [cluster_queue_patch(keyed)]).violations == []  # merged into the live flavor
+    whole_props = {**cluster_queue_patch(keyed)[1], "metadata": {"name": "team"}}
+    whole = _patch("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "cq", whole_props)
+    assert run(policy, [whole]).mentions(
+        "spec.resourceGroups[0].flavors[0].resources: required field missing"
+    )

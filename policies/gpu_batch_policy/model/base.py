@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..schema.patches import PATCH_SUFFIX
 from ..tokens import CORE_GROUP, KAI_GROUP, KUEUE_GROUP, TypeToken, parse_token
 from ..values import Unknown, as_str, dig, plain, str_map
 
@@ -131,7 +132,7 @@ class KubeObject(Resource):
 
     @property
     def namespaced(self) -> bool:
-        return self.kind not in _CLUSTER_SCOPED.get(self.group, frozenset())
+        return is_namespaced(self.group, self.kind)
 
     @property
     def spec(self) -> Any:
@@ -154,7 +155,9 @@ class KubeObject(Resource):
 
 
 def is_namespaced(group: str, kind: str) -> bool:
-    return kind not in _CLUSTER_SCOPED.get(group, frozenset())
+    """A pulumi-kubernetes ``<Kind>Patch`` (``..schema.patches``) is scoped as the kind it patches."""
+    cluster_scoped = _CLUSTER_SCOPED.get(group, frozenset())
+    return kind not in cluster_scoped and kind.removesuffix(PATCH_SUFFIX) not in cluster_scoped
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ server-side apply patches of an existing object: a resource is one when its type
 against the patched kind's schema as a partial object (:meth:`..schema.core.CoreValidator.validate`
 ``patch``): nothing required but ``metadata.name``, everything else typed and declared as in a
 whole object.  A ``*Patch`` type whose ``kind`` names another kind is not a patch to the provider
-and not a kind this rule knows: "cannot check", naming both.
+and no kind the schema defines: "cannot check", as any unknown kind.
 """
 
 from __future__ import annotations
@@ -43,9 +43,8 @@ from ..model import StackModel
 from ..report import Reporter
 from ..schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 from ..schema.crd import Outcome
-from ..schema.patches import is_patch, patched_kind
 from ..values import Unknown
-from .custom_resources import BUILT_IN_GROUPS, manifest_of, too_deep
+from .custom_resources import BUILT_IN_GROUPS, applied_manifest, too_deep
 
 
 def stack_minor(model: StackModel) -> KubernetesMinor:
@@ -67,20 +66,8 @@ def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mappin
             continue  # the offline harness's unechoed state (see the module docstring)
         if too_deep(obj, reporter):
             continue
-        manifest = manifest_of(obj)
-        patched = patched_kind(obj.kind, obj.props.get("kind"))
-        if patched is not None:
-            if not is_patch(obj.kind, patched):
-                reporter.cannot_check(
-                    obj,
-                    f"a {obj.kind} whose kind is {patched!r}: neither a patch of a known kind nor that kind",
-                )
-                continue
-            manifest["kind"] = patched
-            if obj.auto_named and isinstance(manifest.get("metadata"), dict):
-                # The provider names no patch (it refuses one without a name): no stand-in name.
-                manifest["metadata"] = {k: v for k, v in manifest["metadata"].items() if k != "name"}
-        result = validator.validate(manifest, patch=patched is not None)
+        manifest, patch = applied_manifest(obj)
+        result = validator.validate(manifest, patch=patch)
         if result.outcome is Outcome.NO_SCHEMA:
             reporter.cannot_check(obj, f"schema not checked: {result.note}")
             continue

@@ -23,6 +23,12 @@ the pinned charts defines, a version the found CRD does not serve (another insta
 library functions, values unknown until apply).  Transition rules (``oldSelf`` without
 ``optionalOldSelf``) are not evaluated on create, so they leave nothing unchecked here.
 
+A pulumi-kubernetes ``<Kind>Patch`` of a custom resource (``CustomResourcePatch``) is judged by the
+patched kind's CRD as a partial object (:meth:`..schema.crd.CrdCatalog.validate` ``patch``): types,
+enums and undeclared fields as for a whole object, nothing required but its name and the keys of
+associative-list items; its CEL rules are "cannot check", since the API server runs them on the
+object the patch merges into, which only the cluster holds.
+
 The validator is the one the offline preview runs on ``manifests.yaml`` (:mod:`..schema.crd`);
 CRDs come from the stack itself first, then from the pinned charts (:mod:`..schema.pinned`).
 """
@@ -43,6 +49,7 @@ from ..schema.cel import TRANSITION_RULE
 from ..schema.crd import CrdCatalog, Outcome
 from ..schema.depth import MAX_SCHEMA_DEPTH, nesting_depth
 from ..schema.markers import UNKNOWN_DISPLAY
+from ..schema.patches import is_patch, patched_kind
 from ..schema.pinned import catalog_with, pinned_problems
 from ..values import Unknown
 
@@ -109,6 +116,20 @@ def manifest_of(obj: KubeObject) -> dict[str, Any]:
     return doc
 
 
+def applied_manifest(obj: KubeObject) -> tuple[dict[str, Any], bool]:
+    """:func:`manifest_of`, and whether the object is a pulumi-kubernetes ``<Kind>Patch``
+    (:mod:`..schema.patches`): a patch's manifest has the patched kind, and no stand-in name
+    (the provider names no patch; it refuses one without a name)."""
+    manifest = manifest_of(obj)
+    patched = patched_kind(obj.kind, obj.props.get("kind") if isinstance(obj.props, Mapping) else None)
+    if patched is None or not is_patch(obj.kind, patched):
+        return manifest, False
+    manifest["kind"] = patched
+    if obj.auto_named and isinstance(manifest.get("metadata"), dict):
+        manifest["metadata"] = {k: v for k, v in manifest["metadata"].items() if k != "name"}
+    return manifest, True
+
+
 def too_deep(obj: KubeObject, reporter: Reporter) -> bool:
     """An object nested past what schema validation reads: "cannot check", and True."""
     levels = nesting_depth(obj.props)
@@ -165,8 +186,9 @@ def check_custom_resources(model: StackModel, reporter: Reporter, _config: Mappi
     for obj in objects:
         if too_deep(obj, reporter):
             continue
+        manifest, patch = applied_manifest(obj)
         try:
-            result = catalog.validate(manifest_of(obj))
+            result = catalog.validate(manifest, patch=patch)
         except (TypeError, AttributeError, KeyError, ValueError):
             crd = catalog.crd(obj.group, obj.kind)
             if crd is None or not str(crd.source).startswith(STACK_CRD_PREFIXES):

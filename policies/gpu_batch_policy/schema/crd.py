@@ -95,6 +95,9 @@ _OWNER_REFERENCE_FIELDS: Final = frozenset(
 )
 
 
+PATCH_CEL: Final = "a patch: the API server runs CEL rules on the object it merges into"
+
+
 class SchemaDirError(FileNotFoundError):
     """The CRD schema directory does not exist (wrong checkout layout or a bad override)."""
 
@@ -277,14 +280,17 @@ def _unique_key(value: Any) -> str:
 class _Collector:
     """Mutable tallies for one validation run (kept out of the immutable result until the end)."""
 
-    __slots__ = ("cel_checked", "cel_unchecked", "errors", "patterns_skipped", "unchecked")
+    __slots__ = ("cel_checked", "cel_unchecked", "errors", "partial", "patterns_skipped", "unchecked")
 
-    def __init__(self) -> None:
+    def __init__(self, partial: bool = False) -> None:
         self.errors: list[Violation] = []
         self.cel_checked = 0
         self.cel_unchecked: dict[str, int] = {}
         self.unchecked = 0
         self.patterns_skipped = 0
+        # A server-side apply patch (:meth:`CrdCatalog.validate` ``patch``): only what the patch
+        # itself decides is judged.
+        self.partial = partial
 
     def error(self, path: _Path, message: str) -> None:
         self.errors.append(Violation(format_path(path), message))
@@ -459,6 +465,10 @@ class _Node:
 
     def check_cel(self, value: Any, path: _Path, out: _Collector) -> None:
         """Run this node's CEL rules on a present value (the API server's semantics)."""
+        if self.cel is not None and out.partial:
+            # The API server evaluates them on the object the patch merges into, not on the patch.
+            out.cel_unchecked[PATCH_CEL] = out.cel_unchecked.get(PATCH_CEL, 0) + len(self.cel.rules)
+            return
         if self.cel is not None:
             for result in self.cel.run(value):
                 out.cel(result, path)
@@ -500,8 +510,9 @@ class _Node:
 
     def _check_array(self, value: list[Any], path: _Path, out: _Collector) -> None:
         raw = self.raw
+        merged = out.partial and self.list_type in ("map", "set")  # merged item by item with the live list
         if self.has_value_checks:
-            if "minItems" in raw and len(value) < raw["minItems"]:
+            if "minItems" in raw and len(value) < raw["minItems"] and not merged:
                 out.error(path, f"must have at least {raw['minItems']} items (has {len(value)})")
             if "maxItems" in raw and len(value) > raw["maxItems"]:
                 out.error(path, f"must have at most {raw['maxItems']} items (has {len(value)})")
@@ -519,9 +530,14 @@ class _Node:
                 seen.add(key)
         elif self.list_type == "map" and self.list_keys:
             seen_keys: set[str] = set()
+            required = set(self.items.raw.get("required") or ()) if out.partial and self.items else set()
             for i, item in enumerate(value):
                 if not isinstance(item, Mapping):
                     continue
+                for field_name in self.list_keys:
+                    if field_name in required and item.get(field_name) is None:
+                        # core.py ``_validator`` ``partial``: the keys match the item to a live one.
+                        out.error((*path, i, field_name), "required field missing")
                 parts = [item.get(k) for k in self.list_keys]
                 if any(p is None or _is_marker(p) for p in parts):
                     continue
@@ -540,12 +556,12 @@ class _Node:
     ) -> None:
         raw = self.raw
         if self.has_value_checks:
-            for field_name in raw.get("required") or ():
+            for field_name in () if out.partial else raw.get("required") or ():
                 # The API server applies schema defaults before validating, so a required
                 # field with a default is never missing (KubeRay's workerGroupSpecs[].maxReplicas).
                 if value.get(field_name) is None and "default" not in self.props_raw.get(field_name, {}):
                     out.error((*path, field_name), "required field missing")
-            if "minProperties" in raw and len(value) < raw["minProperties"]:
+            if "minProperties" in raw and len(value) < raw["minProperties"] and not out.partial:
                 out.error(path, f"must have at least {raw['minProperties']} entries")
             if "maxProperties" in raw and len(value) > raw["maxProperties"]:
                 out.error(path, f"must have at most {raw['maxProperties']} entries (has {len(value)})")
@@ -961,8 +977,17 @@ class CrdCatalog:
             self._validators[key] = validator
         return validator
 
-    def validate(self, obj: Mapping[str, Any]) -> ValidationResult:
-        """Validate one object strictly; see the module docstring for what "strictly" means."""
+    def validate(self, obj: Mapping[str, Any], patch: bool = False) -> ValidationResult:
+        """Validate one object strictly; see the module docstring for what "strictly" means.
+
+        ``patch``: ``obj`` is a server-side apply patch (pulumi-kubernetes ``<Kind>Patch``,
+        ``..schema.patches``), judged as a partial object as :mod:`.core` judges built-in ones:
+        types, enums, patterns, maxima and undeclared fields as for a whole object; no
+        ``required``, ``minProperties`` or, on a map or set list (merged item by item with the
+        live one), ``minItems``, except the list-map keys an item requires; ``metadata.name``
+        still required.  CEL rules are counted unchecked (:data:`PATCH_CEL`): the API server runs
+        them on the merged object, which only the cluster holds.
+        """
         if not isinstance(obj, Mapping):
             return ValidationResult(
                 api_version="",
@@ -1042,7 +1067,7 @@ class CrdCatalog:
                     f"most {MAX_SCHEMA_DEPTH}; no field of it was checked against {group}/{version}"
                 ),
             )
-        out = _Collector()
+        out = _Collector(partial=patch)
         self._validator(crd, version).check(obj, out)
         return result(
             Outcome.INVALID if out.errors else Outcome.VALID,
