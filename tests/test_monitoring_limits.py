@@ -93,3 +93,13 @@ def test_a_team_with_more_rules_than_a_policy_holds_gets_a_second_policy() -> No
     groups = [g for g in policy_groups(rules) if g.team == "big"]
     assert [(g.key, len(g.rules)) for g in groups] == [("big", 6), ("big-2", 3)]
     assert groups[1].display_name() == "gpu-batch alerts: big (2)"
+
+
+def test_teams_whose_policy_names_collide_are_refused_not_merged() -> None:
+    views = [
+        QueueView("a", ("ML",), provisioning_check=False),
+        QueueView("b", ("ml",), provisioning_check=False),
+    ]
+    rules = alert_rules(views, alert_thresholds(config(1)))
+    with pytest.raises(ValueError, match="'ML' and 'ml' would share the name alert-ml"):
+        policy_groups(rules)

@@ -169,6 +169,14 @@ def policy_groups(rules: Sequence[AlertRule]) -> list[PolicyGroup]:
         for i in range(0, len(team_rules), MAX_CONDITIONS):
             chunk = tuple(team_rules[i : i + MAX_CONDITIONS])
             groups.append(PolicyGroup(team, i // MAX_CONDITIONS + 1, chunk))
+    seen: dict[str, str] = {}
+    for g in groups:
+        other = seen.setdefault(g.key, g.team)
+        if other != g.team:
+            raise ValueError(
+                f"alert policies of teams {other!r} and {g.team!r} would share the name alert-{g.key} "
+                "(their names differ only in case, punctuation, or past 63 characters): rename one team"
+            )
     return groups
 
 
