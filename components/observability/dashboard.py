@@ -1,4 +1,5 @@
-"""One Cloud Monitoring dashboard per stack: a row per ClusterQueue, then the GPUs.
+"""The Cloud Monitoring dashboard of a stack (more pages when its queues need them): a row per
+ClusterQueue, then the GPUs.
 
 Per KAI queue: GPUs allocated, deserved (quota) and the scheduler's fair share (``kai_``
 metrics).  Per ClusterQueue: pending workloads (active / inadmissible), admission wait p50/p95, GPU quota in
