@@ -11,12 +11,15 @@ The pack (over the analyzer gRPC protocol, as the engine runs it) and the offlin
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from typing import Any
 
 import pytest
 from gpu_batch_policy.rules.builtin_objects import POLICIES
 from gpu_batch_policy.rules.custom_resources import POLICIES as CUSTOM_RESOURCE_POLICIES
-from gpu_batch_policy.schema.core import CoreValidator, kubernetes_minor
+from gpu_batch_policy.schema.core import GKE_NEWEST_MINOR, CoreValidator, kubernetes_minor
+from gpu_batch_policy.schema.crd import Outcome
 from gpu_batch_policy.schema.patches import is_patch, patched_kind
 
 from preview.analyzer import PolicyPackProcess
@@ -197,3 +200,45 @@ def test_a_custom_resource_patch_drops_required_where_the_whole_object_keeps_it(
     assert run(policy, [whole]).mentions(
         "spec.resourceGroups[0].flavors[0].resources: required field missing"
     )
+
+
+# Kinds the OpenAPI document defines that are not API resources (no pulumi-kubernetes resource, so
+# no Patch), and StorageVersion, the apiserver-internal kind (internal.apiserver.k8s.io).
+NOT_RESOURCES = frozenset(
+    {"APIGroup", "APIVersions", "DeleteOptions", "Status", "StorageVersion", "WatchEvent"}
+)
+
+
+def _top_level_kinds(minor: str) -> list[tuple[str, str]]:
+    """Every (apiVersion, kind) kubernetes-validate ships a top-level schema for, lists left out
+    (pulumi-kubernetes has no Patch for a List)."""
+    root = resources.files("kubernetes_validate").joinpath(
+        "kubernetes-json-schema", f"v{minor}.0-local-strict"
+    )
+    found = set()
+    for path in root.iterdir():
+        if path.name.startswith("_") or not path.name.endswith(".json"):
+            continue
+        for gvk in json.loads(path.read_text(encoding="utf-8")).get("x-kubernetes-group-version-kind") or ():
+            api_version = f"{gvk['group']}/{gvk['version']}" if gvk["group"] else gvk["version"]
+            if not gvk["kind"].endswith("List"):
+                found.add((api_version, gvk["kind"]))
+    return sorted(found)
+
+
+def test_every_kind_a_patch_can_target_takes_a_patch_of_just_its_name() -> None:
+    """Complete, from the schemas themselves: no ``required`` leaks into a patch of any kind, and
+    any kind the validator cannot find a schema for is one of the non-resources above."""
+    validator = CoreValidator(GKE_NEWEST_MINOR)
+    judged, whole_invalid, no_schema = 0, 0, set()
+    for api_version, kind in _top_level_kinds(GKE_NEWEST_MINOR):
+        doc = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
+        result = validator.validate(doc, patch=True)
+        if result.outcome is Outcome.NO_SCHEMA:
+            no_schema.add(kind)
+            continue
+        judged += 1
+        assert result.outcome is Outcome.VALID, (api_version, kind, result.violations)
+        whole_invalid += bool(validator.validate(doc).violations)
+    assert no_schema == NOT_RESOURCES
+    assert judged >= 100 and whole_invalid >= 40  # as whole objects, many miss a required field
