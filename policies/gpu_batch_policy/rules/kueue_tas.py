@@ -13,7 +13,8 @@
   one domain of that level (``findLevelWithFitDomains``: with ``state.required`` a too small top
   domain is ``notFitReason``, never a spread).  Domain sizes known from the machine type alone: a
   host / hostname is one node (its GPUs); an A4X ``gke-nodepool`` domain is one NVLink domain of 72
-  GPUs.  Blocks and sub-blocks depend on the reservation: not judged.
+  GPUs, an A4X sub-block 18 nodes.  Blocks and sub-blocks otherwise from the reservation sizes the
+  rule's ``reservations`` config declares (:mod:`..tas.reservations`); undeclared: not judged.
 - ``kueue-tas-required-with-provisioning`` (advisory): KEP-2724 (``keps/2724-topology-aware-scheduling``
   @ v0.19.2, "Provisioning request and required mode"): with a ProvisioningRequest check, Kueue
   reserves quota first and assigns the topology in a second pass after the nodes arrive; nodes the
@@ -32,7 +33,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import resource_policy, stack_policy
 from ..model import ClusterQueue, NodePool, StackModel
@@ -41,6 +42,8 @@ from ..report import Reporter
 from ..tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
 from ..tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
 from ..tas.levels import GKE_TOPOLOGY_LABELS, labelled
+from ..tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
+from ..tas.reservations import ReservationSize, declared_sizes
 from ..values import Unknown
 from ..workload_kinds import kueue_gangs
 from .capacity import workload_queue
@@ -96,20 +99,21 @@ def check_domains(model: StackModel, reporter: Reporter, _config: Mapping[str, A
                 )
 
 
-def _largest_domain(model: StackModel, level: str) -> int | None:
+def _largest_domain(model: StackModel, level: str, reservations: Mapping[str, ReservationSize]) -> int | None:
     """The largest domain of ``level`` over the stack's TAS flavors; None when any is unknown."""
     sizes = []
     for flavor, levels in tas_flavors(model):
         if levels is None or level not in levels:
             continue
-        size = domain_gpus(model, flavor, level)
+        size = domain_gpus(model, flavor, level, reservations)
         if size is None:
             return None
         sizes.append(size)
     return max(sizes) if sizes else None
 
 
-def check_gang_fits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_gang_fits(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    reservations = declared_sizes(config)
     for counted in kueue_gangs(model):
         for gang in counted.gangs:
             for pod_set in gang.pod_sets:
@@ -117,7 +121,7 @@ def check_gang_fits(model: StackModel, reporter: Reporter, _config: Mapping[str,
                 level = request.required
                 if level is None:
                     continue
-                size = _largest_domain(model, level)
+                size = _largest_domain(model, level, reservations)
                 per_pod = pod_set.template.request(GPU)
                 if size is None or isinstance(per_pod, Unknown) or per_pod <= 0:
                     continue
@@ -189,6 +193,7 @@ POLICIES: list[Policy] = [
         "kueue-tas-gang-fits-domain",
         "A pod set with a required topology fits one domain of that level.",
         check_gang_fits,
+        config_schema=PolicyConfigSchema(properties=RESERVATIONS_SCHEMA),
     ),
     stack_policy(
         "kueue-tas-required-with-provisioning",
