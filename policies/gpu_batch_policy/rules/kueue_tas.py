@@ -20,6 +20,15 @@
   reserves quota first and assigns the topology in a second pass after the nodes arrive; nodes the
   provider scattered fail a ``required`` request, the booking expires and the workload is retried
   and finally deactivated.  A risk, not a certainty (the provider may place compactly).
+- ``kueue-tas-sparse-capacity`` (advisory): Google Cloud AI Hypercomputer, "Schedule GKE workloads
+  with Topology Aware Scheduling (TAS)": "TAS works best with densely placed capacity, which can be
+  obtained through reservations. With Flex-start VMs or Spot VMs, your capacity is less likely to
+  allocated close together, so TAS might not work well in this scenario."  A TAS flavor whose
+  Topology has a block or sub-block level, on a pool of spot / flex-start (DWS queued provisioning
+  runs flex-start VMs) or on-demand VMs that consume no reservation (``NO_RESERVATION``), without a
+  COMPACT placement policy (GKE "Define compact placement for GKE nodes"), gets nodes scattered
+  over blocks: a required block / sub-block request may wait long.  Advisory: GKE still labels the
+  nodes and Kueue still admits what fits; a stack's config may raise it.
 - ``gke-compact-placement-flex-start`` (mandatory): cluster-toolkit v1.95.0
   ``modules/compute/gke-node-pool/main.tf`` precondition "Compact placement with DWS Flex start is
   only supported for A3 Ultra, A4, and H4D machine types" (``^(a3-ultragpu-|a4-|h4d-)``).  COMPACT on
@@ -163,6 +172,39 @@ def check_required_with_provisioning(
                 )
 
 
+def _sparse_capacity(pool: NodePool) -> str | None:
+    """Why GCE is unlikely to place the pool's nodes densely; None: a reservation, COMPACT, or unknown."""
+    if pool.placement_policy_type == "COMPACT" or pool.reservation_affinity == "SPECIFIC_RESERVATION":
+        return None
+    if pool.spot is True or pool.preemptible is True:
+        return "Spot VMs"
+    if pool.flex_start is True or pool.is_queued:
+        return "flex-start VMs (DWS)"
+    if pool.reservation_affinity == "NO_RESERVATION":
+        return "on-demand VMs with no reservation"
+    return None
+
+
+def check_sparse_capacity(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    wide = {GKE_TOPOLOGY_LABELS[0], GKE_TOPOLOGY_LABELS[1]}  # block, sub-block
+    for flavor, levels in tas_flavors(model):
+        above_host = [level for level in levels or [] if level in wide]
+        if not above_host:
+            continue
+        for pool in flavor_pools(model, flavor):
+            machine = pool.machine_type
+            why = _sparse_capacity(pool) if isinstance(machine, str) and labelled(machine) else None
+            if why is not None:
+                reporter.violation(
+                    flavor,
+                    f"TAS flavor on pool {pool.name} ({machine}) places gangs by {above_host[0]}, but the pool "
+                    f"runs {why} without COMPACT placement: GCE is less likely to place them close together, "
+                    "so block / sub-block requests may wait long (GKE: TAS works best with dense capacity)",
+                    "consume a (dense) reservation or set placementPolicy COMPACT where GKE allows it, or "
+                    "request podset-preferred-topology / a host-level Topology",
+                )
+
+
 def check_compact_flex(pool: NodePool, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     if pool.flex_start is not True or pool.is_queued or pool.placement_policy_type != "COMPACT":
         return
@@ -199,6 +241,12 @@ POLICIES: list[Policy] = [
         "kueue-tas-required-with-provisioning",
         "A required topology behind a ProvisioningRequest check may never be satisfied (KEP-2724).",
         check_required_with_provisioning,
+        enforcement_level=EnforcementLevel.ADVISORY,
+    ),
+    stack_policy(
+        "kueue-tas-sparse-capacity",
+        "A TAS flavor with block / sub-block levels runs on dense capacity (a reservation or compact placement).",
+        check_sparse_capacity,
         enforcement_level=EnforcementLevel.ADVISORY,
     ),
     resource_policy(
