@@ -28,6 +28,7 @@ from typing import Any, Final, Literal
 import pulumi
 
 from components.gpu_pool import GPU_TAINT_KEY
+from components.gpudirect.pod_wiring import PodWiring, wire
 from components.k8s_object import KubeObject, compact, inherited_depends_on
 
 POLICIES_DIR: Final = Path(__file__).resolve().parents[1] / "policies"
@@ -70,6 +71,8 @@ class RayPodArgs:
     max_replicas: int | None = None
     # Extra pod-template annotations (Kueue's pod-set topology request).
     annotations: Mapping[str, str] = field(default_factory=dict)
+    # GPUDirect wiring when every pool the group's GPU pods may land on is a GPUDirect pool.
+    gpudirect: PodWiring | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,8 @@ def pod_template(pod: RayPodArgs, container: str) -> dict[str, Any]:
     )
     fraction = format(pod.gpu_fraction, "g") if pod.gpu_fraction is not None else None
     annotations = {**pod.annotations, **({GPU_FRACTION_ANNOTATION: fraction} if fraction else {})}
+    if pod.gpudirect is not None and pod.gpu:
+        wire(spec, annotations, pod.gpudirect)
     return compact({"metadata": {"annotations": annotations} if annotations else None, "spec": spec})
 
 

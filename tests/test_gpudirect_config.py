@@ -135,7 +135,8 @@ def test_a_worker_topology_request_becomes_kueue_annotations() -> None:
     )
     (job,) = [r for r in result.resources if r.type == "kubernetes:ray.io/v1:RayJob"]
     template = job.inputs["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]
-    assert template["metadata"]["annotations"] == {
+    kueue = {k: v for k, v in template["metadata"]["annotations"].items() if k.startswith("kueue.x-k8s.io/")}
+    assert kueue == {
         "kueue.x-k8s.io/podset-required-topology": "cloud.google.com/gce-topology-block",
         "kueue.x-k8s.io/podset-slice-required-topology": "cloud.google.com/gce-topology-host",
         "kueue.x-k8s.io/podset-slice-size": "1",

@@ -18,6 +18,7 @@ import pulumi
 
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
+from components.gpudirect.pod_wiring import PodWiring, pod_wiring
 from components.ingress_controller import INGRESS_NAMESPACE, IngressController, IngressControllerArgs
 from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
 from components.kuberay import KUBERAY_NAMESPACE
@@ -45,6 +46,7 @@ from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
 from components.tenant_network import GMP_NAMESPACE
 from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
+from stacks.checks.gpudirect import workload_profile
 from stacks.checks.topology import TOPOLOGIES, topology_of_pool
 from stacks.compose.readiness import ReadinessGates
 from stacks.compose.schedulers import Schedulers, WorkloadNeeds
@@ -145,7 +147,7 @@ def build_queues(
         waits.append(namespaces[team.namespace_name])
         workloads[f"{team.namespace_name}/{workload.kind}/{workload.name}"] = RayWorkload(
             f"{team.namespace_name}-{workload.name}",
-            _workload_args(workload, team),
+            _workload_args(workload, team, _wiring(config, workload)),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=waits),
         )
     skypilot = _skypilot_servers(config, provider, teams, kueue, schedulers)
@@ -348,7 +350,15 @@ def _queue_dependencies(
     return []
 
 
-def _workload_args(workload: WorkloadConfig, team: TeamConfig) -> RayWorkloadArgs:
+def _wiring(config: StackConfig, workload: WorkloadConfig) -> PodWiring | None:
+    """Google's GPUDirect pod wiring when the workload's GPU pods land only on one profile's pools."""
+    profile = workload_profile(config, workload)
+    return pod_wiring(profile) if profile is not None else None
+
+
+def _workload_args(
+    workload: WorkloadConfig, team: TeamConfig, wiring: PodWiring | None = None
+) -> RayWorkloadArgs:
     queue = team.local_queue if workload.scheduler == "kueue" else team.kai_queue
     assert queue is not None  # config checks require the team's queue for its scheduler
     job = None
@@ -367,13 +377,13 @@ def _workload_args(workload: WorkloadConfig, team: TeamConfig) -> RayWorkloadArg
         kind=workload.kind,
         labels=queue_labels(workload.scheduler, queue, workload.priority_class),
         head=_pod(workload.head, workload.image),
-        workers=tuple(_pod(group, workload.image) for group in workload.worker_groups),
+        workers=tuple(_pod(group, workload.image, wiring) for group in workload.worker_groups),
         ray_version=workload.ray_version,
         job=job,
     )
 
 
-def _pod(group: RayPodConfig, image: str) -> RayPodArgs:
+def _pod(group: RayPodConfig, image: str, wiring: PodWiring | None = None) -> RayPodArgs:
     worker = group if isinstance(group, WorkerGroupConfig) else None
     return RayPodArgs(
         image=group.image or image,
@@ -387,6 +397,7 @@ def _pod(group: RayPodConfig, image: str) -> RayPodArgs:
         min_replicas=worker.min_replicas if worker else None,
         max_replicas=worker.max_replicas if worker else None,
         annotations=group.topology.annotations() if group.topology else {},
+        gpudirect=wiring if group.gpu else None,
     )
 
 

@@ -64,6 +64,9 @@ class GpuDirectProfile:
     min_minor: str | None = None
     # Kubernetes Network names of the gVNIC VPCs: "vpc" (vpc1..) or "gvnic-" (gvnic-1..).
     gvnic_prefix: str = "gvnic-"
+    # Pinned file of manifests.gpudirect holding Google's NCCL test Pod for this stack: the wiring a
+    # workload pod copies (components.gpudirect.pod_wiring) and the pack checks (..wiring).
+    test_pod: str = ""
 
     @property
     def nic_count(self) -> int:
@@ -87,6 +90,7 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
             mtu=8244,
             gvnic_prefix="vpc",
             manifests=("gpudirect-tcpx/nccl-tcpx-installer.yaml", NRI_INJECTOR),
+            test_pod="gpudirect-tcpx/nccl-test-latest.yaml",
             version_floors=(
                 ("1.27", "1.27.16-gke.2874000"),
                 ("1.28", "1.28.15-gke.3163000"),
@@ -101,6 +105,7 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
             mtu=8244,
             gvnic_prefix="vpc",
             manifests=("gpudirect-tcpxo/nccl-tcpxo-installer.yaml", NRI_INJECTOR),
+            test_pod="gpudirect-tcpxo/nccl-test-latest.yaml",
             version_floors=(
                 ("1.28", "1.28.15-gke.3163000"),
                 ("1.29", "1.29.15-gke.2467000"),
@@ -118,8 +123,12 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
                 mtu=None,
                 manifests=("gpudirect-rdma/nccl-rdma-installer.yaml",),
                 min_minor="1.32",
+                test_pod=test_pod,
             )
-            for machine in ("a3-ultragpu-8g", "a4-highgpu-8g")
+            for machine, test_pod in (
+                ("a3-ultragpu-8g", "gpudirect-rdma/nccl-test.yaml"),
+                ("a4-highgpu-8g", "gpudirect-rdma/nccl-test-a4.yaml"),
+            )
         ),
     )
 }
