@@ -27,6 +27,7 @@ assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.p
 from gpu_batch_policy.gpudirect.profiles import PROFILES, GpuDirectProfile, profile_for  # noqa: E402
 from gpu_batch_policy.gpudirect.wiring import single_profile  # noqa: E402
 from gpu_batch_policy.model.gke import is_zone  # noqa: E402
+from gpu_batch_policy.tas.placement import compact_refusal  # noqa: E402
 
 CLUSTER_KEY = "gpu-batch:cluster"
 POOLS_KEY = "gpu-batch:gpuPools"
@@ -148,3 +149,34 @@ def check_gpudirect_workloads(config: StackConfig) -> Iterator[ConfigIssue]:
                 "Google's pod wiring mounts hostPath volumes baseline refuses",
                 team.pod_security,
             )
+
+
+def _compact_refusal(cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+    return compact_refusal(
+        pool.machine_type,
+        queued=pool.provisioning == "queued",
+        flex_start=pool.provisioning == "flex-start",
+        zones=len(pool_zones(cluster, pool)),  # none known: cluster-toolkit refuses (zones must be one)
+    )
+
+
+def compact_placement(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
+    """Whether the pool gets ``placementPolicy.type: COMPACT``: as written, else on for a GPUDirect
+    pool where GKE allows it (:mod:`gpu_batch_policy.tas.placement`) that consumes no reservation
+    (cluster-toolkit's reservation blueprints, ``examples/gke-a3-ultragpu``, ``gke-a4``, set no
+    placement policy: GCE already places a dense reservation's blocks)."""
+    if pool.compact_placement is not None:
+        return pool.compact_placement
+    return (
+        pool.network == "gpudirect" and pool.reservation is None and _compact_refusal(cluster, pool) is None
+    )
+
+
+def check_compact_placement(cluster: ClusterConfig, pools: list[GpuPoolConfig]) -> Iterator[ConfigIssue]:
+    """``compactPlacement: true`` where GKE refuses it (queued pools: ``stacks.checks.cluster``)."""
+    for index, pool in enumerate(pools):
+        if pool.compact_placement is not True or pool.provisioning == "queued":
+            continue
+        refusal = _compact_refusal(cluster, pool)
+        if refusal is not None:
+            yield ConfigIssue(f"{POOLS_KEY}[{index}].compactPlacement", f"false ({refusal})", True)

@@ -37,7 +37,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -51,6 +50,7 @@ from ..report import Reporter
 from ..tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
 from ..tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
 from ..tas.levels import GKE_TOPOLOGY_LABELS, labelled
+from ..tas.placement import COMPACT_FLEX_MACHINES
 from ..tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
 from ..tas.reservations import ReservationSize, declared_sizes
 from ..values import Unknown
@@ -58,7 +58,6 @@ from ..workload_kinds import kueue_gangs
 from .capacity import workload_queue
 
 GPU = "nvidia.com/gpu"
-COMPACT_FLEX_MACHINES = re.compile(r"^(a3-ultragpu-|a4-|h4d-)")
 
 
 def check_annotations(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
