@@ -32,6 +32,7 @@ from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
+from .rules.kai_topology import POLICIES as RULES_KAI_TOPOLOGY
 from .rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
 from .rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -68,6 +69,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_CONFIG,
     *RULES_KUEUE_ADVISORY,
     *RULES_KAI,
+    *RULES_KAI_TOPOLOGY,
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
