@@ -10,9 +10,10 @@ use GPUDirect, and nothing test-specific:
   (GKE multi-networking attaches those Networks to the pod) and, for TCPX/TCPXO,
   ``devices.gke.io/container.<rxdm>`` (the NRI device injector hands the RxDM sidecar the GPUs);
 - for TCPX/TCPXO, the RxDM sidecar container (``tcpgpudmarxd``) whole;
-- the volumes the sidecar and the GPU container mount (hostPath of GKE's NVIDIA libraries, the gIB
-  plugin for RDMA, ``/dev/aperture_devices`` for TCPXO, the RxDM socket, ``/dev/shm``), but not a
-  ConfigMap volume (TCPX's ``nccl-configmap`` holds the test's scripts);
+- the pod's hostPath and emptyDir volumes (GKE's NVIDIA libraries, the gIB plugin for RDMA -- the
+  A4X test Pod declares it without mounting it --, ``/dev/aperture_devices`` for TCPXO, the RxDM
+  socket, ``/dev/shm``), but not a ConfigMap volume (TCPX's ``nccl-configmap`` holds the test's
+  scripts);
 - on the GPU container: those mounts, its env (``LD_LIBRARY_PATH``; ``NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY``
   for TCPXO) and its added capabilities (``IPC_LOCK`` for TCPX).
 
@@ -69,10 +70,6 @@ def _is_gpu(container: dict[str, Any]) -> bool:
     return any(GPU in (resources.get(k) or {}) for k in ("limits", "requests"))
 
 
-def _mounted(containers: list[dict[str, Any]]) -> set[str]:
-    return {str(m.get("name")) for c in containers for m in c.get("volumeMounts") or []}
-
-
 @cache
 def pod_wiring(profile: GpuDirectProfile) -> PodWiring:
     """The wiring of ``profile``'s pinned NCCL test Pod."""
@@ -106,13 +103,12 @@ def pod_wiring(profile: GpuDirectProfile) -> PodWiring:
         for v in spec.get("volumes") or []
         if isinstance(v, dict) and ("hostPath" in v or "emptyDir" in v)
     }
-    used = _mounted([*gpu, *sidecars])
     security = gpu[0].get("securityContext") or {}
     return PodWiring(
         source=where,
         annotations=annotations,
         sidecars=tuple(sidecars),
-        volumes=tuple(v for name, v in kept.items() if name in used),
+        volumes=tuple(kept.values()),
         gpu_mounts=tuple(m for m in gpu[0].get("volumeMounts") or [] if m.get("name") in kept),
         gpu_env=tuple(gpu[0].get("env") or []),
         gpu_capabilities=tuple(str(c) for c in (security.get("capabilities") or {}).get("add") or []),

@@ -23,8 +23,15 @@ Sources (each fact cites where it comes from):
   ``networking.gke.io/interfaces`` annotation (``gpudirect-tcpx[o]/nccl-test-latest.yaml``);
 - ``examples/gke-a3-highgpu/gke-a3-highgpu.yaml``: ``multivpc`` with ``network_count: 4``, ``mtu: 8244``.
 
-A4X (``a4x-highgpu-4g``) is not in the table: its blueprint uses GKE's managed DRANET
-(``enable_dranet``), which gpu-batch does not declare yet, so the config refuses it in one line.
+- ``examples/gke-a4x/gke-a4x.yaml`` (A4X, ``a4x-highgpu-4g``, 4 GB200 per node): RDMA with one extra
+  gVNIC VPC (``gke-a4x-net-1``) plus ``modules/network/gpu-rdma-vpc`` (``<zone>-vpc-roce``) with
+  ``count: 4`` subnets, ``version_prefix: "1.33."``; Google's A4X installer is
+  ``gpudirect-rdma/nccl-rdma-installer-a4x.yaml`` and its test Pod ``nccl-test-imex-a4x.yaml``
+  (networks ``rdma-0..3``).  The pack judges A4X pools with this profile; the stack config still
+  refuses ``network: gpudirect`` on A4X (``stacks.checks.gpudirect``): the blueprint also needs a
+  HIGH_THROUGHPUT workload policy (``accelerator_topology: 1x72``), arm64 tolerations and IMEX
+  ComputeDomain claims, which gpu-batch does not declare.  GKE's managed DRANET
+  (``examples/gke-a4x/gke-a4x-dranet.yaml``) is exclusive with this RDMA setup and not modelled.
 """
 
 from __future__ import annotations
@@ -129,6 +136,16 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
                 ("a3-ultragpu-8g", "gpudirect-rdma/nccl-test.yaml"),
                 ("a4-highgpu-8g", "gpudirect-rdma/nccl-test-a4.yaml"),
             )
+        ),
+        GpuDirectProfile(
+            "a4x-highgpu-4g",
+            "RDMA",
+            gvnic_networks=1,
+            rdma_subnets=4,
+            mtu=None,
+            manifests=("gpudirect-rdma/nccl-rdma-installer-a4x.yaml",),
+            min_minor="1.33",
+            test_pod="gpudirect-rdma/nccl-test-imex-a4x.yaml",
         ),
     )
 }
