@@ -40,19 +40,20 @@ class Level:
     alias: str | None
 
 
-def kai_topologies(model: StackModel) -> dict[str, list[Level]]:
-    """Each declared KAI Topology's levels, widest first (Topologies with unreadable levels left out)."""
-    out: dict[str, list[Level]] = {}
+def kai_topologies(model: StackModel) -> dict[str, list[Level] | None]:
+    """Each declared KAI Topology's levels, widest first; None when they are not all known yet."""
+    out: dict[str, list[Level] | None] = {}
     for obj in model.kube_objects(KAI_TOPOLOGY_GROUP, "Topology"):
         raw = as_list(dig(obj.spec, "levels"))
-        levels = [
-            Level(label, alias if isinstance(alias, str) and alias else None)
-            for level in (raw if isinstance(raw, list) else [])
-            if isinstance(label := as_str(dig(level, "nodeLabel")), str)
-            and not isinstance(alias := as_str(dig(level, "alias")), Unknown)
-        ]
-        if levels and isinstance(raw, list) and len(levels) == len(raw):
-            out[obj.name] = levels
+        levels: list[Level] | None = []
+        for level in raw if isinstance(raw, list) else []:
+            label, alias = as_str(dig(level, "nodeLabel")), as_str(dig(level, "alias"))
+            if not isinstance(label, str) or isinstance(alias, Unknown):
+                levels = None
+                break
+            assert levels is not None
+            levels.append(Level(label, alias or None))
+        out[obj.name] = levels if isinstance(raw, list) and levels else None
     return out
 
 
@@ -64,10 +65,11 @@ def _index(levels: list[Level], name: str) -> int | None:
 
 
 def request_problems(
-    notes: Mapping[str, str], topologies: Mapping[str, list[Level]] | None, *, ray_group: bool
+    notes: Mapping[str, str], topologies: Mapping[str, list[Level] | None] | None, *, ray_group: bool
 ) -> list[str]:
     """Why KAI never places a pod group with these annotations (empty: fine).  ``topologies`` None:
-    the stack declares no KAI Topology, so names and levels are not judged."""
+    the stack declares no KAI Topology, so names and levels are not judged; a Topology whose levels
+    are not known yet (None) is not judged either."""
     required, preferred, name = notes.get(REQUIRED, ""), notes.get(PREFERRED, ""), notes.get(TOPOLOGY, "")
     if not required and not preferred:
         return []
@@ -83,11 +85,13 @@ def request_problems(
         ]
     if topologies is None:
         return []
-    levels = topologies.get(name)
-    if levels is None:
+    if name not in topologies:
         return [
             f"Requested topology {name} does not exist (KAI Topologies here: {', '.join(sorted(topologies))})"
         ]
+    levels = topologies[name]
+    if levels is None:
+        return []
     problems = []
     known = ", ".join(level.alias or level.node_label for level in levels)
     for key, value in ((REQUIRED, required), (PREFERRED, preferred)):

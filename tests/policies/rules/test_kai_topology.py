@@ -97,3 +97,13 @@ def test_the_fixture_fires_exactly_this_rule() -> None:
     assert fired - {name for name, result in run_all(clean).items() if result.violations} == {
         "kai-topology-annotations"
     }
+
+
+def test_a_topology_whose_levels_are_unknown_yet_is_not_judged() -> None:
+    unknown = kai_topology()
+    unknown.props["spec"]["levels"][0]["alias"] = (
+        "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's unknown
+    )
+    assert messages(unknown, ray_cluster({TOPOLOGY: "gke-default", REQUIRED: "rack"})) == []
+    # ...but another name is still a Topology the stack does not declare.
+    assert len(messages(unknown, ray_cluster({TOPOLOGY: "other", REQUIRED: "rack"}))) == 1
