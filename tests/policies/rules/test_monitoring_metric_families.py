@@ -82,8 +82,9 @@ def test_kuberay_metrics_need_the_chart_to_emit_them() -> None:
     assert run(EXPORTED, [kuberay_release(), dashboard(query)]).clean  # the chart's default is on
 
 
-def test_ray_metrics_are_not_judged() -> None:
-    # No pinned, citable source for Ray's own metric names: an unknown family, as before.
+def test_ray_metrics_are_not_judged_here() -> None:
+    # Ray's names are judged by the advisory promql-ray-metric-documented (test_monitoring_ray.py):
+    # the documented list is not a pinned export registry, so a miss is no mandatory finding.
     assert run(EXPORTED, [dashboard("sum(ray_node_gpus_utilization)")]).clean
 
 
