@@ -10,7 +10,7 @@ from typing import Any
 from gpu_batch_policy.tas.levels import HOSTNAME
 from pulumi_policy import EnforcementLevel
 
-from tests.policies.pack_harness import Res, run
+from tests.policies.pack_harness import Res, run, run_all
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import k8s
 from tests.policies.rules.test_kueue_tas import flavor, pool, topology
@@ -55,3 +55,11 @@ def test_compact_placement_or_a_reservation_is_dense() -> None:
 def test_a_hostname_only_topology_does_not_care_about_density() -> None:
     nodes = k8s("kueue.x-k8s.io/v1beta2", "Topology", "nodes", spec={"levels": [{"nodeLabel": HOSTNAME}]})
     assert run(RULE, [pool(spot=True), nodes, flavor("a3mega", "nodes")]).clean
+
+
+def test_the_fixture_fires_exactly_this_rule() -> None:
+    spot = [pool(spot=True), topology(), flavor("a3mega")]
+    reserved = [pool(reservationAffinity=RESERVED), topology(), flavor("a3mega")]
+    fired = {name for name, result in run_all(spot).items() if result.violations}
+    clean = {name for name, result in run_all(reserved).items() if result.violations}
+    assert fired - clean == {"kueue-tas-sparse-capacity"}
