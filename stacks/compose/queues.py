@@ -40,6 +40,7 @@ from components.kueue_queues import (
     Toleration,
     TopologyArgs,
 )
+from components.pool_admission import TenantPoolAdmission
 from components.service_admission import TenantServiceAdmission
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
@@ -112,6 +113,9 @@ def build_queues(
     if namespaces:
         TenantServiceAdmission(
             f"{prefix}tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
+        )
+        TenantPoolAdmission(
+            f"{prefix}tenant-placement", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
         )
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
