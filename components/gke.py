@@ -40,7 +40,9 @@ SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
 # key; cluster-toolkit taints its system pool with it by default and gives Kueue/JobSet the
 # matching toleration (GoogleCloudPlatform/cluster-toolkit v1.95.0
 # modules/scheduler/gke-cluster/variables.tf ``system_node_pool_taints``,
-# modules/management/kubectl-apply/kueue/kueue-helm-values.yaml ``controllerManager.tolerations``).
+# modules/management/kubectl-apply/kueue/kueue-helm-values.yaml ``controllerManager.tolerations``),
+# and Managed Prometheus' gmp-system operator, collector, rule-evaluator and alertmanager carry
+# the toleration (GoogleCloudPlatform/prometheus-engine v0.17.2 manifests/operator.yaml).
 # A taint change is an in-place node-pool update, not a replacement (``nodeConfig.taints``:
 # "update" in preview/replacement_facts/gcp.json, derived from terraform-provider-google).
 # Without a tenant pool the system pool stays untainted: tenant pods without GPUs have no
