@@ -374,6 +374,7 @@ def _workload_args(workload: WorkloadConfig, team: TeamConfig) -> RayWorkloadArg
         workers=tuple(_pod(group, workload.image) for group in workload.worker_groups),
         ray_version=workload.ray_version,
         job=job,
+        restricted=team.pod_security == "restricted",
     )
 
 
