@@ -164,6 +164,10 @@ class GkeClusterArgs:
     # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
     # modules/scheduler/gke-cluster/main.tf derives both the same way).
     multi_networking: bool = False
+    # GKE's Cloud Storage FUSE CSI driver add-on (teams[].workloadIdentity.buckets[].mount):
+    # terraform-provider-google ``addons_config.gcs_fuse_csi_driver_config.enabled``, an in-place
+    # cluster update ("update" in preview/replacement_facts/gcp.json, derived from the provider).
+    gcs_fuse: bool = False
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
@@ -231,6 +235,13 @@ class GkeCluster(pulumi.ComponentResource):
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
             monitoring_config=monitoring_config(args.managed_prometheus, args.dcgm),
             enable_multi_networking=True if args.multi_networking else None,
+            addons_config=gcp.container.ClusterAddonsConfigArgs(
+                gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
+                    enabled=True
+                )
+            )
+            if args.gcs_fuse
+            else None,
             # GKE cost allocation: the billing export labels each workload's cost with its
             # namespace and labels, so the preview's per-team estimate (preview/cost) can later be
             # compared with the bill.  An in-place update, not a replacement (GKE API
