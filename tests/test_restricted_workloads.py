@@ -99,3 +99,18 @@ class TestRayJobSubmitter:
         assert "submitterPodTemplate" not in job["spec"]
         head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
         assert "securityContext" not in head
+
+
+def test_sidecar_mode_under_restricted_is_caught() -> None:
+    """KubeRay v1.7.0 appends its default submitter container, without a securityContext, to the
+    head pod in SidecarMode (rayjob_controller.go ``getSubmitterContainer``): restricted refuses
+    the head, whatever the Ray container carries."""
+    edits = restricted_prod()
+    edits["gpu-batch:workloads"][0]["submissionMode"] = "SidecarMode"
+    (found,) = findings(pod_security.check_workloads, model(items("prod", edits)), "prod", RULE)
+    assert "head with KubeRay's submitter sidecar" in found and "restricted" in found
+    # The same job at baseline passes: the sidecar breaks nothing baseline forbids.
+    teams = edits["gpu-batch:teams"]
+    (applied,) = [t for t in teams if t["name"] == "applied"]
+    applied["podSecurity"] = "baseline"
+    assert not findings(pod_security.check_workloads, model(items("prod", edits)), "prod", RULE)
