@@ -21,6 +21,7 @@ from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from .rules.dws import POLICIES as RULES_DWS
+from .rules.gcs_fuse import POLICIES as RULES_GCS_FUSE
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
 from .rules.gpudirect import POLICIES as RULES_GPUDIRECT
@@ -110,4 +111,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_MANAGED_NAMESPACES,
     *RULES_NETWORK_ISOLATION,
     *RULES_RAY_AUTH,
+    *RULES_GCS_FUSE,
 ]

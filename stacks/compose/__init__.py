@@ -126,6 +126,12 @@ def build_cluster(
         dcgm=any(p.gpu_stack == "gke" for p in config.gpu_pools),
         dataplane_v2=spec.dataplane_v2,
         multi_networking=multi_networking(spec, config.gpu_pools),
+        gcs_fuse=any(
+            b.mount
+            for t in config.teams
+            if t.workload_identity is not None
+            for b in t.workload_identity.buckets
+        ),
     )
     cluster = GkeCluster(spec.name, cluster_args)
     network = build_network(config, cluster_args)

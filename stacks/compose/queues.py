@@ -42,6 +42,7 @@ from components.kueue_queues import (
     Toleration,
     TopologyArgs,
 )
+from components.pool_admission import TenantPoolAdmission
 from components.service_admission import TenantServiceAdmission
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
@@ -115,6 +116,9 @@ def build_queues(
     if namespaces:
         TenantServiceAdmission(
             f"{prefix}tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
+        )
+        TenantPoolAdmission(
+            f"{prefix}tenant-placement", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
         )
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
@@ -397,6 +401,7 @@ def _workload_args(
         ),
         ray_version=workload.ray_version,
         job=job,
+        restricted=team.pod_security == "restricted",
     )
 
 
