@@ -38,7 +38,7 @@ from whatif.amounts import fmt_amount, to_amount
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel, Unknown, kueue_gangs
 from whatif.pod_spec import SPEC_KEYS
-from whatif.trace import Trace, parse_trace
+from whatif.trace import DELAY_KEYS, Trace, parse_trace
 
 PROFILE_DIR = Path(__file__).resolve().parent
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
@@ -166,7 +166,7 @@ def generate_trace(
             workloads.append(entry)
             n += 1
     doc: dict[str, Any] = {"workloads": workloads}
-    for key in ("provisioningDelaySeconds", "evictionDelaySeconds"):
+    for key in DELAY_KEYS:
         if key in profile:
             doc[key] = profile[key]
     return parse_trace(doc)
