@@ -8,6 +8,7 @@ seed: 14                      # the generator's seed: the same profile gives the
 hours: 168                    # arrivals are generated over this many hours (a week)
 provisioningDelaySeconds: [120, 900]  # optional: ProvisioningRequest time, seconds or [low, high]
 evictionDelaySeconds: 3       # optional: preemption until the victim's quota is released (seconds)
+workerProvisioningDelaySeconds: {us-east4: [7200, 21600]}  # optional, MultiKueue: per worker
 arrivals:                     # one stream per team / queue
   - namespace: default
     queue: user-queue

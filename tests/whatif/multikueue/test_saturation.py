@@ -13,28 +13,15 @@ from typing import Any
 
 import pytest
 
-from tests.stack_runner import run_stack
+from tests.whatif.multikueue.conftest import GANG
 from whatif.multikueue.dispatch import INCREMENTAL, ROUND_SECONDS, Dispatcher
-from whatif.multikueue.fleet import Fleet, fleet
+from whatif.multikueue.fleet import Fleet
 from whatif.multikueue.run import MultiKueueRun, simulate_fleet
+from whatif.section import section_lines
 from whatif.sources import Record
 from whatif.trace import parse_trace
 
-GANG = [{"name": "workers", "count": 1, "requests": {"cpu": "100", "memory": "700Gi", "nvidia.com/gpu": "8"}}]
 US_SATURATED = {"us-east4": 4 * 3600, "europe-west4": 600}  # DWS in us-east4 waits hours
-
-
-@pytest.fixture(scope="module")
-def records() -> list[Record]:
-    run = run_stack("multiregion")
-    return [(r.type, r.inputs, r.urn, r.name, r.provider or "", tuple(r.dependencies)) for r in run.resources]
-
-
-@pytest.fixture(scope="module")
-def found(records: list[Record]) -> Fleet:
-    got = fleet(records)
-    assert got is not None
-    return got
 
 
 def _trace(
@@ -138,3 +125,16 @@ def test_an_unknown_worker_delay_is_one_line(found: Fleet) -> None:
 
     with pytest.raises(WhatIfError, match=r"workerProvisioningDelaySeconds.asia: not a worker"):
         MultiKueueRun(found, _trace(1, delays={"asia": 60}))
+
+
+def test_the_reports_section_shows_where_the_team_ran_and_the_single_region_comparison(
+    records: list[Record],
+) -> None:
+    """The stack's load profile (us-east4's DWS scarce): the report says where the research team's
+    gangs ran and how its waits compare with us-east4 alone; no refusal."""
+    text = "\n".join(section_lines("multiregion", records))
+    assert "Not simulated" not in text and "MultiKueue is not modelled" not in text
+    team = next(line for line in text.splitlines() if line.startswith("| research |"))
+    ran_us, ran_eu = (int(c) for c in team.split("|")[2:4])
+    assert ran_eu > ran_us > 0
+    assert "Against a single region of the same total quota" in text
