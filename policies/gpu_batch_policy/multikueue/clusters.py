@@ -21,7 +21,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, Namespace, Resource, StackModel
+from ..model import (
+    AdmissionCheck,
+    ClusterQueue,
+    GkeCluster,
+    KubeObject,
+    LocalQueue,
+    Namespace,
+    Resource,
+    StackModel,
+)
 from ..tokens import CORE_GROUP, KUEUE_GROUP
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
@@ -142,3 +151,41 @@ def dispatched_local_queues(model: StackModel, manager: KueueCluster) -> list[Lo
 
 def namespaces(model: StackModel, cluster: KueueCluster) -> Sequence[Namespace]:
     return [model.view(o) for o in cluster.of(CORE_GROUP, "Namespace")]
+
+
+def _linked_urns(res: Resource) -> set[str]:
+    """URNs ``res`` depends on (``dependsOn`` and property dependencies)."""
+    source = res.source
+    urns = {getattr(d, "urn", None) for d in getattr(source, "dependencies", None) or ()}
+    for deps in (getattr(source, "property_dependencies", None) or {}).values():
+        urns.update(getattr(d, "urn", None) for d in deps or ())
+    return {u for u in urns if isinstance(u, str)}
+
+
+def gke_cluster_of(model: StackModel, cluster: KueueCluster) -> GkeCluster | None:
+    """The GKE cluster the cluster's Kubernetes provider reaches: the one the provider's
+    kubeconfig depends on (as ``preview/clusters.py`` groups ``manifests.yaml``); None when the
+    provider is not among the program's resources or depends on no single GKE cluster."""
+    provider = model.by_urn(cluster.provider) if cluster.provider else None
+    if provider is None:
+        return None
+    urns = _linked_urns(provider)
+    linked = [c for c in model.gke_clusters() if c.urn in urns]
+    return linked[0] if len(linked) == 1 else None
+
+
+def cluster_model(model: StackModel, cluster: KueueCluster) -> StackModel | None:
+    """The cluster alone: its objects, its GKE cluster and that cluster's node pools (``cluster_of``),
+    so the single-cluster rules' pool logic judges one cluster's pools; None when which GKE
+    cluster the provider reaches is not known."""
+
+    def build() -> StackModel | None:
+        gke = gke_cluster_of(model, cluster)
+        if gke is None:
+            return None
+        pools = [
+            p.res for p in model.node_pools() if (c := model.cluster_of(p)) is not None and c.urn == gke.urn
+        ]
+        return StackModel([*cluster.objects, gke.res, *pools])
+
+    return model.memo(f"multikueue:cluster-model:{cluster.provider}", build)

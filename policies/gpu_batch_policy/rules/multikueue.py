@@ -33,7 +33,12 @@ Every rule starts from kubernetes-sigs/kueue v0.19.2:
   for a gang from its own ClusterQueue, which may hold more than any one worker; each worker
   admits the copy only within its own quota, so a gang larger than every worker's queue (per
   flavor: nominal, plus the borrowing limit in a cohort) is dispatched and never admitted.
-  Judged on quota; the workers' pools are the report's "which workers take which gangs".
+  A gang some worker's quota holds is judged on pools too: on each such worker, the
+  single-cluster ``kueue-gang-fits-queue`` logic (``capacity.gang_vs_queued_pool``: the flavor's
+  node labels select the pools, a ProvisioningRequest scales ONE queued pool, GPUs per node x
+  max nodes) runs over that worker's objects and its GKE cluster's pools
+  (``multikueue.clusters.cluster_model``); when every worker's pools refuse it, each worker's
+  ProvisioningRequest fails and the gang never runs.
 * ``multikueue-manager-quota`` (advisory) -- the concept page: "Ideally, the quota in the manager
   cluster should equal the total quota available in all worker clusters"; below the largest
   worker's, workers stay underutilised; above the sum, the manager dispatches work the workers
@@ -57,6 +62,7 @@ from ..model.helm import KUEUE
 from ..multikueue.clusters import (
     KueueCluster,
     Topology,
+    cluster_model,
     clusters,
     dispatched_local_queues,
     provider_urn,
@@ -68,6 +74,7 @@ from ..tokens import CORE_GROUP, KUEUE_GROUP
 from ..values import Unknown, dig, fmt_num
 from ..workload_kinds import kueue_gangs
 from ..workload_kinds.queue_names import kueue_queue_name
+from .capacity import gang_vs_queued_pool
 
 GPU = "nvidia.com/gpu"
 
@@ -357,6 +364,24 @@ def _gang_gpus(pod_sets: Any) -> Decimal:
     return total(pod_sets, lambda template: pod_request(template, GPU))
 
 
+def _pool_refusal(model: StackModel, worker: KueueCluster, cq: ClusterQueue, gang: Any) -> str | None:
+    """Why none of ``worker``'s queued-provisioning pools can hold ``gang`` (None: one can, or it
+    cannot be told).  The single-cluster rule's own logic (``capacity.gang_vs_queued_pool``: the
+    flavors' node labels -> the pools, GPUs per node x max nodes, ONE pool per
+    ProvisioningRequest) run on the worker's objects and its GKE cluster's pools alone."""
+    sub = cluster_model(model, worker)
+    if sub is None or not sub.node_pools():
+        return None
+    found: list[str] = []
+    gang_vs_queued_pool(
+        sub, cq, sub.view(cq.obj), list(gang.pod_sets), Reporter(lambda m, _u: found.append(m), stack=True)
+    )
+    if not found:
+        return None
+    problem = found[0].split(": ", 1)[-1].split(". Fix: ", 1)[0]
+    return f"{worker.label}: {problem}"
+
+
 def check_gang_fits_a_worker(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for topo in topologies(model):
         queues = {(lq.namespace, lq.name): lq for lq in dispatched_local_queues(model, topo.manager)}
@@ -384,15 +409,36 @@ def check_gang_fits_a_worker(model: StackModel, reporter: Reporter, _config: Map
                 except CannotTellError as why:
                     reporter.cannot_check(gang.subject, why.what)
                     continue
-                if need <= best or not any(need <= c for c in manager_caps):
-                    continue  # fits a worker, or already too big for the manager (its own rule's finding)
-                reporter.violation(
-                    gang.subject,
-                    f"the gang needs {fmt_num(need)} GPUs: the manager's {manager_cq.name} admits it, but no "
-                    f"worker's ClusterQueue can (largest: {fmt_num(best)}), so it is dispatched and never "
-                    "admitted on any worker (kueue#8602)",
-                    "raise the workers' quota (and pools) to hold the gang, or split it",
-                )
+                if not any(need <= c for c in manager_caps):
+                    continue  # already too big for the manager (its own rule's finding)
+                if need > best:
+                    reporter.violation(
+                        gang.subject,
+                        f"the gang needs {fmt_num(need)} GPUs: the manager's {manager_cq.name} admits it, but no "
+                        f"worker's ClusterQueue can (largest: {fmt_num(best)}), so it is dispatched and never "
+                        "admitted on any worker (kueue#8602)",
+                        "raise the workers' quota (and pools) to hold the gang, or split it",
+                    )
+                    continue
+                by_quota = [
+                    (w, cq)
+                    for w, cq, caps in zip(topo.workers, workers, worker_caps, strict=True)
+                    if cq is not None and caps and any(need <= c for c in caps)
+                ]
+                refusals = [
+                    r for w, cq in by_quota if cq is not None and (r := _pool_refusal(model, w, cq, gang))
+                ]
+                if refusals and len(refusals) == len(by_quota):
+                    reporter.violation(
+                        gang.subject,
+                        f"the gang needs {fmt_num(need)} GPUs: the manager's {manager_cq.name} admits it and the "
+                        "workers' quota holds it, but no worker's node pools can ("
+                        + "; ".join(refusals)
+                        + "), so "
+                        "every worker's ProvisioningRequest fails and the gang is never admitted (kueue#8602)",
+                        "give a worker a queued-provisioning pool that holds the whole gang (GPUs per node x max "
+                        "nodes), or split the gang",
+                    )
 
 
 POLICIES: list[Policy] = [
