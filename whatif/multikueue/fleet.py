@@ -1,39 +1,59 @@
 """A program's registrations split into its clusters: a MultiKueue manager and its named workers.
 
-Each Kubernetes object goes to the cluster of the Kubernetes provider it is registered with, as
-the pack groups them (``gpu_batch_policy.multikueue.clusters``) and ``manifests.yaml`` does
-(``preview/clusters.py``): two providers whose kubeconfig depends on one GKE cluster (e.g. one
-for retained CRDs) are one cluster, and that GKE cluster's node pools (a node pool depends on its
-cluster) go with it, so each worker's flavors find their own pools.
+The split is the policy pack's, so the what-if and the pack agree on which object goes where
+(``gpu_batch_policy.multikueue.clusters``): each Kubernetes object goes to the cluster of the
+Kubernetes provider it is registered with (a Helm release's objects where the release goes),
+the manager is the cluster holding MultiKueue's objects and its workers are the program's other
+clusters with ClusterQueues (``topologies``); a worker's node pools are those of the GKE cluster
+its provider's kubeconfig depends on (``cluster_model``).  The registrations' providers and
+dependencies are handed to the pack's model as each resource's source, as the engine does.
 
-The manager is the cluster holding an AdmissionCheck of the MultiKueue controller.  Its
-MultiKueueConfig lists the workers by MultiKueueCluster name, in order; which cluster of the
-program a MultiKueueCluster reaches is in its kubeconfig, unknown until apply, so it is read from
-the names: the one cluster whose Kubernetes provider (or GKE cluster) Pulumi name contains the
-MultiKueueCluster's name as a ``-``-separated part.  When none or several do, the what-if refuses
-in one line rather than guess.
+Which worker a MultiKueueCluster of the MultiKueueConfig reaches is in its kubeconfig, unknown
+until apply, so it is read from the names: the one worker whose Kubernetes provider (or GKE
+cluster) Pulumi name contains the MultiKueueCluster's name as ``-``-separated parts.  When none
+or several do, the what-if refuses in one line rather than guess.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from whatif.errors import NotModelledError, WhatIfError
-from whatif.pack import MULTIKUEUE_CONTROLLER, StackModel
+from whatif.pack import (
+    HELM_RELEASE,
+    MULTIKUEUE_CONTROLLER,
+    KueueCluster,
+    StackModel,
+    build_resource,
+    cluster_model,
+    gke_cluster_of,
+    provider_urn,
+    topologies,
+)
 from whatif.sources import Record
 
-PROVIDER = "pulumi:providers:kubernetes"
-GKE_CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
+
+@dataclass(frozen=True)
+class _Ref:
+    urn: str
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What the pack reads of a registration's source: its provider and dependencies."""
+
+    provider: _Ref | None
+    dependencies: list[_Ref] = field(default_factory=list)
+    property_dependencies: dict[str, list[_Ref]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Member:
-    """One cluster of the program: its key, its Pulumi names and its objects."""
+    """One cluster of the program: its Pulumi names and its objects (with its node pools)."""
 
-    key: str
-    names: tuple[str, ...]  # Pulumi names of its providers and GKE cluster
+    names: tuple[str, ...]  # Pulumi names of its provider and GKE cluster
     model: StackModel
 
 
@@ -44,52 +64,33 @@ class Fleet:
     check: str  # the MultiKueue AdmissionCheck's name
 
 
-def _name_of(urn: str) -> str:
-    return urn.rsplit("::", 1)[-1]
+def program_model(records: Iterable[Record]) -> StackModel:
+    """The pack's model of the registrations, each with its provider and dependencies."""
+    resources = []
+    for t, props, urn, name, provider, deps in records:
+        purn = provider.rsplit("::", 1)[0] if provider else ""
+        source = _Source(_Ref(purn) if purn else None, [_Ref(d) for d in deps])
+        resources.append(build_resource(t, props, urn, name, source=source))
+    return StackModel.with_releases_rendered(resources)
 
 
-def members(records: Sequence[Record]) -> list[Member]:
-    """The program's clusters, each with its objects and node pools."""
-    clusters = {r[2] for r in records if r[0] == GKE_CLUSTER}
-    key_of_provider: dict[str, str] = {}
-    for t, _props, urn, _name, _prov, deps in records:
-        if t.startswith(PROVIDER):
-            linked = sorted(d for d in deps if d in clusters)
-            key_of_provider[urn] = linked[0] if linked else urn
-    grouped: dict[str, list[Record]] = {}
-    for r in records:
-        t, _props, urn, _name, provider, deps = r
-        if t.startswith("kubernetes:"):
-            purn = provider.rsplit("::", 1)[0] if provider else ""
-            grouped.setdefault(key_of_provider.get(purn, purn), []).append(r)
-        elif t == NODE_POOL:
-            linked = sorted(d for d in deps if d in clusters)
-            if linked:
-                grouped.setdefault(linked[0], []).append(r)
-        elif t == GKE_CLUSTER:
-            grouped.setdefault(urn, []).append(r)
-    out = []
-    for key, recs in sorted(grouped.items()):
-        names = {_name_of(key)} | {_name_of(p) for p, k in key_of_provider.items() if k == key}
-        plain = [(t, props, urn, name) for t, props, urn, name, _p, _d in recs]
-        out.append(Member(key, tuple(sorted(names)), StackModel.from_plain(plain)))
-    return out
-
-
-def _is_manager(member: Member) -> str | None:
-    for check in member.model.admission_checks():
-        if check.controller_name == MULTIKUEUE_CONTROLLER:
-            return check.name
-    return None
+def _member(model: StackModel, cluster: KueueCluster) -> Member:
+    names = [cluster.provider.rsplit("::", 1)[-1]]
+    gke = gke_cluster_of(model, cluster)
+    if gke is not None:
+        names.append(gke.res.pulumi_name)
+    releases = [r for r in model.of_type(HELM_RELEASE) if provider_urn(model, r) == cluster.provider]
+    sub = cluster_model(model, cluster)
+    base = list(sub.resources) if sub is not None else list(cluster.objects)
+    return Member(tuple(names), StackModel([*base, *releases]))
 
 
 def _config_clusters(manager: Member, check: str) -> list[str]:
     view = next(c for c in manager.model.admission_checks() if c.name == check)
-    params = view.parameters
-    config_name = getattr(params, "name", None)
+    config_name = getattr(view.parameters, "name", None)
     for obj in manager.model.kube_objects("kueue.x-k8s.io", "MultiKueueConfig"):
         if obj.name == config_name:
-            clusters = (obj.props.get("spec") or {}).get("clusters")
+            clusters: Any = (obj.props.get("spec") or {}).get("clusters")
             if isinstance(clusters, list) and all(isinstance(c, str) for c in clusters):
                 return list(clusters)
             raise WhatIfError(
@@ -101,9 +102,9 @@ def _config_clusters(manager: Member, check: str) -> list[str]:
 
 
 def _matches(cluster: str, member: Member) -> bool:
+    want = cluster.split("-")
     for name in member.names:
         parts = name.split("-")
-        want = cluster.split("-")
         if any(parts[i : i + len(want)] == want for i in range(len(parts) - len(want) + 1)):
             return True
     return False
@@ -111,14 +112,19 @@ def _matches(cluster: str, member: Member) -> bool:
 
 def fleet(records: Iterable[Record]) -> Fleet | None:
     """The manager and its workers, or None when no cluster holds a MultiKueue check."""
-    found = members(list(records))
-    managers = [(m, c) for m in found if (c := _is_manager(m)) is not None]
-    if not managers:
+    model = program_model(records)
+    topos = topologies(model)
+    if not topos:
         return None
-    if len(managers) > 1:
+    if len(topos) > 1:
         raise NotModelledError("the program has several MultiKueue managers: only one is modelled")
-    manager, check = managers[0]
-    others = [m for m in found if m is not manager and m.model.cluster_queues()]
+    manager = _member(model, topos[0].manager)
+    check = next(
+        (c.name for c in manager.model.admission_checks() if c.controller_name == MULTIKUEUE_CONTROLLER), None
+    )
+    if check is None:
+        return None  # a manager by its MultiKueueCluster/Config objects alone dispatches nothing
+    others = [_member(model, w) for w in topos[0].workers]
     workers: list[tuple[str, Member]] = []
     for cluster in _config_clusters(manager, check):
         hits = [m for m in others if _matches(cluster, m)]
