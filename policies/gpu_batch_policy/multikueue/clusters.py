@@ -40,16 +40,7 @@ DEFAULT_PROVIDER = ""
 
 def provider_urn(model: StackModel, obj: Resource) -> str:
     """The URN of the provider ``obj`` is sent through ("" for the default provider)."""
-    res = obj
-    rendered_from = obj.rendered_from if isinstance(obj, KubeObject) else None
-    if rendered_from is not None:
-        release = model.by_urn(rendered_from)
-        if release is not None:
-            source = release.source
-            urn = getattr(getattr(source, "provider", None), "urn", None)
-            return urn if isinstance(urn, str) else DEFAULT_PROVIDER
-    urn = getattr(getattr(res.source, "provider", None), "urn", None)
-    return urn if isinstance(urn, str) else DEFAULT_PROVIDER
+    return model.provider_of(obj)
 
 
 @dataclass(frozen=True)
@@ -153,25 +144,11 @@ def namespaces(model: StackModel, cluster: KueueCluster) -> Sequence[Namespace]:
     return [model.view(o) for o in cluster.of(CORE_GROUP, "Namespace")]
 
 
-def _linked_urns(res: Resource) -> set[str]:
-    """URNs ``res`` depends on (``dependsOn`` and property dependencies)."""
-    source = res.source
-    urns = {getattr(d, "urn", None) for d in getattr(source, "dependencies", None) or ()}
-    for deps in (getattr(source, "property_dependencies", None) or {}).values():
-        urns.update(getattr(d, "urn", None) for d in deps or ())
-    return {u for u in urns if isinstance(u, str)}
-
-
 def gke_cluster_of(model: StackModel, cluster: KueueCluster) -> GkeCluster | None:
     """The GKE cluster the cluster's Kubernetes provider reaches: the one the provider's
     kubeconfig depends on (as ``preview/clusters.py`` groups ``manifests.yaml``); None when the
     provider is not among the program's resources or depends on no single GKE cluster."""
-    provider = model.by_urn(cluster.provider) if cluster.provider else None
-    if provider is None:
-        return None
-    urns = _linked_urns(provider)
-    linked = [c for c in model.gke_clusters() if c.urn in urns]
-    return linked[0] if len(linked) == 1 else None
+    return model.linked_gke_cluster(cluster.provider)
 
 
 def cluster_model(model: StackModel, cluster: KueueCluster) -> StackModel | None:

@@ -65,7 +65,7 @@ def workload_queue(model: StackModel, workload: ObjectView, reporter: Reporter) 
     if isinstance(label, Unknown) or not workload.obj.identity_known:
         reporter.cannot_check(workload, "its LocalQueue (queue label or namespace unknown until apply)")
         return None
-    found, lq = model.find_local_queue(label, workload.obj.namespace or "default")
+    found, lq = model.find_local_queue(label, workload.obj.namespace or "default", near=workload)
     if found.status == "unknown":
         reporter.cannot_check(workload, f"LocalQueue '{label}' (not known until apply)")
     if lq is None:
@@ -73,14 +73,15 @@ def workload_queue(model: StackModel, workload: ObjectView, reporter: Reporter) 
     if isinstance(lq.cluster_queue, Unknown):
         reporter.cannot_check(workload, f"{lq.describe()} spec.clusterQueue")
         return None
-    found, cq = model.find_cluster_queue(lq.cluster_queue)
+    found, cq = model.find_cluster_queue(lq.cluster_queue, near=lq)
     if found.status == "unknown":
         reporter.cannot_check(workload, f"ClusterQueue '{lq.cluster_queue}' (not known until apply)")
     return cq
 
 
-def _flavor(model: StackModel, name: str) -> ResourceFlavor | None:
-    return model.find_resource_flavor(name)[1]
+def _flavor(model: StackModel, name: str, near: ClusterQueue) -> ResourceFlavor | None:
+    """The flavor ``near`` (a ClusterQueue) names, on its own cluster."""
+    return model.find_resource_flavor(name, near=near)[1]
 
 
 def flavor_selection(model: StackModel, flavor: ResourceFlavor) -> Selection:
@@ -144,7 +145,7 @@ def _queue_pools(model: StackModel, workload: ObjectView, reporter: Reporter) ->
     cq = workload_queue(model, workload, reporter)
     if cq is None:
         return all_pools
-    flavors = [f for f in (_flavor(model, n) for n in gpu_flavors(cq, GPU_RESOURCE)) if f is not None]
+    flavors = [f for f in (_flavor(model, n, cq) for n in gpu_flavors(cq, GPU_RESOURCE)) if f is not None]
     if not flavors:
         return all_pools
     names = ", ".join(f"'{f.name}'" for f in flavors)
@@ -318,7 +319,7 @@ def gang_vs_queued_pool(
     if not model.node_pools():
         reporter.cannot_check(workload, f"queued-provisioning pool size: {NO_POOLS}")
         return
-    flavors = [f for f in (_flavor(model, n) for n in queued) if f is not None]
+    flavors = [f for f in (_flavor(model, n, cq) for n in queued) if f is not None]
     if auto_provisioning(model) is not False and not (
         flavors and all(pins_pool(f.node_labels) for f in flavors)
     ):
