@@ -125,14 +125,15 @@ def _run_program(stack: str, project_dir: Path) -> list[Record]:
 
 
 def flavor_pools(model: StackModel) -> dict[str, tuple[Pool, ...]]:
-    """Per flavor: the node pools its node labels select, with GPUs per node and maximum nodes
-    (the pack's ``pools.select`` / ``pool_capacity``); flavors with any pool unknown are left out."""
+    """Per flavor: the node pools of its cluster its node labels select (the pack's
+    ``node_pools_near``, ``pools.select``, ``pool_capacity``), with GPUs per node and maximum nodes;
+    flavors with any pool unknown are left out."""
     out: dict[str, tuple[Pool, ...]] = {}
     node_pools = model.node_pools()
     if not node_pools:
         return out
     for flavor in model.resource_flavors():
-        selection = pools.select(node_pools, flavor.node_labels)
+        selection = pools.select(model.node_pools_near(flavor), flavor.node_labels)
         found = []
         for p in selection.possible:
             cap = pools.pool_capacity(model, p)

@@ -306,6 +306,15 @@ class StackModel:
         linked = [c for c in self.gke_clusters() if c.urn in urns]
         return linked[0] if len(linked) == 1 else None
 
+    def node_pools_near(self, near: Any) -> list[NodePool]:
+        """The node pools of ``near``'s cluster: those of the GKE cluster its provider reaches
+        (``cluster_of``); every pool when that cluster is not known (the default provider, or a
+        provider depending on no single GKE cluster of the program)."""
+        key = self.cluster_key(getattr(near, "obj", None) or getattr(near, "res", None) or near)
+        if not key or key not in {c.urn for c in self.gke_clusters()}:
+            return self.node_pools()
+        return [p for p in self.node_pools() if (c := self.cluster_of(p)) is not None and c.urn == key]
+
     def cluster_key(self, res: Resource) -> str:
         """Which cluster ``res`` goes to: the GKE cluster its provider depends on (two providers
         of one cluster -- e.g. one for retained CRDs -- are one cluster, as ``manifests.yaml``

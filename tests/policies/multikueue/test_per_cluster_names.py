@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from gpu_batch_policy.rules.kueue_refs import POLICIES as REF_POLICIES
 
-from tests.policies.multikueue.fixtures import MANAGER, WORKERS, _obj, program, replace
-from tests.policies.pack_harness import Res, run
+from tests.policies.multikueue.fixtures import MANAGER, WORKERS, _cq, _obj, program, replace, with_pools
+from tests.policies.pack_harness import Res, policy, run
 
 RULES = {p.name: p for p in REF_POLICIES}
 
@@ -72,3 +72,38 @@ def test_the_fixture_names_what_these_tests_remove() -> None:
         "manager-k8s-team-a-team-a",
     } <= names
     assert all(isinstance(r, Res) for r in program()) and MANAGER and WORKERS
+
+
+def _without_worker_checks(resources: list[Res]) -> list[Res]:
+    """Each worker's ClusterQueue without its DWS check (so quota must be backed by nodes)."""
+    out = [r for r in resources if not (r.type.endswith(":ClusterQueue") and r.provider != MANAGER)]
+    return out + [_cq("team-a", [], 8, provider) for provider in WORKERS.values()]
+
+
+def test_a_flavor_selects_only_its_own_clusters_pools() -> None:
+    """Both workers have pools of the same GKE names: worker-us's flavor reaches worker-us's."""
+    from gpu_batch_policy.model import StackModel
+    from gpu_batch_policy.rules.capacity import flavor_selection
+
+    from tests.policies.pack_harness import policy_resources
+
+    model = StackModel.from_policy_resources(policy_resources(with_pools(max_nodes=4)))
+    for name, provider in WORKERS.items():
+        flavor = next(f for f in model.resource_flavors() if model.provider_of(f.obj) == provider)
+        chosen = sorted(p.res.pulumi_name for p in flavor_selection(model, flavor).matched)
+        assert chosen == [f"{name}-dws-0", f"{name}-dws-1"]
+
+
+def test_quota_within_capacity_is_judged_per_cluster_and_the_managers_dispatching_quota_is_exempt() -> None:
+    """Each worker's 8 GPUs of quota against its own two 2-node one-GPU pools (4 GPUs): flagged on
+    both workers.  Counting every cluster's pools (8 GPUs) hid it.  The manager's 16 GPUs carry the
+    MultiKueue check: dispatched, not run there, so its flavor is not judged against nodes."""
+    rule = policy("kueue-quota-within-capacity")
+    out = run(rule, _without_worker_checks(with_pools(max_nodes=2)))
+    flagged = sorted(u or "" for _, u in out.violations)
+    workers = sorted(
+        r.urn for r in with_pools(max_nodes=2) if r.type.endswith(":ResourceFlavor") and r.provider != MANAGER
+    )
+    assert flagged == workers, out.messages
+    assert all("at most 4 GPUs" in m for m in out.messages)
+    assert run(rule, _without_worker_checks(with_pools(max_nodes=4))).violations == []
