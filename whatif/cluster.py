@@ -412,7 +412,8 @@ def _checks(
             continue
         if check.controller_name == MULTIKUEUE_CONTROLLER:
             raise NotModelledError(
-                f"{where} uses the MultiKueue admission check {check.name}: MultiKueue is not modelled"
+                f"{where} uses the MultiKueue admission check {check.name}: MultiKueue is not modelled from "
+                "these objects alone (it is from a program, --stack, where each object's cluster is known)"
             )
         names.append(check.name)
         on = {str(f) for f in ref.on_flavors} or all_flavors
