@@ -31,7 +31,7 @@ from ..model import (
     Resource,
     StackModel,
 )
-from ..tokens import CORE_GROUP, KUEUE_GROUP
+from ..tokens import CORE_GROUP, HELM_RELEASE, KUEUE_GROUP
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_KINDS = ("MultiKueueCluster", "MultiKueueConfig")
@@ -166,3 +166,14 @@ def cluster_model(model: StackModel, cluster: KueueCluster) -> StackModel | None
         return StackModel([*cluster.objects, gke.res, *pools])
 
     return model.memo(f"multikueue:cluster-model:{cluster.provider}", build)
+
+
+def objects_model(model: StackModel, cluster: KueueCluster) -> StackModel:
+    """The cluster's Kubernetes objects and the Helm releases sent through its provider: what
+    rules that read the cluster's own Kueue install (its Configuration, feature gates) judge."""
+
+    def build() -> StackModel:
+        releases = [r for r in model.of_type(HELM_RELEASE) if model.provider_of(r) == cluster.provider]
+        return StackModel([*cluster.objects, *releases])
+
+    return model.memo(f"multikueue:objects-model:{cluster.provider}", build)

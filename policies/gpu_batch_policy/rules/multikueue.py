@@ -53,10 +53,11 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..demand import CannotTellError, pod_request, total
+from ..kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
 from ..model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
 from ..model.helm import KUEUE
 from ..multikueue.clusters import (
@@ -65,6 +66,7 @@ from ..multikueue.clusters import (
     cluster_model,
     clusters,
     dispatched_local_queues,
+    objects_model,
     provider_urn,
     topologies,
 )
@@ -441,12 +443,89 @@ def check_gang_fits_a_worker(model: StackModel, reporter: Reporter, _config: Map
                     )
 
 
+CLUSTER_PROFILE_GATE = "MultiKueueClusterProfile"  # kube_features.go: Alpha since 0.15, off by default
+CLUSTER_PROFILE_FIX = (
+    "enable the MultiKueueClusterProfile feature gate in the manager's Kueue (Configuration featureGates "
+    "or the chart's controllerManager.featureGates) and set multiKueue.clusterProfile.accessProviders "
+    "(an exec plugin such as GKE's gcp-auth-plugin, mounted into kueue-controller-manager), as "
+    "gke-fleet-management's multikueue-clusterprofile does"
+)
+
+
+def _access_providers(configs: Any) -> list[Any] | Unknown | None:
+    """``multiKueue.clusterProfile.accessProviders`` (else the deprecated ``credentialsProviders``,
+    ``controllers.go`` ``SetupControllers``); None when the Configuration has no ``clusterProfile``."""
+    for config in configs:
+        profile = dig(config, "multiKueue", "clusterProfile")
+        if isinstance(profile, Unknown):
+            return profile
+        if isinstance(profile, dict):
+            providers = profile.get("accessProviders") or profile.get("credentialsProviders")
+            if isinstance(providers, Unknown):
+                return providers
+            return list(providers) if isinstance(providers, list) else []
+    return None
+
+
+def check_cluster_profile_access(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    """A MultiKueueCluster whose source is a ClusterProfile reaches its worker only when the
+    manager's Kueue has the ``MultiKueueClusterProfile`` gate on and an access provider
+    (kubernetes-sigs/kueue v0.19.2 ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``
+    ``loadClientConfig``: gate off -> inactive, reason ``MultiKueueClusterProfileFeatureDisabled``;
+    ``controllers.go`` ``SetupControllers``: no ``accessProviders`` -> the no-op provider, whose
+    ``BuildConfigFromCP`` fails "no access provider configured", reason ``BadClusterProfile``)."""
+    for topo in topologies(model):
+        profiled = [
+            o
+            for o in topo.manager.of(KUEUE_GROUP, "MultiKueueCluster")
+            if dig(o.props, "spec", "clusterSource", "clusterProfileRef") is not None
+        ]
+        if not profiled:
+            continue
+        sub = objects_model(model, topo.manager)
+        gate = feature_gate(sub, config, CLUSTER_PROFILE_GATE)
+        install = kueue_install(sub, config)
+        assumed = f" ({install.assumption})" if install.assumption else ""
+        for obj in profiled:
+            if isinstance(gate, Unknown) or install.unknown is not None:
+                reporter.cannot_check(obj, "the manager's Kueue feature gates or Configuration")
+                continue
+            if gate is not True:
+                reporter.violation(
+                    obj,
+                    "its clusterSource is a ClusterProfile, but the manager's Kueue runs without the "
+                    f"{CLUSTER_PROFILE_GATE} feature gate (alpha, off by default in Kueue 0.19.2){assumed}: "
+                    "Kueue marks the MultiKueueCluster inactive (MultiKueueClusterProfileFeatureDisabled) "
+                    "and never reaches the worker",
+                    CLUSTER_PROFILE_FIX,
+                )
+                continue
+            providers = _access_providers(install.configs)
+            if isinstance(providers, Unknown):
+                reporter.cannot_check(obj, "the manager's multiKueue.clusterProfile access providers")
+            elif not providers:
+                reporter.violation(
+                    obj,
+                    "its clusterSource is a ClusterProfile, but the manager's Kueue Configuration sets no "
+                    f"multiKueue.clusterProfile.accessProviders{assumed}: Kueue builds no credentials for it "
+                    "(BadClusterProfile: no access provider configured) and never reaches the worker",
+                    CLUSTER_PROFILE_FIX,
+                )
+
+
 POLICIES: list[Policy] = [
     stack_policy(
         "multikueue-worker-kubeconfig",
         "A MultiKueueCluster's kubeconfig Secret must hold a kubeconfig Kueue accepts (no exec plugin, token "
         "file, insecure TLS, CA file path, basic auth or missing server).",
         check_worker_kubeconfig,
+    ),
+    stack_policy(
+        "multikueue-clusterprofile-access",
+        "A MultiKueueCluster whose clusterSource is a ClusterProfile needs the manager's Kueue "
+        "MultiKueueClusterProfile feature gate and a multiKueue.clusterProfile access provider.",
+        check_cluster_profile_access,
+        config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),
     stack_policy(
         "multikueue-kubeconfig-path",
