@@ -19,9 +19,10 @@ What Kueue v0.19.2 does (kubernetes-sigs/kueue@v0.19.2), and how it is modelled 
    its checks Ready), ``bestMatchByCondition`` takes the earliest; step 6b deletes every other
    copy (``RemoveRemoteObjects``: quota, ProvisioningRequests and nodes released) and
    ``syncAdmittingRemoteState`` sets the manager's check Ready: the manager's workload is
-   admitted at that instant.  Two copies admitted at the same instant: Kueue compares their
-   ``LastTransitionTime`` (second precision) and a tie is Go map order; here the worker earlier in
-   the MultiKueueConfig wins (said in the notes).
+   admitted at that instant.  Two copies ready at the same instant: Kueue compares their
+   ``LastTransitionTime`` (second precision) and a tie is Go map order; here the workers step in
+   MultiKueueConfig order, so the earlier one admits and the other's copy is deleted at that
+   instant (said in the notes).
 4. Step 3: the copy finishes on its worker, the manager's workload finishes with it (its quota
    released).  Step 2: a manager workload that loses its quota (preempted on the manager)
    deletes all its copies; requeued, it is dispatched again.
@@ -49,8 +50,8 @@ from whatif.trace import Delay, Trace
 from whatif.workload import ADMITTED, DELETED, FINISHED, PENDING, REJECTED, Workload
 
 TIE_NOTE = (
-    "copies admitted by two workers at one instant: the worker earlier in the MultiKueueConfig wins "
-    "(Kueue: the earlier Admitted transition, a tie in Go map order)"
+    "copies ready on two workers at one instant: the worker earlier in the MultiKueueConfig wins and the "
+    "other copy is deleted at that instant (Kueue: the earlier Admitted transition, a tie in Go map order)"
 )
 
 
@@ -246,7 +247,7 @@ class MultiKueueRun:
     # --- the result ---------------------------------------------------------------------------
     def document(self) -> dict[str, Any]:
         doc = document(self.manager, self.sim.outcome())
-        if len(self.worker_sims) > 1 and self.dispatcher.name:
+        if len(self.worker_sims) > 1:
             self.notes.append(TIE_NOTE)
         doc["notes"] = [*doc["notes"], *self.notes]
         for name, cluster in self.workers.items():
