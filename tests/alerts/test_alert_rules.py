@@ -190,6 +190,16 @@ def test_xid_alert() -> None:
     assert firing_times(alert, [xid(0.0)], end) == []
 
 
+def test_xid_alert_names_the_node_under_either_exporter_label() -> None:
+    # dcgm-exporter <= 4.5.3-4.8.2 writes Hostname, the operator's pinned 4.6.0-4.8.3 hostname.
+    alert = rule("xid-errors", cluster_rules(LIMITS))
+    for label in ("Hostname", "hostname"):
+        data = [series.constant("DCGM_FI_DEV_XID_ERRORS", {"gpu": "3", label: "n7"}, [(0.0, 48.0)])]
+        result = Evaluator(data).instant(alert.query, 0.0)
+        assert isinstance(result, dict)
+        assert list(result) == [tuple(sorted({"gpu": "3", label: "n7"}.items()))]
+
+
 def test_every_generated_rule_is_exercised() -> None:
     keys = {r.key.removeprefix(f"{CQ}-") for r in queue_rules(DWS, LIMITS) + cluster_rules(LIMITS)}
     assert keys == {"provisioning-wait", "evictions", "inactive", "gpus-idle", "xid-errors"}
