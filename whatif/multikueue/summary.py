@@ -14,7 +14,8 @@ def multikueue_lines(doc: dict[str, Any]) -> list[str]:
     out = [
         f"MultiKueue: the manager admits by its quota and dispatches with {mk['dispatcher']} to "
         f"{', '.join(workers)}; each worker admits its copy by its own quota, ProvisioningRequest and node "
-        "pools, and the first to admit runs it.",
+        "pools, and the first to admit runs it. In the table above, waiting for capacity is the time the "
+        "manager's MultiKueue check was Pending (holding the manager's quota until a worker admitted).",
         "",
         "| team | "
         + " | ".join(f"ran on {w}" for w in workers)
