@@ -83,7 +83,7 @@ def check_localqueue_targets(model: StackModel, reporter: Reporter, config: Mapp
                 "set `spec.clusterQueue` to the ClusterQueue this namespace submits to (it is immutable)",
             )
             continue
-        found, _ = model.find_cluster_queue(target)
+        found, _ = model.find_cluster_queue(target, near=lq)
         _resolve(
             model,
             reporter,
@@ -121,7 +121,7 @@ def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, worl
         if isinstance(flavor.name, Unknown):
             reporter.cannot_check(cq, f"{flavor.path}.name is unknown until apply")
             continue
-        found, _ = model.find_resource_flavor(flavor.name)
+        found, _ = model.find_resource_flavor(flavor.name, near=cq)
         _resolve(
             model,
             reporter,
@@ -158,7 +158,7 @@ def _check_topology(
         model,
         reporter,
         cq,
-        model.lookup(KUEUE_GROUP, "Topology", name),
+        model.lookup(KUEUE_GROUP, "Topology", name, near=flavor),
         ("Topology", name),
         world=world,
         problem=f"uses TAS flavor '{flavor.obj.name}', whose topologyName '{name}' names no Topology the stack "
@@ -176,7 +176,7 @@ def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Repor
         if isinstance(ref.name, Unknown):
             reporter.cannot_check(cq, f"{ref.path}.name is unknown until apply")
         else:
-            found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name)
+            found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name, near=cq)
             _resolve(
                 model,
                 reporter,
@@ -256,7 +256,7 @@ def check_admissioncheck_parameters(model: StackModel, reporter: Reporter, confi
                 ac, "spec.parameters.name is empty (the check goes inactive: BadParametersRef)", fix
             )
             continue
-        found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name)
+        found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name, near=ac)
         if found.status == "missing" and not isinstance(params.name, str):
             continue
         _resolve(
@@ -292,7 +292,7 @@ def check_cohort_hierarchy(model: StackModel, reporter: Reporter, config: Mappin
             model,
             reporter,
             cohort,
-            model.lookup(KUEUE_GROUP, "Cohort", parent),
+            model.lookup(KUEUE_GROUP, "Cohort", parent, near=cohort),
             ("Cohort", parent),
             world=world,
             problem=f"spec.parentName names Cohort '{parent}', which the stack does not declare; Kueue "
@@ -332,7 +332,7 @@ def check_namespace_selectors(model: StackModel, reporter: Reporter, _config: Ma
         if not lq.obj.identity_known:
             reporter.cannot_check(lq, "metadata.namespace is unknown until apply")
             continue
-        _, cq = model.find_cluster_queue(lq.cluster_queue)
+        _, cq = model.find_cluster_queue(lq.cluster_queue, near=lq)
         if cq is None:
             continue
         _check_selector_admits(cq, lq, namespaces, reporter)
