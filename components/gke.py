@@ -39,6 +39,7 @@ SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
 TENANT_POOL_SELECTOR = {"gpu-batch/pool-role": "tenant"}
 # The cluster's datapathProvider for Dataplane V2 (terraform-provider-google
 # resource_container_cluster.go: DATAPATH_PROVIDER_UNSPECIFIED, LEGACY_DATAPATH, ADVANCED_DATAPATH).
+GATEWAY_API_CHANNEL = "CHANNEL_STANDARD"
 ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
 
 
@@ -143,6 +144,12 @@ class GkeClusterArgs:
     # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
     # modules/scheduler/gke-cluster/main.tf derives both the same way).
     multi_networking: bool = False
+    # GKE's Gateway API controller, standard channel (``gatewayApiConfig.channel:
+    # CHANNEL_STANDARD``; GKE docs how-to/deploying-gateways, "Enable the Gateway API"): it installs
+    # the Gateway API CRDs and the ``gke-l7-*`` GatewayClasses.  An in-place update of the cluster:
+    # terraform-provider-google resource_container_cluster.go ``gateway_api_config`` is not
+    # ForceNew.  False leaves the field unset (GKE's default: disabled).
+    gateway_api: bool = False
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
@@ -210,6 +217,9 @@ class GkeCluster(pulumi.ComponentResource):
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
             monitoring_config=monitoring_config(args.managed_prometheus, args.dcgm),
             enable_multi_networking=True if args.multi_networking else None,
+            gateway_api_config=gcp.container.ClusterGatewayApiConfigArgs(channel=GATEWAY_API_CHANNEL)
+            if args.gateway_api
+            else None,
             # GKE cost allocation: the billing export labels each workload's cost with its
             # namespace and labels, so the preview's per-team estimate (preview/cost) can later be
             # compared with the bill.  An in-place update, not a replacement (GKE API

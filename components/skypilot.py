@@ -9,16 +9,21 @@ What the release is configured to do (reference/kai-kuberay-skypilot.md §3, see
   sets ``kubernetes.provision_timeout: -1`` so a launch waits while Kueue holds its pods back
   instead of failing over (examples/kueue/README.md).  Kueue must run its ``pod`` integration,
   because SkyPilot creates bare pods.
-* Basic auth at the ingress: ``ingress.authCredentials`` is an htpasswd line hashed here from the
-  team's password, a Pulumi secret that stays a secret Output end to end (the plan and the state
-  show it as secret; the plain password never leaves the Output).  ``apiService.
-  enableUserManagement`` is pinned false, because with it on the chart ignores these credentials.
-* One ingress controller for all teams, a release of its own owned by no team
-  (:mod:`components.ingress_controller`); every team release sets ``ingress-nginx.enabled:
-  false`` and serves under its own ``ingress.path`` on it, with TLS (``ingress.tls.enabled``: the
-  chart then serves ``ingress.host`` with the certificate in Secret
-  ``skypilot-<team>-tls-secrets`` of the team's namespace, templates/ingress.yaml) so the basic-auth
-  password never crosses the network in clear.
+* The server authenticates every request itself (issue 27): ``apiService.enableUserManagement:
+  true`` makes the chart start ``sky api start --deploy --enable-basic-auth``
+  (``_helpers.tpl`` ``skypilot.apiArgs``), which sets ``ENABLE_BASIC_AUTH=true`` for the server
+  (skypilot 0.13.0 ``sky/server/common.py`` ``_start_api_server``), and
+  ``sky/server/server.py`` then installs ``BasicAuthMiddleware``, whose ``dispatch`` answers 401
+  to every request without valid credentials except ``/api/health`` and loopback connections from
+  inside the pod (``sky/server/auth/loopback.py``).  Its one user comes from
+  ``apiService.initialBasicAuthCredentials``, an htpasswd line hashed here from the team's
+  password (a Pulumi secret that stays a secret Output end to end); the server checks it with
+  passlib's bcrypt (``sky/server/common.py`` ``crypt_ctx``) and seeds it as an admin
+  (``sky/users/permission.py`` ``_maybe_initialize_basic_auth_user``).  Never the chart's default
+  credentials, which are public (values.yaml ``apiService.initialBasicAuthCredentials``).
+* No ingress and no ingress controller: ``ingress.enabled: false`` and ``ingress-nginx.enabled:
+  false``.  Each server is reached only through GKE's internal Gateway at its own host
+  (:mod:`components.gateway`), on its ClusterIP Service (templates/api-service.yaml).
 * Least privilege (issue 19 #3): ``rbac.manageRbacPolicies: false``.  With the chart's default
   (true) the server's ServiceAccount gets ``*`` on ClusterRoles and ClusterRoleBindings
   (skypilot 0.13.0 ``templates/rbac.yaml``), enough to make itself cluster-admin.  Off, the chart
@@ -63,9 +68,6 @@ from components.workloads import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 SKYPILOT_REPO = locked("skypilot").source
 SKYPILOT_CHART = locked("skypilot").name
 SKYPILOT_VERSION = locked("skypilot").version
-# The bundled ingress-nginx admission webhook's port (skypilot 0.13.0 charts/ingress-nginx
-# values.yaml controller.admissionWebhooks.port: 8443).
-INGRESS_NGINX_WEBHOOK_PORT = 8443
 
 
 # How long Helm may wait for a SkyPilot release (atomic implies --wait; see
@@ -86,10 +88,9 @@ class SkypilotServerArgs:
     # Salt scope for the htpasswd hash: something stable that identifies the deployment.
     auth_scope: str
     local_queue: str
-    ingress_path: str
+    # The host the Gateway serves this team's server on (components.gateway.objects.team_host).
+    host: str
     priority_class: str | None = None
-    ingress_host: str | None = None
-    tls: bool = True
 
     @property
     def release_name(self) -> str:
@@ -166,6 +167,7 @@ class SkypilotServer(pulumi.ComponentResource):
     """One team's SkyPilot API server release."""
 
     release: k8s.helm.v3.Release
+    release_name: str
 
     def __init__(
         self,
@@ -175,18 +177,10 @@ class SkypilotServer(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-batch:skypilot:Server", name, None, opts)
+        self.release_name = args.release_name
         # Secret whatever the caller passed: the hash must never reach the plan in plain text.
         password: pulumi.Output[str] = pulumi.Output.secret(args.password)
         credentials = password.apply(lambda pw: htpasswd_line(args.username, pw, args.auth_scope))
-        ingress = compact(
-            {
-                "enabled": True,
-                "authCredentials": credentials,
-                "path": args.ingress_path,
-                "host": args.ingress_host,
-                "tls": {"enabled": args.tls},
-            }
-        )
         config = sky_config(args.local_queue, args.priority_class, service_account_name(args.release_name))
         digest = config_digest(config)
         self.release = k8s.helm.v3.Release(
@@ -202,14 +196,15 @@ class SkypilotServer(pulumi.ComponentResource):
                     "config": config,
                     "preDeployHook": config_sync_hook(digest),
                     "annotations": {CONFIG_DIGEST_ANNOTATION: digest},
-                    "enableUserManagement": False,
+                    "enableUserManagement": True,
+                    "initialBasicAuthCredentials": credentials,
                 },
                 "rbac": {
                     "manageRbacPolicies": False,
                     "manageSystemComponents": False,
                     "namespaceRules": NAMESPACE_RULES,
                 },
-                "ingress": ingress,
+                "ingress": {"enabled": False},
                 "ingress-nginx": {"enabled": False},
             },
             atomic=True,
@@ -218,6 +213,4 @@ class SkypilotServer(pulumi.ComponentResource):
             timeout=SKYPILOT_RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
-        self.register_outputs(
-            {"release": args.release_name, "namespace": args.namespace, "path": args.ingress_path}
-        )
+        self.register_outputs({"release": args.release_name, "namespace": args.namespace, "host": args.host})

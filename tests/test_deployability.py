@@ -103,12 +103,13 @@ class TestPrivateNodes:
         for provider in providers:
             assert {nat, rule} <= set(provider.dependencies), provider.name
 
-    def test_ingress_nginx_port_opens_where_skypilot_installs_it(self) -> None:
+    def test_skypilot_opens_no_ingress_webhook_port(self) -> None:
+        """Issue 27: no ingress-nginx (and no webhook of its own on 8443): only Kueue's ports."""
         private = {**config_value("skypilot", "gpu-batch:cluster"), "privateNodes": True}
         (rule,) = of_type(
             run_stack("skypilot", {"gpu-batch:cluster": private}), "gcp:compute/firewall:Firewall"
         )
-        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "8443", "9443"]}]
+        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
 
     def test_public_clusters_get_neither(self) -> None:
         dev = run_stack("dev")
