@@ -30,9 +30,22 @@ What the release is configured to do (reference/kai-kuberay-skypilot.md §3, see
   still creates the ServiceAccount, a Role in the team's namespace with ``rbac.namespaceRules``
   (pods, services, secrets, deployments, PVCs: what the server manages) and a read-only
   ClusterRole (nodes, pods, runtime/ingress/storage classes, to find GPUs); and, as the chart's
-  values.yaml says, ``kubernetes.remote_identity`` must then name a service account, so the
-  server's config names that one (SkyPilot 0.13.0 docs/source/cloud-setup/cloud-permissions/
-  kubernetes.rst, "Using a custom service account").  ``rbac.manageSystemComponents: false``
+  values.yaml says, ``kubernetes.remote_identity`` must then name a service account.
+* Task pods run as their own ServiceAccount, not the server's (issue 27):
+  ``kubernetes.remote_identity`` names :func:`task_service_account`, created here with a Role of
+  :data:`TASK_RULES` only.  SkyPilot 0.13.0 puts that name in every pod's
+  ``serviceAccountName`` with the token mounted (``sky/clouds/kubernetes.py``
+  ``make_deploy_resources_variables``: ``k8s_service_account_name``, ``k8s_automount_sa_token``)
+  and, for a name other than its default, creates no RBAC itself
+  (``sky/provision/kubernetes/config.py`` ``bootstrap_instances``: "we assume they have already set
+  up the necessary roles").  The pods themselves create nothing: the server creates them.  What a
+  task's token is for is its cluster tearing itself down (autodown, ``sky down`` from inside), which
+  runs ``sky/provision/kubernetes/instance.py`` ``terminate_instances`` there: list the cluster's
+  pods, delete them and their services (``_terminate_node``, ``_delete_services``,
+  ``_delete_cluster_services``: ``delete_collection_namespaced_service``).  So the token may read
+  and delete pods and services of its namespace, and nothing else: no Secrets, no exec, no
+  creating pods (a pod made there would skip the server's queue label) or Services (no
+  LoadBalancer), no Deployments.  The server keeps its own token for what it manages.  ``rbac.manageSystemComponents: false``
   too: it grants ``*`` on DaemonSets in ``skypilot-system`` to every team's server, for object
   store mounting the stack does not use.
 
@@ -116,6 +129,18 @@ NAMESPACE_RULES = [
 ]
 
 
+# What a task pod's token may do in its namespace (see the module doc): tear its own cluster down.
+TASK_RULES = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "delete"]},
+    {"apiGroups": [""], "resources": ["services"], "verbs": ["get", "list", "delete", "deletecollection"]},
+]
+
+
+def task_service_account(release_name: str) -> str:
+    """The ServiceAccount the team's task pods run as (``kubernetes.remote_identity``)."""
+    return f"{release_name}-tasks"
+
+
 def service_account_name(release_name: str) -> str:
     """The chart's ServiceAccount (skypilot 0.13.0 ``_helpers.tpl`` ``skypilot.serviceAccountName``:
     ``<fullname>-api-sa``, fullname being the release name without fullnameOverride)."""
@@ -181,7 +206,9 @@ class SkypilotServer(pulumi.ComponentResource):
         # Secret whatever the caller passed: the hash must never reach the plan in plain text.
         password: pulumi.Output[str] = pulumi.Output.secret(args.password)
         credentials = password.apply(lambda pw: htpasswd_line(args.username, pw, args.auth_scope))
-        config = sky_config(args.local_queue, args.priority_class, service_account_name(args.release_name))
+        tasks = task_service_account(args.release_name)
+        task_identity = _task_identity(name, args.namespace, tasks, self, depends_on)
+        config = sky_config(args.local_queue, args.priority_class, tasks)
         digest = config_digest(config)
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
@@ -211,6 +238,33 @@ class SkypilotServer(pulumi.ComponentResource):
             cleanup_on_fail=True,
             max_history=10,
             timeout=SKYPILOT_RELEASE_TIMEOUT_SECONDS,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*depends_on, *task_identity]),
         )
         self.register_outputs({"release": args.release_name, "namespace": args.namespace, "host": args.host})
+
+
+def _task_identity(
+    name: str, namespace: str, account: str, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
+) -> list[pulumi.Resource]:
+    """The task pods' ServiceAccount, its Role of :data:`TASK_RULES` and their binding."""
+    opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+    labels = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/component": "skypilot-tasks"}
+    metadata = k8s.meta.v1.ObjectMetaArgs(name=account, namespace=namespace, labels=labels)
+    service_account = k8s.core.v1.ServiceAccount(f"{name}-task-sa", metadata=metadata, opts=opts)
+    role = k8s.rbac.v1.Role(
+        f"{name}-task-role",
+        metadata=metadata,
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=r["apiGroups"], resources=r["resources"], verbs=r["verbs"])
+            for r in TASK_RULES
+        ],
+        opts=opts,
+    )
+    binding = k8s.rbac.v1.RoleBinding(
+        f"{name}-task-binding",
+        metadata=metadata,
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=account),
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=account, namespace=namespace)],
+        opts=opts,
+    )
+    return [service_account, role, binding]

@@ -88,7 +88,9 @@ class TestReleases:
         # No Deployments: their ReplicaSet-made pods would escape the queue label.
         assert not [r for r in rbac["namespaceRules"] if "deployments" in r["resources"]]
         config = yaml.safe_load(values["apiService"]["config"])
-        assert config["kubernetes"]["remote_identity"] == "skypilot-team1-api-sa"
+        assert (
+            config["kubernetes"]["remote_identity"] == "skypilot-team1-tasks"
+        )  # tests/test_skypilot_tasks.py
 
     def test_servers_wait_for_namespace_queue_and_kueue(self, sky: RunResult) -> None:
         release = servers(sky)["skypilot-team1"]
