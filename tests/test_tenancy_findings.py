@@ -26,6 +26,7 @@ from gpu_batch_policy.rules import (
     ingress_exposure,
     kueue_pod_bypass,
     service_account_rbac,
+    skypilot,
 )
 from gpu_batch_policy.values import plain
 
@@ -184,5 +185,7 @@ def test_the_stacks_are_clean_under_these_rules() -> None:
             (ingress_exposure.check_basic_auth_over_http, "basic-auth-plain-http-public"),
             (ingress_exposure.check_snippet_annotations, "ingress-nginx-snippet-annotations"),
             (ingress_exposure.check_team_owned_ingress, "skypilot-ingress-owned-by-a-team"),
+            (ingress_exposure.check_ingress_nginx_retired, "ingress-nginx-retired"),
+            (skypilot.check_server_unauthenticated, "skypilot-server-unauthenticated"),
         ):
             assert not findings(check, m, stack, rule), (stack, rule)
