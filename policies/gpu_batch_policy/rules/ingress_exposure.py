@@ -45,6 +45,7 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.base import KubeObject
+from ..model.helm import HelmRelease
 from ..report import Reporter
 from ..values import Unknown, dig
 
@@ -121,15 +122,21 @@ def check_snippet_annotations(model: StackModel, reporter: Reporter, _config: Ma
             )
 
 
+def _installs_bundled_nginx(release: HelmRelease, reporter: Reporter) -> bool:
+    """A skypilot release's ``ingress-nginx.enabled`` (default true); unknown: cannot check, False."""
+    installs = release.value("ingress-nginx", "enabled")
+    if isinstance(installs, Unknown):
+        reporter.cannot_check(release, "ingress-nginx.enabled")
+        return False
+    return installs is not False
+
+
 def check_team_owned_ingress(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     releases = model.skypilot_releases()
     if len(releases) < 2:
         return
     for release in releases:
-        installs = release.value("ingress-nginx", "enabled")
-        if isinstance(installs, Unknown):
-            reporter.cannot_check(release, "ingress-nginx.enabled")
-        elif installs is not False:
+        if _installs_bundled_nginx(release, reporter):
             reporter.violation(
                 release,
                 f"installs the ingress controller {len(releases) - 1} other SkyPilot server(s) are served by: "
@@ -165,10 +172,7 @@ def check_ingress_nginx_retired(model: StackModel, reporter: Reporter, _config: 
                 "gke-l7-rilb or gke-l7-regional-external-managed) and remove this release",
             )
     for release in model.skypilot_releases():
-        installs = release.value("ingress-nginx", "enabled")
-        if isinstance(installs, Unknown):
-            reporter.cannot_check(release, "ingress-nginx.enabled")
-        elif installs is not False:
+        if _installs_bundled_nginx(release, reporter):
             reporter.violation(
                 release,
                 f"installs the chart's bundled ingress-nginx (ingress-nginx.enabled defaults to true). {RETIREMENT}",
