@@ -107,7 +107,7 @@ class WorkloadIdentityConfig(ConfigModel):
 class TeamConfig(ConfigModel):
     """One team: its namespace, members, queues and optional SkyPilot server."""
 
-    name: DnsLabel = Field(description="Team name; also the SkyPilot ingress path /<name>.")
+    name: DnsLabel = Field(description="Team name; also the SkyPilot host <name>.<skypilotGateway.domain>.")
     namespace: DnsLabel | None = Field(None, description="The team's namespace; default: the team name.")
     create_namespace: bool = Field(
         True,
