@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_batch_policy.schema.pinned import pinned_problems
 
 from preview.crd_validation import Outcome
 from preview.harness import RunResult
@@ -30,7 +31,25 @@ CUSTOM_GROUPS = (
     "ray.io/",
     "networking.gke.io/",
     "monitoring.googleapis.com/",
+    "gateway.networking.k8s.io/",
 )
+# Kinds whose CRDs come only through a pinned plain manifest that ../shared does not mirror
+# (charts.lock.yaml manifests: gateway-api-crds, gke-gateway-crds): validated when the cache or the
+# network has them, else reported "not validated" -- never passed (docs/security.md).
+UNMIRRORED = {
+    ("gateway.networking.k8s.io", "GatewayClass"): "gateway-api-crds",
+    ("gateway.networking.k8s.io", "Gateway"): "gateway-api-crds",
+    ("gateway.networking.k8s.io", "HTTPRoute"): "gateway-api-crds",
+    ("networking.gke.io", "HealthCheckPolicy"): "gke-gateway-crds",
+}
+
+
+def unavailable(obj: dict[str, Any]) -> bool:
+    """The object's CRD is pinned but cannot be had here (the pack lists why)."""
+    key = UNMIRRORED.get((obj["apiVersion"].split("/")[0], obj["kind"]))
+    return key is not None and any(f"cannot resolve {key} " in p for p in pinned_problems())
+
+
 SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 
 
@@ -50,8 +69,11 @@ def test_every_stack_file_is_covered() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_custom_resource_validates_strictly(plans: dict[str, RunResult], stack: str) -> None:
     objects = render_manifests(plans[stack].resources)
-    assert validate_manifests(objects) == []
-    resources = custom(objects)
+    checkable = [o for o in objects if not unavailable(o)]
+    assert validate_manifests(checkable) == []
+    for result in validation_results([o for o in objects if unavailable(o)]):
+        assert result.outcome is Outcome.NO_SCHEMA, result.ref  # reported, never passed
+    resources = custom(checkable)
     assert resources, f"{stack} declares no custom resource"
     # Each was checked against its own CRD: none slipped through as "not a custom resource".
     for result in validation_results(resources):

@@ -62,7 +62,7 @@ COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:kai:Install": "kai",
     "gpu-batch:kai:Queues": "kaiQueues",
     "gpu-batch:kuberay:Operator": "kuberay",
-    "gpu-batch:skypilot:IngressController": "skypilotIngress",
+    "gpu-batch:skypilot:Gateway": "skypilotGateway",
     "gpu-batch:gpu:Operator": "gpuPools",
     # GPUDirect's VPCs and node objects follow the pools with `network: gpudirect`.
     "gpu-batch:gpudirect:Vpcs": "gpuPools",
