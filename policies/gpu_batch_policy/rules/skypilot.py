@@ -40,7 +40,7 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import stack_policy
 from ..model import HelmRelease, StackModel
 from ..report import Reporter
-from ..values import Unknown, as_bool, as_str
+from ..values import Unknown, as_bool, as_str, dig
 
 QUEUE_KEYS = (
     "kubernetes.quota.queue",
@@ -116,10 +116,7 @@ def check_team_local_queue(model: StackModel, reporter: Reporter, _config: Mappi
 
 # --- skypilot-shared-ingress --------------------------------------------------------------------
 def _flag(release: HelmRelease, *keys: str, default: bool) -> bool | Unknown:
-    value = as_bool(release.value(*keys))
-    if isinstance(value, Unknown):
-        return value
-    return default if value is None else value
+    return _switch(release.values, *keys, default=default)
 
 
 def check_shared_ingress(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -163,14 +160,23 @@ def check_shared_ingress(model: StackModel, reporter: Reporter, _config: Mapping
 CHART_DEFAULT_BASIC_AUTH = "skypilot:$apr1$c1h4rNxt$2NnL7dIDUV0tWsnuNMGSr/"
 
 
-def _server_auth(release: HelmRelease) -> str | Unknown | None:
-    """How the server authenticates ("oauth", "basic"), None when it does not, or Unknown."""
-    oauth = _flag(release, "auth", "oauth", "enabled", default=False)
+def _switch(values: Any, *keys: str, default: bool) -> bool | Unknown:
+    value = as_bool(dig(values, *keys))
+    if isinstance(value, Unknown):
+        return value
+    return default if value is None else value
+
+
+def server_auth(values: Any) -> str | Unknown | None:
+    """How a skypilot release's server authenticates requests ("oauth", "basic"), None when it
+    does not, Unknown when a deciding value is unknown (see the module doc).  The preview's report
+    reads the same function."""
+    oauth = _switch(values, "auth", "oauth", "enabled", default=False)
     if isinstance(oauth, Unknown) or oauth:
         return oauth if isinstance(oauth, Unknown) else "oauth"
-    managed = _flag(release, "apiService", "enableUserManagement", default=False)
-    proxy = _flag(release, "ingress", "oauth2-proxy", "enabled", default=False)
-    disabled = _flag(release, "auth", "disableBasicAuthMiddleware", default=False)
+    managed = _switch(values, "apiService", "enableUserManagement", default=False)
+    proxy = _switch(values, "ingress", "oauth2-proxy", "enabled", default=False)
+    disabled = _switch(values, "auth", "disableBasicAuthMiddleware", default=False)
     for flag in (managed, proxy, disabled):
         if isinstance(flag, Unknown):
             return flag
@@ -179,7 +185,7 @@ def _server_auth(release: HelmRelease) -> str | Unknown | None:
 
 def check_server_unauthenticated(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for release in model.skypilot_releases():
-        auth = _server_auth(release)
+        auth = server_auth(release.values)
         if isinstance(auth, Unknown):
             reporter.cannot_check(
                 release,
