@@ -41,6 +41,7 @@ UNMIRRORED = {
     ("gateway.networking.k8s.io", "Gateway"): "gateway-api-crds",
     ("gateway.networking.k8s.io", "HTTPRoute"): "gateway-api-crds",
     ("networking.gke.io", "HealthCheckPolicy"): "gke-gateway-crds",
+    ("networking.gke.io", "GCPBackendPolicy"): "gke-gateway-crds",
 }
 
 

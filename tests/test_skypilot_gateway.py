@@ -123,6 +123,17 @@ class TestGateway:
             check = policy["spec"]["default"]["config"]["httpHealthCheck"]
             assert check == {"port": 46580, "requestPath": "/api/health"}
 
+    def test_backend_timeout_is_the_chart_ingress_hour(self, sky: RunResult) -> None:
+        """skypilot 0.13.0 templates/ingress.yaml proxy-read-timeout 3600; GKE's default is 30 s."""
+        policies = [plain(r.inputs) for r in of_type(sky, "kubernetes:networking.gke.io/v1:GCPBackendPolicy")]
+        assert {p["metadata"]["namespace"] for p in policies} == {"team1", "team2"}
+        for policy in policies:
+            namespace = policy["metadata"]["namespace"]
+            assert policy["spec"] == {
+                "default": {"timeoutSec": 3600},
+                "targetRef": {"group": "", "kind": "Service", "name": f"skypilot-{namespace}-api-service"},
+            }
+
     @pytest.mark.parametrize(
         ("change", "path"),
         [
@@ -241,11 +252,11 @@ class TestSchemas:
         problems = [p for p in pinned_problems() if "gateway-api-crds" in p or "gke-gateway-crds" in p]
         if problems:
             pytest.skip(f"pinned Gateway API CRDs not available here: {problems[0]}")
-        kinds = {"Gateway", "HTTPRoute", "HealthCheckPolicy"}
+        kinds = {"Gateway", "HTTPRoute", "HealthCheckPolicy", "GCPBackendPolicy"}
         return [o for o in render_manifests(sky.resources) if o["kind"] in kinds]
 
     def test_the_gateway_objects_validate(self, gateway_objects: list[dict[str, Any]]) -> None:
-        assert len(gateway_objects) == 5
+        assert len(gateway_objects) == 7
         assert validate_manifests(gateway_objects) == []
 
     def test_a_plain_http_listener_mode_is_refused_by_the_crd(

@@ -6,7 +6,7 @@ controller itself once the cluster's ``gatewayApiConfig.channel`` is ``CHANNEL_S
 (:mod:`components.gke`); nothing runs in the cluster for it, so no chart, no webhook port and no
 pod of ours sits in front of the servers.  What is created: :mod:`components.gateway.cloud`
 (subnet, address, certificate, DNS) and :mod:`components.gateway.objects` (Gateway, per-team
-HTTPRoute and HealthCheckPolicy).  The servers authenticate every request themselves
+HTTPRoute, HealthCheckPolicy and GCPBackendPolicy).  The servers authenticate every request themselves
 (:mod:`components.skypilot`): the load balancer only carries TLS.
 """
 
@@ -87,11 +87,15 @@ class SkypilotGateway(pulumi.ComponentResource):
                 objects.route(team.team, team.namespace, team.release_name, args.cloud.domain),
                 in_cluster.merge(pulumi.ResourceOptions(depends_on=[self.gateway, *depends_on])),
             )
-            _register(
-                f"{name}-health-{team.team}",
-                objects.health_check(team.namespace, team.release_name),
-                in_cluster.merge(pulumi.ResourceOptions(depends_on=list(depends_on))),
-            )
+            for suffix, wire in (
+                ("health", objects.health_check(team.namespace, team.release_name)),
+                ("backend", objects.backend_policy(team.namespace, team.release_name)),
+            ):
+                _register(
+                    f"{name}-{suffix}-{team.team}",
+                    wire,
+                    in_cluster.merge(pulumi.ResourceOptions(depends_on=list(depends_on))),
+                )
             if args.network_isolation:
                 _register(
                     f"{name}-netpol-{team.team}",

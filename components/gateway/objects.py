@@ -19,6 +19,12 @@ load balancer, in wire form (pure functions, so tests compare them byte for byte
   ``sky/server/server.py`` ``BasicAuthMiddleware.dispatch``) and the chart's readiness probe
   (values.yaml ``apiService.readinessProbe``).
 
+* One ``networking.gke.io/v1`` GCPBackendPolicy per team: the load balancer's backend timeout
+  defaults to 30 s (gke-gateway-api v1.4.0 ``config/crd/networking.gke.io_gcpbackendpolicies.yaml``
+  ``timeoutSec``: "If the field is omitted, a default value (30s) will be used"), which would cut
+  ``sky logs`` and launch streams; the chart's own ingress allowed 3600 s
+  (skypilot 0.13.0 ``templates/ingress.yaml`` ``proxy-read-timeout``/``proxy-send-timeout``).
+
 There is no CRD schema for these kinds under ``../shared/schemas``: the preview reports them as not
 validated against a schema, and this module's tests check their shape against the Gateway API
 fields they use.
@@ -102,6 +108,23 @@ def route(team: str, namespace: str, release_name: str, domain: str) -> dict[str
             "parentRefs": [{"name": GATEWAY_NAME, "namespace": GATEWAY_NAMESPACE, "sectionName": LISTENER}],
             "hostnames": [team_host(team, domain)],
             "rules": [{"backendRefs": [{"name": service_name(release_name), "port": SERVICE_PORT}]}],
+        },
+    }
+
+
+# skypilot 0.13.0 templates/ingress.yaml: nginx.ingress.kubernetes.io/proxy-read-timeout "3600".
+BACKEND_TIMEOUT_SECONDS: Final = 3600
+
+
+def backend_policy(namespace: str, release_name: str) -> dict[str, Any]:
+    """GCPBackendPolicy on the server's Service: the chart ingress's one-hour timeout."""
+    return {
+        "apiVersion": GKE_NETWORKING_API,
+        "kind": "GCPBackendPolicy",
+        "metadata": {"name": f"{release_name}-backend", "namespace": namespace},
+        "spec": {
+            "default": {"timeoutSec": BACKEND_TIMEOUT_SECONDS},
+            "targetRef": {"group": "", "kind": "Service", "name": service_name(release_name)},
         },
     }
 
