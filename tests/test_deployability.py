@@ -204,9 +204,13 @@ def test_no_gate_without_queue_objects() -> None:
 
 
 def _pod_verbs(result: RunResult) -> dict[str, list[str]]:
+    """What each team's people (its ``<team>-submitter`` Role, components/tenancy.py) may do with
+    pods; other Roles of the namespace (a SkyPilot task account's) are not the people's."""
     verbs = {}
     for r in result.resources:
-        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:Role":
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:Role" and r.inputs["metadata"]["name"].endswith(
+            "-submitter"
+        ):
             for rule in r.inputs["rules"]:
                 if "pods" in rule["resources"]:
                     verbs[r.inputs["metadata"]["namespace"]] = rule["verbs"]
