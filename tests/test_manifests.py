@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.schema.pinned import pinned_problems
+from gpu_batch_policy.schema.pinned import pinned_but_unavailable
 
 from preview.crd_validation import Outcome
 from preview.harness import RunResult
@@ -33,22 +33,13 @@ CUSTOM_GROUPS = (
     "monitoring.googleapis.com/",
     "gateway.networking.k8s.io/",
 )
-# Kinds whose CRDs come only through a pinned plain manifest that ../shared does not mirror
-# (charts.lock.yaml manifests: gateway-api-crds, gke-gateway-crds): validated when the cache or the
-# network has them, else reported "not validated" -- never passed (docs/security.md).
-UNMIRRORED = {
-    ("gateway.networking.k8s.io", "GatewayClass"): "gateway-api-crds",
-    ("gateway.networking.k8s.io", "Gateway"): "gateway-api-crds",
-    ("gateway.networking.k8s.io", "HTTPRoute"): "gateway-api-crds",
-    ("networking.gke.io", "HealthCheckPolicy"): "gke-gateway-crds",
-    ("networking.gke.io", "GCPBackendPolicy"): "gke-gateway-crds",
-}
 
 
 def unavailable(obj: dict[str, Any]) -> bool:
-    """The object's CRD is pinned but cannot be had here (the pack lists why)."""
-    key = UNMIRRORED.get((obj["apiVersion"].split("/")[0], obj["kind"]))
-    return key is not None and any(f"cannot resolve {key} " in p for p in pinned_problems())
+    """The object's CRD is pinned (charts.lock.yaml manifests:) in a file this machine cannot
+    have (../shared mirrors the Gateway API CRDs not): validated when cached or online, else
+    listed as not validated -- never passed (docs/security.md)."""
+    return pinned_but_unavailable(obj["apiVersion"], obj["kind"])
 
 
 SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
@@ -236,3 +227,36 @@ def test_a_crd_the_program_declares_validates_its_objects() -> None:
     broken = catalog.validate({**widget, "spec": {"size": "two"}})
     assert broken.outcome is Outcome.INVALID and "spec.size: expected integer" in broken.messages()[0]
     assert crd_catalog_for([]).validate(widget).outcome is Outcome.NOT_CUSTOM_RESOURCE
+
+
+def test_an_object_whose_pinned_crd_is_missing_here_is_listed_not_passed_nor_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """charts.lock.yaml pins the Gateway API CRDs as plain manifests that ../shared does not mirror:
+    without cache or network such an object is "not validated" (listed), while a kind no pinned
+    file names -- a typo -- still fails as before."""
+    from gpu_batch_policy.schema import pinned
+
+    from preview.manifests import unvalidated_pinned
+
+    monkeypatch.setattr(
+        pinned, "unavailable_crd_files", lambda: frozenset({"gateway.networking.k8s.io_gateways.yaml"})
+    )
+    gateway = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "g", "namespace": "n"},
+        "spec": {"gatewayClassName": "gke-l7-rilb", "listeners": []},
+    }
+    typo = {**gateway, "kind": "Gatewy"}
+    assert validate_manifests([gateway]) == []
+    assert unvalidated_pinned([gateway]) == [
+        "Gateway/n/g: not validated: its pinned CRD (gateway.networking.k8s.io/v1) is not available here"
+    ]
+    assert unvalidated_pinned([typo]) == []
+    assert [line.split(":")[0] for line in validate_manifests([typo])] == ["Gatewy/n/g"]
+    assert pinned.pinned_but_unavailable("networking.gke.io/v1", "HealthCheckPolicy") is False
+    monkeypatch.setattr(
+        pinned, "unavailable_crd_files", lambda: frozenset({"networking.gke.io_healthcheckpolicies.yaml"})
+    )
+    assert pinned.pinned_but_unavailable("networking.gke.io/v1", "HealthCheckPolicy")
