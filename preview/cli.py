@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from components.chart_crds import ChartCrdsError
-from preview.analyzer import AnalysisResult, AnalyzerError, format_diagnostic, in_display_order
+from preview.analyzer import (
+    AnalysisResult,
+    AnalyzerError,
+    format_diagnostic,
+    in_display_order,
+    load_policy_config_file,
+)
 from preview.base_plan import BasePlanError, plan_at
 from preview.charts import (
     ChartUnavailableError,
@@ -146,7 +152,7 @@ def _preview(
         session.analyze_stack(result.resources)
     code = _write_outputs(args, files, result, clock)
     with clock.stage("report"):  # the sections that need no pack answer, while it still runs
-        capacity = capacity_sections(files.stack, result.resources)
+        capacity = capacity_sections(files.stack, result.resources, _policy_config(args, files.stack))
     analysis: AnalysisResult | None = None
     if session is not None:
         with clock.stage("policy"):  # only the wait left once the outputs are written
@@ -262,16 +268,26 @@ def _peak_memory(session: HostedSession | None) -> dict[str, float]:
     }
 
 
+def _policy_config_file(args: argparse.Namespace, stack: str) -> Path | None:
+    """``--policy-config``, else ``policies/config.<stack>.json`` when it exists."""
+    path: Path = args.policy_config or args.policy_pack / f"config.{stack}.json"
+    return path if path.exists() else None
+
+
+def _policy_config(args: argparse.Namespace, stack: str) -> dict[str, Any] | None:
+    """The policy config object the pack runs with (the report reads the reservation sizes)."""
+    path = _policy_config_file(args, stack)
+    return load_policy_config_file(path) if path is not None else None
+
+
 def _start_policies(
     args: argparse.Namespace, project: str, stack: str, config: dict[str, str]
 ) -> HostedSession:
     """The pack as ``pulumi preview --policy-pack policies --policy-pack-config <file>`` runs it,
     started before the program (as the engine loads its analyzers first)."""
-    pack_dir = args.policy_pack
-    config_file = args.policy_config or pack_dir / f"config.{stack}.json"
     return start_session(
-        pack_dir=pack_dir,
-        config_file=config_file if config_file.exists() else None,
+        pack_dir=args.policy_pack,
+        config_file=_policy_config_file(args, stack),
         stack=stack,
         project=project,
         stack_config=config,
