@@ -57,7 +57,7 @@ def _pool_price(
         location = cluster.res.get("location") if cluster is not None else None
     region = region_of(location) if isinstance(location, str) else None
     how = pricing_model(pool)
-    price = prices.get((machine, region, how)) if isinstance(machine, str) and region else None
+    price = _lookup(prices, machine, region, how) if isinstance(machine, str) and region else None
     described = {
         "pool": pool.name,
         "machineType": machine if isinstance(machine, str) else None,
@@ -68,6 +68,19 @@ def _pool_price(
         "price": price.cited() if price is not None else None,
     }
     return described, price
+
+
+def _lookup(
+    prices: Mapping[tuple[str, str, str], Price], machine: str, region: str, how: str
+) -> Price | None:
+    """The price of the pool's own provisioning model; a reservation without one of its own is
+    billed at the on-demand rate of what it reserves (Compute Engine "About reservations",
+    https://cloud.google.com/compute/docs/instances/reservations-overview: "reserved resources
+    are charged at the same on-demand rates as running VMs"), shown as committed cost."""
+    price = prices.get((machine, region, how))
+    if price is None and how == "reservation":
+        price = prices.get((machine, region, "on-demand"))
+    return price
 
 
 def _gpu_hour(
