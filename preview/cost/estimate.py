@@ -12,6 +12,8 @@ node, summed over the pools) in money.  A flavor whose pools have no price, or s
 ones, is unpriced (``None``) and its queue's total is marked incomplete.  A flavor served only
 by reservation pools is ``committed``: capacity already paid for, not new spend.
 KAI queues are priced likewise from every GPU pool of the stack (KAI has no flavors).
+The expected week (``expected_week``): the what-if's GPU-hours per flavor (``preview.cost.usage``:
+Kueue's per assigned flavor, KAI's per queue), each at its own flavor's GPU-hour price.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from gpu_batch_policy.model.gke import NodePool
 from gpu_batch_policy.values import Unknown
 
 from preview.cost.prices import Price, region_of
-from preview.cost.usage import weekly_gpu_hours
+from preview.cost.usage import KAI_FLAVOR, Weekly, WeeklyUse, weekly_gpu_hours
 from preview.report import GPU, flavor_pools, quota_figures
 
 SCHEMA = "gpu-batch/cost/v1"
@@ -175,10 +177,12 @@ def cost_document(
     stack: str,
     model: StackModel,
     prices: Mapping[tuple[str, str, str], Price],
-    weekly: Mapping[str, Decimal] | None = None,
+    weekly: WeeklyUse | None = None,
 ) -> dict[str, Any]:
     """``cost.json``: per queue (its teams = the LocalQueues that submit to it) and flavor, and
-    the expected week from ``weekly`` GPU-hours (the what-if; None: not simulated)."""
+    the expected week from ``weekly`` GPU-hours per flavor (the what-if; None: not simulated)."""
+    kueue_week = weekly.kueue if weekly is not None else None
+    kai_week = weekly.kai if weekly is not None else None
     local: dict[str, list[str]] = {}
     for lq in model.local_queues():
         if isinstance(lq.cluster_queue, str):
@@ -199,28 +203,49 @@ def cost_document(
                 "teams": sorted(local.get(cq.name, [])),
                 "flavors": flavors,
                 **_totals(flavors),
-                **_expected_week(flavors, None if weekly is None else weekly.get(cq.name)),
+                **expected_week(flavors, None if kueue_week is None else kueue_week.get(cq.name)),
             }
         )
-    queues += _kai_queues(model, prices)
+    queues += _kai_queues(model, prices, kai_week)
     return {"schema": SCHEMA, "stack": stack, "queues": queues}
 
 
-def _expected_week(flavors: Sequence[dict[str, Any]], gpu_hours: Decimal | None) -> dict[str, Any]:
-    """The what-if's GPU-hours for the week at the queue's GPU-hour price: priced only when every
-    GPU flavor of the queue has the same price (the what-if counts a queue's GPUs, not per flavor)."""
-    prices = {(f["gpuHour"], f["currency"]) for f in flavors}
-    priced = len(prices) == 1 and None not in next(iter(prices))
-    money = None
-    if gpu_hours is not None and priced:
-        money = f"{(gpu_hours * Decimal(next(iter(prices))[0])).quantize(Decimal('0.01'))}"
+def expected_week(flavors: list[dict[str, Any]], hours: Mapping[str, Decimal] | None) -> dict[str, Any]:
+    """The what-if's GPU-hours for the week per GPU flavor (``hours``; None: not simulated), each
+    at its flavor's GPU-hour price, written on the flavor and summed for the queue.  The queue's
+    money is known only when every flavor that held GPUs has a price (a week with no GPU use
+    needs every flavor priced to say 0): a partial sum would read as the whole bill."""
+    if hours is None:
+        for flavor in flavors:
+            flavor["expectedWeeklyGpuHours"] = flavor["expectedWeekly"] = None
+        return {"expectedWeeklyGpuHours": None, "expectedWeekly": None}
+    by_name = {f["flavor"]: f for f in flavors}
+    money: Decimal | None = Decimal(0)
+    for flavor in flavors:
+        flavor_hours = hours.get(flavor["flavor"], Decimal(0))
+        flavor["expectedWeeklyGpuHours"] = f"{flavor_hours.quantize(Decimal('0.1'))}"
+        flavor["expectedWeekly"] = (
+            None if flavor["gpuHour"] is None else _money(flavor_hours, Decimal(flavor["gpuHour"]))
+        )
+    used = {name: h for name, h in hours.items() if h > 0}
+    for name, used_hours in used.items():
+        price = by_name[name]["gpuHour"] if name in by_name else None
+        if price is None or money is None:
+            money = None
+            continue
+        money += used_hours * Decimal(price)
+    if not used and not all(f["gpuHour"] is not None for f in flavors):
+        money = None
+    total = sum(hours.values(), Decimal(0))
     return {
-        "expectedWeeklyGpuHours": None if gpu_hours is None else f"{gpu_hours.quantize(Decimal('0.1'))}",
-        "expectedWeekly": money,
+        "expectedWeeklyGpuHours": f"{total.quantize(Decimal('0.1'))}",
+        "expectedWeekly": None if money is None else f"{money.quantize(Decimal('0.01'))}",
     }
 
 
-def _kai_queues(model: StackModel, prices: Mapping[tuple[str, str, str], Price]) -> list[dict[str, Any]]:
+def _kai_queues(
+    model: StackModel, prices: Mapping[tuple[str, str, str], Price], weekly: Weekly | None
+) -> list[dict[str, Any]]:
     gpu_pools = [c for c in (pools.pool_capacity(model, p) for p in model.node_pools()) if c.gpus_per_node]
     behind = [(*_pool_price(model, c, prices), c) for c in gpu_pools]
     price, currency, why = _gpu_hour(behind)
@@ -231,7 +256,7 @@ def _kai_queues(model: StackModel, prices: Mapping[tuple[str, str, str], Price])
         quota = _kai_amount(gpu.quota if gpu is not None else 0)
         limit = _kai_amount(gpu.limit if gpu is not None else 0)
         figures = {
-            "flavor": "-",
+            "flavor": KAI_FLAVOR,
             "pools": [d for d, _, _ in behind],
             "committed": bool(behind) and all(d["provisioning"] == "reservation" for d, _, _ in behind),
             "nominalGpus": _num(quota),
@@ -245,8 +270,16 @@ def _kai_queues(model: StackModel, prices: Mapping[tuple[str, str, str], Price])
             "ceilingPerHour": _money(limit, price),
             "unservablePerHour": None,
         }
+        week = expected_week([figures], None if weekly is None else weekly.get(queue.name))
         out.append(
-            {"queue": queue.name, "scheduler": "kai", "teams": [], "flavors": [figures], **_totals([figures])}
+            {
+                "queue": queue.name,
+                "scheduler": "kai",
+                "teams": [],
+                "flavors": [figures],
+                **_totals([figures]),
+                **week,
+            }
         )
     return out
 
