@@ -108,3 +108,56 @@ def test_a_reservation_pool_is_billed_at_its_on_demand_price_as_committed_cost()
     doc = _cost("gpudirect", {"gpu-batch:gpuPrices": [MEGA_ON_DEMAND, own]})
     reserved = next(q for q in doc["queues"] if q["queue"] == "training-reserved")
     assert reserved["flavors"][0]["gpuHour"] == "7.50"
+
+
+def test_with_shipped_prices_one_quota_change_moves_only_that_teams_row() -> None:
+    from preview.cost.section import cost_changes
+    from preview.report import markdown_table
+    from tests.stack_runner import config_value
+
+    base = _cost("skypilot")
+    kueue = config_value("skypilot", "gpu-batch:kueueQueues")
+    team1 = next(q for q in kueue["clusterQueues"] if q["name"] == "skypilot-cluster-queue-team1")
+    team1["resourceGroups"][0]["flavors"][0]["resources"]["nvidia.com/gpu"]["nominalQuota"] = "2"
+    head = _cost("skypilot", {"gpu-batch:kueueQueues": kueue})
+    rows = [r for r in cost_changes(base, head, "main", markdown_table) if r.startswith("| skypilot")]
+    # 1 -> 2 L4s at the cited 0.706832255 per g2-standard-4 node-hour (one L4 per node).
+    assert rows == [
+        "| skypilot-cluster-queue-team1 | 1 -> 2 | 0.71 USD | 1.41 USD | +0.70 USD | 1.41 USD -> 2.12 USD |"
+    ]
+
+
+def test_gke_management_fee_is_per_cluster_of_the_stack_and_cited() -> None:
+    from preview.cost.prices import cluster_fee
+    from preview.cost.section import cost_section
+    from preview.report import markdown_table
+
+    fee = cluster_fee()
+    assert fee is not None and fee.per_cluster_hour == Decimal("0.10")
+    assert fee.source == "https://cloud.google.com/kubernetes-engine/pricing"
+    for stack, clusters in (("dev", 1), ("multiregion", 3)):  # multiregion: manager + 2 workers
+        result = run_stack(stack)
+        doc = cost_document(stack, stack_model(result.resources), price_table({}), None, fee)
+        management = doc["clusterManagement"]
+        assert (management["clusters"], management["perHour"]) == (clusters, f"{Decimal('0.10') * clusters}")
+        line = next(x for x in cost_section(doc, markdown_table) if x.startswith("GKE cluster management"))
+        assert f"{clusters} cluster(s) x 0.10 USD per hour" in line and "in no team's row" in line
+    # Without a cited fee: no money, and the section says unpriced.
+    doc = cost_document("dev", stack_model(run_stack("dev").resources), price_table({}))
+    assert doc["clusterManagement"]["perHour"] is None
+    assert "GKE cluster management fee for 1 cluster(s): unpriced." in cost_section(doc, markdown_table)
+
+
+def test_a_malformed_fee_in_the_table_is_one_line_with_its_key(tmp_path: Any) -> None:
+    from preview.cost.prices import cluster_fee
+    from stacks.errors import ConfigError
+
+    table = tmp_path / "prices.yaml"
+    table.write_text(
+        'clusterManagementFee: {perClusterHour: 0.1, effective: "2026-01-01", source: "https://x.example"}\n'
+    )
+    with pytest.raises(ConfigError) as error:
+        cluster_fee(table)
+    assert str(error.value) == (
+        "config error: prices.yaml: clusterManagementFee.perClusterHour: got 0.1, expected a string"
+    )

@@ -27,7 +27,7 @@ from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model.gke import NodePool
 from gpu_batch_policy.values import Unknown
 
-from preview.cost.prices import Price, region_of
+from preview.cost.prices import ClusterFee, Price, cluster_fee, region_of
 from preview.cost.usage import KAI_FLAVOR, Weekly, WeeklyUse, weekly_gpu_hours
 from preview.report import GPU, flavor_pools, quota_figures
 
@@ -170,7 +170,7 @@ def plan_cost(
     resources = sorted(plan["resources"], key=lambda r: str(r["urn"]))
     items = [(r["type"], r["inputs"], r["urn"], r["name"]) for r in resources]
     weekly = weekly_gpu_hours(str(plan["stack"]), items) if what_if else None
-    return cost_document(str(plan["stack"]), StackModel.from_plain(items), prices, weekly)
+    return cost_document(str(plan["stack"]), StackModel.from_plain(items), prices, weekly, cluster_fee())
 
 
 def cost_document(
@@ -178,6 +178,7 @@ def cost_document(
     model: StackModel,
     prices: Mapping[tuple[str, str, str], Price],
     weekly: WeeklyUse | None = None,
+    fee: ClusterFee | None = None,
 ) -> dict[str, Any]:
     """``cost.json``: per queue (its teams = the LocalQueues that submit to it) and flavor, and
     the expected week from ``weekly`` GPU-hours per flavor (the what-if; None: not simulated)."""
@@ -207,7 +208,18 @@ def cost_document(
             }
         )
     queues += _kai_queues(model, prices, kai_week)
-    return {"schema": SCHEMA, "stack": stack, "queues": queues}
+    return {"schema": SCHEMA, "stack": stack, "queues": queues, "clusterManagement": _management(model, fee)}
+
+
+def _management(model: StackModel, fee: ClusterFee | None) -> dict[str, Any]:
+    """GKE's flat fee for the stack's clusters (every ``gcp:container/cluster:Cluster``, the
+    MultiKueue workers too): a stack-wide figure, in no team's row; None without a cited fee."""
+    clusters = len(model.gke_clusters())
+    return {
+        "clusters": clusters,
+        "perHour": None if fee is None else f"{(fee.per_cluster_hour * clusters).quantize(Decimal('0.01'))}",
+        "price": None if fee is None else fee.cited(),
+    }
 
 
 def expected_week(flavors: list[dict[str, Any]], hours: Mapping[str, Decimal] | None) -> dict[str, Any]:

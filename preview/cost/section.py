@@ -102,6 +102,22 @@ def cost_section(document: Mapping[str, Any], table: Table) -> list[str]:
         "price covers it, never $0. Reservation pools are committed cost, not new spend. "
         "Figures: `build/<stack>/cost.json`.",
         "",
+        *_management_line(document.get("clusterManagement")),
+    ]
+
+
+def _management_line(management: Mapping[str, Any] | None) -> list[str]:
+    """GKE's cluster management fee: the stack's, not a team's."""
+    if not management or not management["clusters"]:
+        return []
+    price = management["price"]
+    if price is None:
+        return [f"GKE cluster management fee for {management['clusters']} cluster(s): {UNPRICED}.", ""]
+    return [
+        f"GKE cluster management fee: {management['clusters']} cluster(s) x {price['perClusterHour']} "
+        f"{price['currency']} per hour = {management['perHour']} {price['currency']} per hour, in no team's "
+        f"row, before the free tier's monthly credit ({price['source']}, {price['effective']}).",
+        "",
     ]
 
 
