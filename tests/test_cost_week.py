@@ -116,3 +116,33 @@ def test_kai_queues_get_an_expected_week_from_the_kai_what_if_at_the_cited_price
         assert hours > 0 and queue["expectedWeeklyGpuHours"] == f"{hours.quantize(Decimal('0.1'))}"
         gpu_hour = Decimal(queue["flavors"][0]["gpuHour"])  # g2-standard-8's cited on-demand price
         assert queue["expectedWeekly"] == f"{(hours * gpu_hour).quantize(Decimal('0.01'))}"
+
+
+def test_a_kai_queue_without_a_gpu_limit_is_capped_by_the_nodes_and_quota_beyond_them_is_money() -> None:
+    from tests.stack_runner import config_value
+
+    queues = {q["queue"]: q["flavors"][0] for q in _kai_cost()["queues"]}
+    # g2-standard-8 x maxNodes 4 = 4 L4s.  department-1's limit is -1: its ceiling is the nodes'.
+    assert queues["department-1"]["servableGpus"] == "4" and queues["department-1"]["ceilingGpus"] == "4"
+    assert (
+        queues["department-1"]["ceilingPerHour"]
+        == f"{(4 * Decimal('0.853624271')).quantize(Decimal('0.01'))}"
+    )
+    assert queues["team-a"]["ceilingGpus"] == "4" and queues["team-a"]["unservableGpus"] == "0"
+    # A deserved quota of 6 GPUs on 4 L4s: 2 can never be served, shown in money; team-a's limit
+    # of 3 is its ceiling, below the nodes.
+    tree = config_value("kai", "gpu-batch:kaiQueues")
+    tree[0]["resources"]["gpu"]["quota"] = 6
+    tree[0]["children"][0]["resources"]["gpu"]["limit"] = 3
+    queues = {q["queue"]: q["flavors"][0] for q in _kai_cost({"gpu-batch:kaiQueues": tree})["queues"]}
+    assert queues["department-1"]["unservableGpus"] == "2"
+    assert (
+        queues["department-1"]["unservablePerHour"]
+        == f"{(2 * Decimal('0.853624271')).quantize(Decimal('0.01'))}"
+    )
+    assert queues["team-a"]["ceilingGpus"] == "3"
+
+
+def _kai_cost(edits: dict[str, Any] | None = None) -> dict[str, Any]:
+    result = run_stack("kai", edits)
+    return cost_document("kai", stack_model(result.resources), price_table(stack_files("kai", edits).config))

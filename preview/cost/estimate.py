@@ -30,6 +30,9 @@ from gpu_batch_policy.values import Unknown
 from preview.cost.prices import ClusterFee, Price, cluster_fee, region_of
 from preview.cost.usage import KAI_FLAVOR, Weekly, WeeklyUse, weekly_gpu_hours
 from preview.report import GPU, flavor_pools, quota_figures
+from whatif.errors import WhatIfError
+from whatif.kai.model import KaiCluster, build_kai
+from whatif.kai.results import gpu_capacity as kai_gpu_capacity
 
 SCHEMA = "gpu-batch/cost/v1"
 HOURS_PER_WEEK = 168
@@ -261,26 +264,37 @@ def _kai_queues(
     gpu_pools = [c for c in (pools.pool_capacity(model, p) for p in model.node_pools()) if c.gpus_per_node]
     behind = [(*_pool_price(model, c, prices), c) for c in gpu_pools]
     price, currency, why = _gpu_hour(behind)
+    sizes = [c.max_gpus for c in gpu_pools]
+    servable = Decimal(sum(s for s in sizes if s is not None)) if sizes and None not in sizes else None
+    cluster = _kai_cluster(model) if model.kai_queues() else None
     out = []
     for queue in sorted(model.kai_queues(), key=lambda q: q.name):
         resources = queue.resources if isinstance(queue.resources, dict) else {}
         gpu = resources.get("gpu")
         quota = _kai_amount(gpu.quota if gpu is not None else 0)
-        limit = _kai_amount(gpu.limit if gpu is not None else 0)
+        # What the queue can hold: the nodes' GPUs, or less when it or an ancestor has a GPU
+        # limit (the KAI what-if's gpu_capacity: KAI v0.17.0's proportion plugin caps a queue's
+        # share by the limits on its chain); so an unlimited (-1) queue still has a ceiling.
+        ceiling = (
+            Decimal(str(kai_gpu_capacity(cluster, queue.name)))
+            if cluster is not None and queue.name in cluster.queues
+            else None
+        )
+        unservable = max(Decimal(0), quota - servable) if quota is not None and servable is not None else None
         figures = {
             "flavor": KAI_FLAVOR,
             "pools": [d for d, _, _ in behind],
             "committed": bool(behind) and all(d["provisioning"] == "reservation" for d, _, _ in behind),
             "nominalGpus": _num(quota),
-            "ceilingGpus": _num(limit) if limit is not None else None,
-            "servableGpus": None,
-            "unservableGpus": None,
+            "ceilingGpus": _num(ceiling),
+            "servableGpus": _num(servable),
+            "unservableGpus": _num(unservable),
             "gpuHour": f"{price}" if price is not None else None,
             "currency": currency,
             "unpriced": why or None,
             "nominalPerHour": _money(quota, price),
-            "ceilingPerHour": _money(limit, price),
-            "unservablePerHour": None,
+            "ceilingPerHour": _money(ceiling, price),
+            "unservablePerHour": _money(unservable, price),
         }
         week = expected_week([figures], None if weekly is None else weekly.get(queue.name))
         out.append(
@@ -296,8 +310,15 @@ def _kai_queues(
     return out
 
 
+def _kai_cluster(model: StackModel) -> KaiCluster | None:
+    try:
+        return build_kai(model)
+    except WhatIfError:  # a value unknown until apply, or a behaviour the what-if refuses
+        return None
+
+
 def _kai_amount(value: object) -> Decimal | None:
-    """KAI's -1 is unlimited (no ceiling to price); an unknown is None."""
+    """A KAI quota; -1 (unlimited: no fixed amount to price) and an unknown are None."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return None if value == -1 else Decimal(str(value))
     return None
