@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -104,3 +105,24 @@ def test_a_budget_that_cannot_be_checked_stays_an_advisory_note_under_prods_leve
     [note] = budget_findings(files.config, cost, locator, "mandatory")
     assert note.cannotCheck and note.level == "advisory" and not blocks([note])
     assert sarif_level(note.__dict__) == "note"
+
+
+def test_a_kai_teams_budget_is_checked_against_its_kai_queues_week_at_the_shipped_price() -> None:
+    def findings(budget: str) -> tuple[list[Any], dict[str, Any]]:
+        teams = copy.deepcopy(config_value("kai", "gpu-batch:teams"))
+        teams[0]["weeklyGpuBudget"] = budget
+        edits: dict[str, Any] = {"gpu-batch:teams": teams}
+        result = run_stack("kai", edits)
+        files = stack_files("kai", edits)
+        plan = json.loads(json.dumps(plan_document(files.project, "kai", result.resources, result.outputs)))
+        cost = plan_cost(plan, price_table(files.config))
+        locator = Locator(ROOT, "gpu-batch", "kai", result.resources)
+        return budget_findings(files.config, cost, locator), cost
+
+    found, cost = findings("1")
+    week = next(q for q in cost["queues"] if q["scheduler"] == "kai" and q["queue"] == "team-a")[
+        "expectedWeekly"
+    ]
+    [finding] = found
+    assert not finding.cannotCheck and f"expected weekly GPU cost {week} USD (team-a:" in finding.message
+    assert findings(str(Decimal(week) + 1))[0] == []
