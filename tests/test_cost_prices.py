@@ -161,3 +161,26 @@ def test_a_malformed_fee_in_the_table_is_one_line_with_its_key(tmp_path: Any) ->
     assert str(error.value) == (
         "config error: prices.yaml: clusterManagementFee.perClusterHour: got 0.1, expected a string"
     )
+
+
+@pytest.mark.parametrize("stack", stack_names(ROOT))
+def test_every_machine_type_of_a_repo_stack_has_a_cited_on_demand_price_or_a_reason(stack: str) -> None:
+    from preview.cost.prices import region_of
+
+    table = price_table({}, TABLE)
+    model = stack_model(run_stack(stack).resources)
+    for pool in model.node_pools():  # the system pools' CPU machines too
+        machine = pool.res.get("nodeConfig", "machineType")
+        location = pool.res.get("location")
+        if not isinstance(location, str):
+            cluster = model.cluster_of(pool)
+            location = cluster.res.get("location") if cluster is not None else None
+        assert isinstance(machine, str) and isinstance(location, str), f"{stack}: {pool.name}"
+        key = (machine, region_of(location), "on-demand")
+        assert key in table or key[:2] in NO_ON_DEMAND_SOURCE, (
+            f"{stack}: {key} has no cited price and no reason"
+        )
+
+
+# Machine types a repo stack uses that the billing-catalog source above prices nowhere or not there.
+NO_ON_DEMAND_SOURCE = {("a3-ultragpu-8g", "us-central1"), ("a3-megagpu-8g", "us-central1")}
