@@ -178,16 +178,28 @@ def test_alerts_are_labelled_and_notify_the_configured_channel() -> None:
     result = run_stack(
         "dev", {"gpu-batch:monitoring": {"notificationChannels": [channel], "maxProvisioningWait": "1h"}}
     )
-    alerts = {r.inputs["displayName"]: r.inputs for r in of_type(result, ALERT)}
-    assert len(alerts) == 5
-    for inputs in alerts.values():
+    # One policy per team (dev: ml's ClusterQueue) and one for the platform's cluster-wide rules.
+    policies = {r.inputs["userLabels"]["team"]: r.inputs for r in of_type(result, ALERT)}
+    assert set(policies) == {"ml", "platform"}
+    conditions = {
+        c["displayName"]: c["conditionPrometheusQueryLanguage"]
+        for p in policies.values()
+        for c in p["conditions"]
+    }
+    assert len(conditions) == 5
+    for inputs in policies.values():
         assert inputs["notificationChannels"] == [channel]
-        condition = inputs["conditions"][0]["conditionPrometheusQueryLanguage"]
+        assert 1 <= len(inputs["conditions"]) <= 6
+    for condition in conditions.values():
         assert condition["disableMetricValidation"] is True
-        assert set(inputs["userLabels"]) == {"team", "queue"}
-    wait = alerts["ClusterQueue cluster-queue: provisioning-check wait p95 above 3600s"]
-    assert wait["userLabels"] == {"team": "ml", "queue": "cluster-queue"}
-    assert wait["conditions"][0]["conditionPrometheusQueryLanguage"]["query"].endswith("> 3600")
+        assert set(condition["labels"]) == {"team", "queue"}
+    wait = conditions["ClusterQueue cluster-queue: provisioning-check wait p95 above 3600s"]
+    assert wait["labels"] == {"team": "ml", "queue": "cluster-queue"}
+    assert wait["query"].endswith("> 3600")
+    assert [c["displayName"] for c in policies["platform"]["conditions"]] == [
+        "GPUs below 10% utilisation while workloads are admitted",
+        "DCGM reports XID errors",
+    ]
 
 
 @pytest.mark.parametrize(

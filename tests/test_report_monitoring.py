@@ -4,10 +4,14 @@ need which setting -- judged from the stack's own Kueue configuration, as the pa
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import yaml
 
+from components.observability.dashboard import QueueView, dashboard_documents
+from preview.records import RecordedResource
 from preview.report import capacity_sections
+from preview.report.monitoring import DASHBOARD, _dashboards, _output
 from tests.stack_runner import run_stack
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -41,3 +45,17 @@ def test_a_kueue_without_cluster_queue_resources_is_shown_as_missing_it() -> Non
     section = _section(capacity_sections("dev", resources))
     assert "| metrics.enableClusterQueueResources: true | **no** |" in section
     assert "`kueue_cluster_queue_resource_usage`" in section
+
+
+def test_a_queue_on_a_later_dashboard_page_links_that_pages_output() -> None:
+    """A stack with more queues than one dashboard holds: the report names the page's own stack
+    output (``dashboardUrl-2`` for page 2), the one stacks/compose/monitoring.py exports."""
+    views = [QueueView(f"q{i}", ("t",), provisioning_check=True) for i in range(7)]
+    resources = [
+        RecordedResource(f"urn:{i}", DASHBOARD, f"d{i}", "", "", True, {"dashboardJson": json.dumps(doc)}, {})
+        for i, doc in enumerate(dashboard_documents("gpu-batch big", views))
+    ]
+    boards = {title: queues for title, queues in _dashboards(resources)}
+    assert boards["gpu-batch big (2/2)"] == {"q6"}
+    assert [_output(t) for t in boards] == ["dashboardUrl", "dashboardUrl-2"]
+    assert _output("gpu-batch small") == "dashboardUrl"

@@ -5,6 +5,15 @@ Per ClusterQueue, labelled with its team(s) and queue: the queue is not active; 
 above ``monitoring.maxProvisioningWait``.  For the cluster (team ``platform``): GPUs idle while
 workloads are admitted, and DCGM XID errors.
 
+Policies: one per team (the ClusterQueues its LocalQueues point at), plus one for the platform,
+each condition one rule; a team with more than :data:`MAX_CONDITIONS` rules gets more policies.
+The policy carries the team label, each condition the team and queue labels (``conditionPrometheus
+QueryLanguage.labels``: added to the incident), so an incident names both.  Why grouped: a
+1,000-team stack would otherwise declare ~3,000 policies; Cloud Monitoring allows 1 to 6
+conditions per policy (googleapis ``google/monitoring/v3/alert.proto`` ``AlertPolicy.conditions``:
+"A policy can have from one to six conditions") and a bounded number of policies per metrics scope
+(its quotas page, "Alerting"; :data:`MAX_POLICIES`).
+
 ``disable_metric_validation``: Cloud Monitoring refuses a PromQL condition on a metric it has not
 ingested yet (pulumi-gcp 10.2.0 ``AlertPolicyConditionConditionPrometheusQueryLanguageArgs``), which
 on a new cluster is every Kueue metric until the first scrape; the pack checks instead that each
@@ -27,6 +36,10 @@ from components.observability.dashboard import QueueView
 
 PLATFORM_TEAM: Final = "platform"
 ALL_QUEUES: Final = "all"
+MAX_CONDITIONS: Final = 6
+# Alerting policies per metrics scope (Cloud Monitoring quotas page, "Alerting"; see
+# docs/monitoring.md for where that figure could and could not be checked).
+MAX_POLICIES: Final = 2000
 
 
 @dataclass(frozen=True)
@@ -127,16 +140,60 @@ def alert_rules(queues: Sequence[QueueView], limits: AlertThresholds) -> list[Al
     return rules + cluster_rules(limits)
 
 
+@dataclass(frozen=True)
+class PolicyGroup:
+    """One alert policy: a team's rules (at most :data:`MAX_CONDITIONS`), one condition each."""
+
+    team: str
+    page: int  # 1-based, per team
+    rules: tuple[AlertRule, ...]
+
+    @property
+    def key(self) -> str:
+        """Stable resource-name part: the team's label value, ``-<page>`` from the second on."""
+        return _label_value(self.team) + (f"-{self.page}" if self.page > 1 else "")
+
+    def display_name(self) -> str:
+        return f"gpu-batch alerts: {self.team}" + (f" ({self.page})" if self.page > 1 else "")
+
+
+def policy_groups(rules: Sequence[AlertRule]) -> list[PolicyGroup]:
+    """``rules`` as policies: per team in name order, chunks of :data:`MAX_CONDITIONS` in rule
+    order."""
+    by_team: dict[str, list[AlertRule]] = {}
+    for r in rules:
+        by_team.setdefault(r.team, []).append(r)
+    groups = []
+    for team in sorted(by_team):
+        team_rules = by_team[team]
+        for i in range(0, len(team_rules), MAX_CONDITIONS):
+            chunk = tuple(team_rules[i : i + MAX_CONDITIONS])
+            groups.append(PolicyGroup(team, i // MAX_CONDITIONS + 1, chunk))
+    seen: dict[str, str] = {}
+    for g in groups:
+        other = seen.setdefault(g.key, g.team)
+        if other != g.team:
+            raise ValueError(
+                f"alert policies of teams {other!r} and {g.team!r} would share the name alert-{g.key} "
+                "(their names differ only in case, punctuation, or past 63 characters): rename one team"
+            )
+    return groups
+
+
+def _documentation(group: PolicyGroup) -> str:
+    return "\n".join(f"- **{r.display_name}**: {r.documentation}" for r in group.rules)
+
+
 def alert_policy(
-    rule: AlertRule,
+    group: PolicyGroup,
     project: str,
     channels: Sequence[str],
     opts: pulumi.ResourceOptions | None = None,
 ) -> gcp.monitoring.AlertPolicy:
     return gcp.monitoring.AlertPolicy(
-        f"alert-{rule.key}",
+        f"alert-{group.key}",
         project=project,
-        display_name=rule.display_name,
+        display_name=group.display_name(),
         combiner="OR",
         conditions=[
             gcp.monitoring.AlertPolicyConditionArgs(
@@ -149,11 +206,12 @@ def alert_policy(
                     disable_metric_validation=True,
                 ),
             )
+            for rule in group.rules
         ],
         notification_channels=list(channels),
-        user_labels=rule.user_labels(),
+        user_labels={"team": _label_value(group.team)},
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
-            content=rule.documentation, mime_type="text/markdown"
+            content=_documentation(group), mime_type="text/markdown"
         ),
         opts=opts,
     )

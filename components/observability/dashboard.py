@@ -1,4 +1,5 @@
-"""One Cloud Monitoring dashboard per stack: a row per ClusterQueue, then the GPUs.
+"""The Cloud Monitoring dashboard of a stack (more pages when its queues need them): a row per
+ClusterQueue, then the GPUs.
 
 Per KAI queue: GPUs allocated, deserved (quota) and the scheduler's fair share (``kai_``
 metrics).  Per ClusterQueue: pending workloads (active / inadmissible), admission wait p50/p95, GPU quota in
@@ -18,6 +19,13 @@ that model: the nearest breakdown the series allow.  The JSON is a Cloud Monitor
 ``mosaicLayout`` (dashboards API v1: ``tiles[].widget.xyChart.dataSets[].timeSeriesQuery
 .prometheusQuery``), written with sorted keys and no whitespace variation, so the same stack
 always yields the same bytes.
+
+Many queues: a dashboard holds at most :data:`MAX_TILES` tiles, so a stack with more panels gets
+several dashboards ("pages"), each a run of whole queues in name order (a queue's rows never
+straddle two pages), the GPU panels on the last.  A stack that fits one page gets exactly the one
+dashboard it always had.  Cloud Monitoring limits the widgets of one dashboard (its quotas page,
+"Dashboards"); :data:`MAX_TILES` is a conservative budget under that limit (see
+docs/monitoring.md: the exact row could not be read where this was written).
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ import pulumi_gcp as gcp
 from components.observability import queries as q
 
 COLUMNS: Final = 48
+MAX_TILES: Final = 40
+# The stack output holding the first page's console address; page i's is ``dashboardUrl-i``.
+DASHBOARD_OUTPUT: Final = "dashboardUrl"
 TILE_WIDTH: Final = 16
 TILE_HEIGHT: Final = 16
 
@@ -122,12 +133,25 @@ def _tile(index: int, panel: Panel) -> dict[str, Any]:
     }
 
 
-def dashboard_document(
-    title: str, queues: Sequence[QueueView], kai_queues: Sequence[str] = ()
-) -> dict[str, Any]:
-    panels = [p for queue in sorted(queues, key=lambda v: v.name) for p in queue_panels(queue)]
-    panels += [p for queue in sorted(kai_queues) for p in kai_queue_panels(queue)]
-    panels += gpu_panels()
+def _panel_groups(queues: Sequence[QueueView], kai_queues: Sequence[str]) -> list[list[Panel]]:
+    """The panels in page order, each group the rows of one queue (or the GPUs)."""
+    groups = [queue_panels(queue) for queue in sorted(queues, key=lambda v: v.name)]
+    groups += [kai_queue_panels(queue) for queue in sorted(kai_queues)]
+    return [*groups, gpu_panels()]
+
+
+def _pages(groups: list[list[Panel]], max_tiles: int) -> list[list[Panel]]:
+    pages: list[list[Panel]] = [[]]
+    for group in groups:
+        if len(group) > max_tiles:
+            raise ValueError(f"one queue needs {len(group)} panels, more than a dashboard's {max_tiles}")
+        if len(pages[-1]) + len(group) > max_tiles:
+            pages.append([])
+        pages[-1].extend(group)
+    return pages
+
+
+def _document(title: str, panels: list[Panel]) -> dict[str, Any]:
     return {
         "displayName": title,
         "mosaicLayout": {"columns": COLUMNS, "tiles": [_tile(i, p) for i, p in enumerate(panels)]},
@@ -135,12 +159,27 @@ def dashboard_document(
     }
 
 
-def dashboard_json(title: str, queues: Sequence[QueueView], kai_queues: Sequence[str] = ()) -> str:
-    """The dashboard as the ``dashboard_json`` input: deterministic bytes."""
-    return json.dumps(dashboard_document(title, queues, kai_queues), sort_keys=True, separators=(",", ":"))
+def dashboard_documents(
+    title: str, queues: Sequence[QueueView], kai_queues: Sequence[str] = (), *, max_tiles: int = MAX_TILES
+) -> list[dict[str, Any]]:
+    """The stack's dashboards: one, or pages of at most ``max_tiles`` tiles titled ``(i/n)``."""
+    pages = _pages(_panel_groups(queues, kai_queues), max_tiles)
+    if len(pages) == 1:
+        return [_document(title, pages[0])]
+    return [_document(f"{title} ({i}/{len(pages)})", page) for i, page in enumerate(pages, 1)]
 
 
-def stack_dashboard(
+def _json(document: dict[str, Any]) -> str:
+    """A dashboard as the ``dashboard_json`` input: deterministic bytes."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+def page_name(name: str, page: int) -> str:
+    """Resource (and stack output) name of page ``page`` (1-based): the first keeps ``name``."""
+    return name if page == 1 else f"{name}-{page}"
+
+
+def stack_dashboards(
     name: str,
     project: str,
     title: str,
@@ -148,7 +187,8 @@ def stack_dashboard(
     kai_queues: Sequence[str] = (),
     *,
     opts: pulumi.ResourceOptions | None = None,
-) -> gcp.monitoring.Dashboard:
-    return gcp.monitoring.Dashboard(
-        name, project=project, dashboard_json=dashboard_json(title, queues, kai_queues), opts=opts
-    )
+) -> list[gcp.monitoring.Dashboard]:
+    return [
+        gcp.monitoring.Dashboard(page_name(name, i), project=project, dashboard_json=_json(doc), opts=opts)
+        for i, doc in enumerate(dashboard_documents(title, queues, kai_queues), 1)
+    ]

@@ -10,9 +10,15 @@ Metric and label names (kubernetes-sigs/kueue v0.19.2 ``pkg/metrics/metrics.go``
 ``AdmissionCheck``: apis/kueue/v1beta2/workload_types.go), ``kueue_preempted_workloads_total
 {preempting_cluster_queue, reason}``, ``kueue_cluster_queue_status{cluster_queue, status}`` (one
 series per status, 1 on the current one: ``CQStatuses``), ``kueue_admitted_active_workloads
-{cluster_queue}``.  GPU metrics (NVIDIA/dcgm-exporter ``etc/dcp-metrics-included.csv`` @ 084a245d,
-also GKE's managed DCGM names): ``DCGM_FI_DEV_GPU_UTIL`` (%), ``DCGM_FI_DEV_FB_USED`` (MiB),
-``DCGM_FI_DEV_XID_ERRORS`` (last XID), labelled ``modelName`` and ``Hostname``.
+{cluster_queue}``.  GPU metrics: NVIDIA/dcgm-exporter ``etc/dcp-metrics-included.csv`` (the GPU
+Operator's default counters; policies/gpu_batch_policy/metrics/dcgm.py, tag 4.5.3-4.8.2, the rows
+through XID also read at the operator's pinned 4.6.0-4.8.3): ``DCGM_FI_DEV_GPU_UTIL`` (%),
+``DCGM_FI_DEV_FB_USED`` (MiB), ``DCGM_FI_DEV_XID_ERRORS`` (last XID), labelled ``modelName`` and
+``Hostname`` (``hostname`` from 4.6.0-4.8.3 on: :func:`xid_errors`).  Whether GKE's managed
+DCGM exports the same names is not established here: GKE lists them on "Collect and view DCGM
+metrics" (cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics), whose table could not be
+read (docs/monitoring.md), so on managed-DCGM-only pools these panels and the XID alert are
+unverified.
 """
 
 from __future__ import annotations
@@ -109,4 +115,8 @@ def gpus_idle_while_admitted(percent: int) -> str:
 
 
 def xid_errors() -> str:
-    return "max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0"
+    """Grouped by the node under both spellings: dcgm-exporter up to 4.5.3-4.8.2 labels it
+    ``Hostname``, 4.6.0-4.8.3 -- the GPU Operator v26.7.0's pin -- ``hostname`` (release notes
+    "Rename the Hostname label to hostname", #655).  By one spelling only, the incident of a
+    cluster on the other would not name the node; a label a series lacks groups as empty."""
+    return "max by (hostname, Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0"

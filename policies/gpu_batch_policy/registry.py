@@ -45,6 +45,7 @@ from .rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
 from .rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
 from .rules.monitoring import POLICIES as RULES_MONITORING
 from .rules.monitoring_queries import POLICIES as RULES_MONITORING_QUERIES
+from .rules.monitoring_ray import POLICIES as RULES_MONITORING_RAY
 from .rules.multikueue import POLICIES as RULES_MULTIKUEUE
 from .rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from .rules.operator_pool import POLICIES as RULES_OPERATOR_POOL
@@ -99,6 +100,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_MULTIKUEUE,
     *RULES_MONITORING,
     *RULES_MONITORING_QUERIES,
+    *RULES_MONITORING_RAY,
     *RULES_DCGM_EXPORTERS,
     *RULES_KNOWN_BUGS,
     *RULES_OPERATOR_POOL,

@@ -18,13 +18,14 @@ from gpu_batch_policy.metrics.kueue import KUEUE_METRICS, SETTING_KEYS
 from gpu_batch_policy.metrics.kueue_settings import kueue_metric_settings
 from gpu_batch_policy.model import StackModel
 
+from components.observability.dashboard import DASHBOARD_OUTPUT, page_name
 from preview.records import RecordedResource
 
 DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
 ALERT = "gcp:monitoring/alertPolicy:AlertPolicy"
 POD_MONITORING = "kubernetes:monitoring.googleapis.com/v1:PodMonitoring"
 _CQ_MATCHER = re.compile(r'cluster_queue="([^"]+)"')
-DASHBOARD_OUTPUT = "dashboardUrl"
+_PAGE = re.compile(r" \((\d+)/\d+\)$")
 
 Table = Callable[[Sequence[str], Iterable[Sequence[object]]], list[str]]
 
@@ -38,6 +39,13 @@ def _strings(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+def _output(title: str) -> str:
+    """The stack output with a dashboard's address: page ``i`` of ``(i/n)`` is ``dashboardUrl-i``
+    (stacks/compose/monitoring.py)."""
+    page = _PAGE.search(title)
+    return page_name(DASHBOARD_OUTPUT, int(page.group(1)) if page else 1)
 
 
 def _dashboards(resources: Sequence[RecordedResource]) -> list[tuple[str, set[str]]]:
@@ -56,9 +64,22 @@ def _dashboards(resources: Sequence[RecordedResource]) -> list[tuple[str, set[st
 
 
 def _alerts_by_queue(resources: Sequence[RecordedResource]) -> dict[str, list[str]]:
+    """Alert conditions by the ``queue`` label they put on incidents (per condition:
+    ``conditionPrometheusQueryLanguage.labels``; a policy's own ``userLabels`` for a policy
+    written that way)."""
     out: dict[str, list[str]] = {}
     for r in resources:
-        labels = r.inputs.get("userLabels") if r.type == ALERT else None
+        if r.type != ALERT:
+            continue
+        conditions = r.inputs.get("conditions")
+        for condition in conditions if isinstance(conditions, list) else []:
+            promql = (
+                condition.get("conditionPrometheusQueryLanguage") if isinstance(condition, dict) else None
+            )
+            labels = promql.get("labels") if isinstance(promql, dict) else None
+            if isinstance(labels, dict) and isinstance(labels.get("queue"), str):
+                out.setdefault(labels["queue"], []).append(str(condition.get("displayName", r.name)))
+        labels = r.inputs.get("userLabels")
         if isinstance(labels, dict) and isinstance(labels.get("queue"), str):
             out.setdefault(labels["queue"], []).append(str(r.inputs.get("displayName", r.name)))
     return out
@@ -77,7 +98,7 @@ def _team_rows(model: StackModel, resources: Sequence[RecordedResource]) -> list
             [
                 f"`{lq.namespace}`",
                 f"`{lq.name}` → `{cq}`",
-                ", ".join(f"{b} (rows `{cq}: …`; link: stack output `{DASHBOARD_OUTPUT}`)" for b in boards)
+                ", ".join(f"{b} (rows `{cq}: …`; link: stack output `{_output(b)}`)" for b in boards)
                 or "none",
                 ", ".join(sorted(alerts.get(re.sub(r"[^a-z0-9_-]", "_", cq.lower()), []))) or "none",
             ]

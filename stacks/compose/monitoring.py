@@ -26,8 +26,14 @@ from components.monitoring import (
     pod_monitoring,
     ray_pods_scrape,
 )
-from components.observability.alerts import AlertRule, AlertThresholds, alert_policy, alert_rules
-from components.observability.dashboard import QueueView, stack_dashboard
+from components.observability.alerts import (
+    AlertRule,
+    AlertThresholds,
+    alert_policy,
+    alert_rules,
+    policy_groups,
+)
+from components.observability.dashboard import DASHBOARD_OUTPUT, QueueView, page_name, stack_dashboards
 from stacks.compose.schedulers import Schedulers
 from stacks.config import StackConfig
 from stacks.config.kai_queues import walk
@@ -47,9 +53,10 @@ class MonitoringLayer:
 
 @dataclass(frozen=True)
 class DashboardLayer:
-    """The stack's dashboard, its alert policies by rule key, and the rules they were made from."""
+    """The stack's dashboards (one unless its queues need more pages), its alert policies by
+    key, and the rules they were made from."""
 
-    dashboard: gcp.monitoring.Dashboard
+    dashboards: tuple[gcp.monitoring.Dashboard, ...]
     alerts: dict[str, gcp.monitoring.AlertPolicy]
     rules: tuple[AlertRule, ...]
 
@@ -126,23 +133,25 @@ def build_dashboards(config: StackConfig, project: str) -> DashboardLayer:
     """The stack's dashboard and alert policies (components/observability/)."""
     views = queue_views(config) if config.kueue.enabled else []
     kai_queues = [queue.name for _, queue, _ in walk(config.kai_queues)] if config.kai.enabled else []
-    dashboard = stack_dashboard(
+    dashboards = stack_dashboards(
         f"{config.cluster.name}-dashboard",
         project,
         f"gpu-batch {config.cluster.name}: queues and GPUs",
         views,
         kai_queues,
     )
-    # The console address, known once the dashboard exists (its id: projects/<p>/dashboards/<id>).
-    pulumi.export(
-        "dashboardUrl",
-        dashboard.id.apply(
-            lambda id_: (
-                f"https://console.cloud.google.com/monitoring/dashboards/builder/{id_.rsplit('/', 1)[-1]}"
-                f"?project={project}"
-            )
-        ),
-    )
+    # The console address of each page, known once it exists (its id: projects/<p>/dashboards/<id>).
+    for page, dashboard in enumerate(dashboards, 1):
+        pulumi.export(
+            page_name(DASHBOARD_OUTPUT, page),
+            dashboard.id.apply(
+                lambda id_: (
+                    f"https://console.cloud.google.com/monitoring/dashboards/builder/{id_.rsplit('/', 1)[-1]}"
+                    f"?project={project}"
+                )
+            ),
+        )
     rules = alert_rules(views, alert_thresholds(config))
-    policies = {r.key: alert_policy(r, project, config.monitoring.notification_channels) for r in rules}
-    return DashboardLayer(dashboard=dashboard, alerts=policies, rules=tuple(rules))
+    channels = config.monitoring.notification_channels
+    policies = {g.key: alert_policy(g, project, channels) for g in policy_groups(rules)}
+    return DashboardLayer(dashboards=tuple(dashboards), alerts=policies, rules=tuple(rules))

@@ -6,9 +6,9 @@ Prometheus' semantics for the constructs the stack's alerts use, cited from prom
 
 - instant selectors with ``=``, ``!=``, ``=~``, ``!~`` matchers (anchored regexes), taking the
   latest sample within the 5-minute lookback;
-- range selectors; ``rate`` / ``increase`` as the difference between the first and last samples in
-  the window, counter resets added back (``extrapolatedRate`` without its boundary extrapolation:
-  the series here are sampled densely, so extrapolation changes values by under a sample's step);
+- range selectors over the left-open window ``(t - range, t]``; ``rate`` / ``increase`` as
+  Prometheus computes them (:func:`extrapolated_rate`, a port of ``extrapolatedRate`` for float
+  counters; no ``offset`` or ``@``, which raise);
 - ``sum`` / ``max`` / ``min`` / ``avg`` / ``count`` with ``by (...)`` or none;
 - ``histogram_quantile`` with ``bucketQuantile``'s linear interpolation (the ``+Inf`` bucket
   answers the highest finite bound);
@@ -110,19 +110,17 @@ class Evaluator:
         if name in ("rate", "increase"):
             (arg,) = node.args
             assert isinstance(arg, pp.MatrixSelector)
+            selector = arg.vector_selector
+            if getattr(selector, "offset", None) or getattr(selector, "at", None):
+                raise NotImplementedError("offset / @ modifiers")
             seconds = arg.range.total_seconds()
             out: Vector = {}
             for s in self.series:
-                if not _matches(s, arg.vector_selector):
+                if not _matches(s, selector):
                     continue
-                points = s.window(t, seconds)
-                if len(points) < 2:
-                    continue
-                delta, last = 0.0, points[0][1]
-                for _, v in points[1:]:
-                    delta += v - last if v >= last else v  # a counter reset restarts from 0
-                    last = v
-                out[_key(_without_name(s.labels))] = delta / seconds if name == "rate" else delta
+                value = extrapolated_rate(s.window(t, seconds), t - seconds, t, is_rate=name == "rate")
+                if value is not None:
+                    out[_key(_without_name(s.labels))] = value
             return out
         if name == "histogram_quantile":
             phi_node, vec_node = node.args
@@ -211,6 +209,48 @@ _SYMBOLS = {
     "mul": "*",
     "div": "/",
 }
+
+
+def extrapolated_rate(
+    points: list[tuple[float, float]], range_start: float, range_end: float, *, is_rate: bool
+) -> float | None:
+    """``rate`` (per second) or ``increase`` of a float counter over ``(range_start, range_end]``.
+
+    A port of prometheus/prometheus ``promql/functions.go`` ``extrapolatedRate`` (the current
+    ordering, as ``promql/promqltest/testdata/functions.test`` @ 0043f1e4 pins it): the
+    last-minus-first difference with every counter reset's pre-reset value added back; then the
+    covered interval is extended to each range boundary when the first/last sample lies within
+    1.1 average sample intervals of it, else by half an average interval; on the left the
+    extension stops where the counter would reach zero (counters are not negative).  None
+    (no output element) with fewer than two samples.
+    """
+    if len(points) < 2:
+        return None
+    first_t, first_v = points[0]
+    last_t, last_v = points[-1]
+    result = last_v - first_v
+    previous = first_v
+    for _, value in points[1:]:
+        if value < previous:
+            result += previous
+        previous = value
+    to_start = first_t - range_start
+    to_end = range_end - last_t
+    sampled = last_t - first_t
+    average = sampled / (len(points) - 1)
+    threshold = average * 1.1
+    if to_start >= threshold:
+        to_start = average / 2
+    if result > 0 and first_v >= 0:
+        to_zero = sampled * (first_v / result)
+        if to_zero < to_start:
+            to_start = to_zero
+    if to_end >= threshold:
+        to_end = average / 2
+    factor = (sampled + to_start + to_end) / sampled
+    if is_rate:
+        factor /= range_end - range_start
+    return result * factor
 
 
 def _symbol(op: str) -> str:

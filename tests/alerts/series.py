@@ -94,5 +94,5 @@ def admitted_active(outcome: Outcome, cluster_queue: str, end: float, step: floa
 
 
 def constant(name: str, labels: dict[str, str], values: Iterable[tuple[float, float]]) -> Series:
-    """A synthetic series (for what the simulator does not model: DCGM, ClusterQueue status)."""
+    """A synthetic series (for what the simulator does not model: DCGM, waitForPodsReady evictions)."""
     return Series({"__name__": name, **labels}, list(values))

@@ -3,8 +3,13 @@
 The queue alerts' series come from the what-if simulator run on the dev stack's own objects
 (Kueue v0.19.2 admission, DWS ProvisioningRequests with a chosen provisioning delay), converted
 into Kueue's metrics as upstream observes them (tests/alerts/series.py); the alert's PromQL is
-evaluated on them (tests/alerts/promql_eval.py) with its ``duration`` ("for") honoured.  What the
-simulator does not model -- the ClusterQueue status gauge, DCGM -- is synthetic and says so.
+evaluated on them (tests/alerts/promql_eval.py) with its ``duration`` ("for") honoured.  The
+ClusterQueue status gauge follows the simulator's verdict on the stack's objects (a ClusterQueue
+whose AdmissionCheck is missing is one Kueue holds inactive).  What the simulator does not model
+is synthetic and says so: DCGM (GPU utilisation, XID errors), and evictions for
+``PodsReadyTimeout`` -- the what-if has no waitForPodsReady (it starts every admitted pod at once,
+whatif/README.md, "Simplified or ignored"), so only the ``AdmissionCheck`` eviction path is driven by
+it and ``PodsReadyTimeout`` is a synthetic counter.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from components.observability import queries as q
 from components.observability.alerts import AlertRule, AlertThresholds, cluster_rules, queue_rules
 from components.observability.dashboard import QueueView
 from preview.harness import RunResult
@@ -20,6 +26,7 @@ from tests.alerts import series
 from tests.alerts.promql_eval import Evaluator, Series
 from tests.stack_runner import run_stack
 from whatif.cluster import build_cluster
+from whatif.errors import WhatIfError
 from whatif.pack import StackModel
 from whatif.simulator import Outcome, Simulation
 from whatif.sources import flavor_pools
@@ -97,22 +104,58 @@ def test_eviction_alert_fires_on_failed_provisioning_requests(dev: StackModel) -
     assert firing_times(alert, series.evictions(fits, CQ, end), end) == []
 
 
-def test_inactive_queue_alert_on_the_status_gauge() -> None:
-    alert = rule("inactive", queue_rules(DWS, LIMITS))
+def test_eviction_alert_fires_on_a_pods_ready_timeout_counter() -> None:
+    """Synthetic: the what-if does not model waitForPodsReady.  Kueue v0.19.2 counts the eviction
+    in ``kueue_evicted_workloads_total{reason="PodsReadyTimeout"}``; a ``Preempted`` eviction is
+    not this alert's business."""
+    alert = rule("evictions", queue_rules(DWS, LIMITS))
     end = 3600.0
 
-    def status(current: str) -> list[Series]:
-        return [
-            series.constant(
-                "kueue_cluster_queue_status",
-                {"cluster_queue": CQ, "status": s},
-                [(t * STEP, 1.0 if s == current else 0.0) for t in range(61)],
-            )
-            for s in ("pending", "active", "terminating")
-        ]
+    def evicted(reason: str) -> Series:
+        counts = [(i * STEP, 0.0 if i < 20 else 1.0) for i in range(int(end // STEP) + 1)]
+        return series.constant(
+            "kueue_evicted_workloads_total", {"cluster_queue": CQ, "reason": reason}, counts
+        )
 
-    assert firing_times(alert, status("pending"), end)
-    assert firing_times(alert, status("active"), end) == []
+    fired = firing_times(alert, [evicted(q.PODS_READY_TIMEOUT)], end)
+    assert fired and min(fired) == 20 * STEP
+    assert firing_times(alert, [evicted("Preempted")], end) == []
+
+
+def cluster_queue_status(model: StackModel, cluster_queue: str, end: float) -> list[Series]:
+    """``kueue_cluster_queue_status`` as Kueue v0.19.2 reports it for the simulator's verdict on
+    ``model``: one series per status, 1 on the current one (pkg/metrics/metrics.go
+    ``ReportClusterQueueStatus``).  The what-if cluster model refuses a ClusterQueue that Kueue
+    holds inactive (whatif/cluster.py ``_checks``: a missing AdmissionCheck), and Kueue then
+    reports ``pending`` (pkg/cache/scheduler/clusterqueue.go ``updateQueueStatus``: missing
+    flavors or admission checks make the status pending)."""
+    try:
+        build_cluster(model)
+    except WhatIfError as error:
+        assert "would be inactive" in str(error), error
+        current = "pending"
+    else:
+        current = "active"
+    return [
+        series.constant(
+            "kueue_cluster_queue_status",
+            {"cluster_queue": cluster_queue, "status": s},
+            [(i * STEP, 1.0 if s == current else 0.0) for i in range(int(end // STEP) + 1)],
+        )
+        for s in ("pending", "active", "terminating")
+    ]
+
+
+def test_inactive_queue_alert_follows_the_simulators_verdict(dev: StackModel) -> None:
+    alert = rule("inactive", queue_rules(DWS, LIMITS))
+    end = 3600.0
+    assert firing_times(alert, cluster_queue_status(dev, CQ, end), end) == []
+    run: RunResult = run_stack("dev")
+    without_check = StackModel.from_plain(
+        [(r.type, r.inputs, r.urn, r.name) for r in run.resources if not r.type.endswith(":AdmissionCheck")]
+    )
+    fired = firing_times(alert, cluster_queue_status(without_check, CQ, end), end)
+    assert fired and min(fired) == alert.duration_seconds
 
 
 def test_idle_gpus_alert_needs_admitted_work_and_low_utilisation(dev: StackModel) -> None:
@@ -145,6 +188,16 @@ def test_xid_alert() -> None:
 
     assert firing_times(alert, [xid(79.0)], end)
     assert firing_times(alert, [xid(0.0)], end) == []
+
+
+def test_xid_alert_names_the_node_under_either_exporter_label() -> None:
+    # dcgm-exporter <= 4.5.3-4.8.2 writes Hostname, the operator's pinned 4.6.0-4.8.3 hostname.
+    alert = rule("xid-errors", cluster_rules(LIMITS))
+    for label in ("Hostname", "hostname"):
+        data = [series.constant("DCGM_FI_DEV_XID_ERRORS", {"gpu": "3", label: "n7"}, [(0.0, 48.0)])]
+        result = Evaluator(data).instant(alert.query, 0.0)
+        assert isinstance(result, dict)
+        assert list(result) == [tuple(sorted({"gpu": "3", label: "n7"}.items()))]
 
 
 def test_every_generated_rule_is_exercised() -> None:

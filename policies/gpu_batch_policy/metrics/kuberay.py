@@ -6,8 +6,8 @@ two ``prometheus.NewDesc`` collected as ``GaugeValue``), ``ray_job_metrics.go`` 
 ``ray_service_metrics.go`` likewise.  Every name is written in full with its ``kuberay_`` prefix.
 (``client_go_metrics.go`` registers client-go's ``rest_client_*`` metrics: not this family.)
 
-Ray's own ``ray_`` metrics are not catalogued: they come from ray-project/ray, whose metric
-definitions this project has no pinned source for, so they stay unjudged.
+Ray's own ``ray_`` metrics are a different family (ray-project/ray): :mod:`.ray` lists the
+documented ones.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ KubeRay (``kuberay_``) series must be metrics of the KubeRay v1.7.0 operator (:m
 and its release must not turn them off (``metrics.enabled: false``).  ``DCGM_`` series are judged
 where the GPU Operator's dcgm-exporter with its default counters is the stack's only DCGM source
 (:mod:`..metrics.dcgm`, :mod:`..metrics.dcgm_source`); under GKE's managed DCGM, a custom counters
-ConfigMap or no exporter in the stack they are not (no citable list).  Ray's own ``ray_`` metrics
-and other families: not judged.
+ConfigMap or no exporter in the stack they are not (no citable list).  Ray's own ``ray_`` metrics:
+the advisory ``promql-ray-metric-documented`` (rules/monitoring_ray.py).  Other families: not
+judged.
 
 KAI Scheduler v0.17.0 series must carry the ``kai_`` prefix and be one of its metrics
 (:mod:`..metrics.kai`): its documentation names them without it.
@@ -128,26 +129,41 @@ def _holders(model: StackModel) -> list[Resource]:
     ]
 
 
-def check_promql_parses(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def _known_queries(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resource, Query]]:
+    """``(holder, query)`` for every query of the stack's holders; a holder whose queries are
+    unknown until apply is recorded as such instead."""
     for res in _holders(model):
         found = queries(res, reporter)
         if found is None:
             reporter.cannot_check(res, "its queries are unknown until apply")
             continue
-        for where, text, is_promql in found:
-            parsed = metric_names(text) if is_promql else None
-            if parsed is not None and parsed.error is not None:
-                reporter.violation(
-                    res,
-                    f"{where} is not valid PromQL ({parsed.error}): {text!r}",
-                    "fix the expression (it must parse with Prometheus' grammar)",
-                )
+        for query in found:
+            yield res, query
+
+
+def check_promql_parses(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for res, (where, text, is_promql) in _known_queries(model, reporter):
+        parsed = metric_names(text) if is_promql else None
+        if parsed is not None and parsed.error is not None:
+            reporter.violation(
+                res,
+                f"{where} is not valid PromQL ({parsed.error}): {text!r}",
+                "fix the expression (it must parse with Prometheus' grammar)",
+            )
 
 
 def _series(text: str, is_promql: bool) -> tuple[str, ...]:
     if is_promql:
         return metric_names(text).names
     return tuple(_FILTER_METRIC.findall(text))
+
+
+def series_read(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resource, str, str]]:
+    """``(holder, where, series)`` for every series a dashboard, alert policy or GMP rule of the
+    stack reads; a holder whose queries are unknown until apply is recorded as such instead."""
+    for res, (where, text, is_promql) in _known_queries(model, reporter):
+        for series in _series(text, is_promql):
+            yield res, where, series
 
 
 def _kuberay_metrics_off(model: StackModel) -> list[str]:
@@ -190,54 +206,46 @@ def check_metric_exported(model: StackModel, reporter: Reporter, config: Mapping
     kai_installed = bool(model.kai_releases())
     dcgm_judged = operator_default_exporter_only(model)
     kuberay_off = _kuberay_metrics_off(model)
-    for res in holders:
-        found = queries(res, reporter)
-        if found is None:
-            reporter.cannot_check(res, "its queries are unknown until apply")
+    for res, where, series in series_read(model, reporter):
+        kai = kai_problem(series, kai_installed=kai_installed)
+        if kai is not None:
+            reporter.violation(res, f"{where} reads {series}: {kai}", "use the kai_-prefixed name")
             continue
-        for where, text, is_promql in found:
-            for series in _series(text, is_promql):
-                kai = kai_problem(series, kai_installed=kai_installed)
-                if kai is not None:
-                    reporter.violation(res, f"{where} reads {series}: {kai}", "use the kai_-prefixed name")
-                    continue
-                if dcgm_judged is None and series.startswith(DCGM_PREFIX):
-                    reporter.cannot_check(
-                        res,
-                        f"{where} reads {series}; whether the GPU Operator's default dcgm-exporter "
-                        "is the stack's DCGM source is unknown until apply",
-                    )
-                    continue
-                other = _other_family_problem(
-                    series, dcgm_judged=dcgm_judged is True, kuberay_off=kuberay_off
-                )
-                if other is not None:
-                    problem, fix = other
-                    reporter.violation(res, f"{where} reads {series}: {problem}", fix)
-                    continue
-                if not is_kueue_series(series):
-                    continue
-                metric = metric_for_series(series)
-                if metric is None:
-                    reporter.violation(
-                        res,
-                        f"{where} reads {series}, which Kueue 0.19.2 does not export (pkg/metrics/metrics.go)",
-                        "use a metric of Kueue 0.19.2 (policies/gpu_batch_policy/metrics/kueue.py lists them)",
-                    )
-                    continue
-                settings = settings or kueue_metric_settings(model, config)
-                if settings.unknown is not None:
-                    reporter.cannot_check(res, f"{settings.unknown} is unknown until apply")
-                    return
-                missing = sorted(metric.needs - settings.on)
-                if missing:
-                    reporter.violation(
-                        res,
-                        f"{where} reads {series}, which this stack's Kueue never exports: it needs "
-                        f"{'; '.join(SETTING_KEYS[m] for m in missing)}{settings.assumption}",
-                        f"turn on {'; '.join(SETTING_KEYS[m] for m in missing)} in Kueue's configuration, "
-                        "or drop the panel/alert",
-                    )
+        if dcgm_judged is None and series.startswith(DCGM_PREFIX):
+            reporter.cannot_check(
+                res,
+                f"{where} reads {series}; whether the GPU Operator's default dcgm-exporter "
+                "is the stack's DCGM source is unknown until apply",
+            )
+            continue
+        other = _other_family_problem(series, dcgm_judged=dcgm_judged is True, kuberay_off=kuberay_off)
+        if other is not None:
+            problem, fix = other
+            reporter.violation(res, f"{where} reads {series}: {problem}", fix)
+            continue
+        if not is_kueue_series(series):
+            continue
+        metric = metric_for_series(series)
+        if metric is None:
+            reporter.violation(
+                res,
+                f"{where} reads {series}, which Kueue 0.19.2 does not export (pkg/metrics/metrics.go)",
+                "use a metric of Kueue 0.19.2 (policies/gpu_batch_policy/metrics/kueue.py lists them)",
+            )
+            continue
+        settings = settings or kueue_metric_settings(model, config)
+        if settings.unknown is not None:
+            reporter.cannot_check(res, f"{settings.unknown} is unknown until apply")
+            return
+        missing = sorted(metric.needs - settings.on)
+        if missing:
+            reporter.violation(
+                res,
+                f"{where} reads {series}, which this stack's Kueue never exports: it needs "
+                f"{'; '.join(SETTING_KEYS[m] for m in missing)}{settings.assumption}",
+                f"turn on {'; '.join(SETTING_KEYS[m] for m in missing)} in Kueue's configuration, "
+                "or drop the panel/alert",
+            )
 
 
 POLICIES: list[Policy] = [

@@ -15,7 +15,12 @@ import subprocess
 
 import pytest
 import yaml
-from gpu_batch_policy.metrics.dcgm import DCP_METRICS_INCLUDED, OPERATOR_PINNED_TAG, SOURCE_TAG
+from gpu_batch_policy.metrics.dcgm import (
+    DCP_METRICS_INCLUDED,
+    OPERATOR_PINNED_TAG,
+    SOURCE_TAG,
+    read_at_pinned_tag,
+)
 from gpu_batch_policy.metrics.kuberay import KUBERAY_METRICS
 
 from tests.policies.pack_harness import UNKNOWN, Res, run, run_all
@@ -77,8 +82,9 @@ def test_kuberay_metrics_need_the_chart_to_emit_them() -> None:
     assert run(EXPORTED, [kuberay_release(), dashboard(query)]).clean  # the chart's default is on
 
 
-def test_ray_metrics_are_not_judged() -> None:
-    # No pinned, citable source for Ray's own metric names: an unknown family, as before.
+def test_ray_metrics_are_not_judged_here() -> None:
+    # Ray's names are judged by the advisory promql-ray-metric-documented (test_monitoring_ray.py):
+    # the documented list is not a pinned export registry, so a miss is no mandatory finding.
     assert run(EXPORTED, [dashboard("sum(ray_node_gpus_utilization)")]).clean
 
 
@@ -122,6 +128,18 @@ def test_the_catalog_matches_the_operator_pinned_exporter_when_the_mirror_has_it
         )
     upstream = _csv_metrics(show(git, f"{OPERATOR_PINNED_TAG}:etc/dcp-metrics-included.csv"))
     assert dict(DCP_METRICS_INCLUDED) == upstream
+
+
+def test_the_rows_read_at_the_pinned_tag_agree_with_the_catalog() -> None:
+    read = read_at_pinned_tag()
+    assert len(read) == 12  # SM clock .. XID errors: the part of the file the source showed
+    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
+    default = _csv_metrics(show(git, f"{SOURCE_TAG}:etc/default-counters.csv"))
+    # Reading default-counters.csv stands for dcp-metrics-included.csv: at the mirrored tag the
+    # two files enable the same rows with the same types ...
+    assert default == _csv_metrics(show(git, f"{SOURCE_TAG}:etc/dcp-metrics-included.csv"))
+    # ... and the catalog's rows read at the pinned tag are that file's beginning, in order.
+    assert tuple(default.items())[: len(read)] == read
 
 
 def gpu_operator(**dcgm_exporter: object) -> Res:
