@@ -171,6 +171,8 @@ def _preview(
     file_config = load_policy_config_file(config_file) if config_file is not None else None
     budgets = budget_findings(files.config, cost, locator, preview_level(file_config, BUDGET))
     found += budgets
+    for finding in budgets:  # the preview's own findings, said where the pack's are
+        print(f"{finding.level}: [{finding.policy}] {finding.message}")
     code = code or (1 if blocks(budgets) else 0)
     by_line = findings_by_line(_write_findings(args, files, found, analysis), markdown_table)
     changes: list[str] = []

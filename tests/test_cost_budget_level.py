@@ -126,3 +126,34 @@ def test_a_kai_teams_budget_is_checked_against_its_kai_queues_week_at_the_shippe
     [finding] = found
     assert not finding.cannotCheck and f"expected weekly GPU cost {week} USD (team-a:" in finding.message
     assert findings(str(Decimal(week) + 1))[0] == []
+
+
+def test_end_to_end_a_mandatory_budget_breach_fails_the_preview_and_is_a_sarif_error(tmp_path: Any) -> None:
+    from preview.cli import main
+    from tests.test_findings_sarif import _project
+
+    text = (ROOT / "Pulumi.dev.yaml").read_text()
+    anchor = "      clusterQueue: cluster-queue\n"
+    assert text.count(anchor) == 1
+    price = (
+        "  gpu-batch:gpuPrices: [{machineType: g2-standard-4, region: us-west1, provisioning: flex-start, "
+        'nodeHour: "0.50", effective: "2026-01-01", source: "https://example.com/test-price-sheet"}]\n'
+    )
+    text = text.replace(anchor, anchor + '      weeklyGpuBudget: "1"\n').replace(
+        "config:\n", "config:\n" + price, 1
+    )
+    project = _project(tmp_path, text)
+    results = {}
+    for level in ("advisory", "mandatory"):
+        policy_config = tmp_path / f"config.{level}.json"
+        dev = json.loads((POLICIES / "config.dev.json").read_text())
+        policy_config.write_text(json.dumps({**dev, POLICY: level}))
+        out = tmp_path / level
+        argv = ["--stack", "dev", "--project-dir", str(project), "--out", str(out), "--quiet"]
+        code = main([*argv, "--policy-config", str(policy_config)])
+        findings = json.loads((out / "dev" / "findings.json").read_text())["findings"]
+        sarif = json.loads((out / "dev" / "findings.sarif").read_text())
+        [budget] = [f for f in findings if f["policy"] == POLICY]
+        [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == POLICY]
+        results[level] = (code, budget["level"], result["level"])
+    assert results == {"advisory": (0, "advisory", "warning"), "mandatory": (1, "mandatory", "error")}
