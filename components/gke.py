@@ -34,6 +34,27 @@ NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 POOL_IGNORED_INPUTS = ("initialNodeCount",)
 # The node label on the system pool; operators select it so they never land on GPU nodes.
 SYSTEM_POOL_SELECTOR = {"gpu-batch/pool-role": "system"}
+# The taint on the system pool when the stack has a tenant pool: only the platform's operators
+# (their chart values carry SYSTEM_POOL_TOLERATIONS) and GKE's own managed components schedule
+# there.  GKE's system Deployments (kube-dns, metrics-server, event-exporter ...) tolerate this
+# key; cluster-toolkit taints its system pool with it by default and gives Kueue/JobSet the
+# matching toleration (GoogleCloudPlatform/cluster-toolkit v1.95.0
+# modules/scheduler/gke-cluster/variables.tf ``system_node_pool_taints``,
+# modules/management/kubectl-apply/kueue/kueue-helm-values.yaml ``controllerManager.tolerations``),
+# and Managed Prometheus' gmp-system operator, collector, rule-evaluator and alertmanager carry
+# the toleration (GoogleCloudPlatform/prometheus-engine v0.17.2 manifests/operator.yaml).
+# A taint change is an in-place node-pool update, not a replacement (``nodeConfig.taints``:
+# "update" in preview/replacement_facts/gcp.json, derived from terraform-provider-google).
+# Without a tenant pool the system pool stays untainted: tenant pods without GPUs have no
+# other CPU node to run on.
+SYSTEM_POOL_TAINT_KEY = "components.gke.io/gke-managed-components"
+SYSTEM_POOL_TAINT = gcp.container.NodePoolNodeConfigTaintArgs(
+    key=SYSTEM_POOL_TAINT_KEY, value="true", effect="NO_SCHEDULE"
+)
+# The toleration for it, in the form every chart's ``tolerations`` value takes (core/v1 Toleration).
+SYSTEM_POOL_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": SYSTEM_POOL_TAINT_KEY, "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+)
 # The node label on the tenant CPU pool (Ray heads, launchers: tenant pods without GPUs), which
 # keeps them off the nodes the operators run on (issue 27).
 TENANT_POOL_SELECTOR = {"gpu-batch/pool-role": "tenant"}
@@ -143,6 +164,10 @@ class GkeClusterArgs:
     # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
     # modules/scheduler/gke-cluster/main.tf derives both the same way).
     multi_networking: bool = False
+    # GKE's Cloud Storage FUSE CSI driver add-on (teams[].workloadIdentity.buckets[].mount):
+    # terraform-provider-google ``addons_config.gcs_fuse_csi_driver_config.enabled``, an in-place
+    # cluster update ("update" in preview/replacement_facts/gcp.json, derived from the provider).
+    gcs_fuse: bool = False
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
@@ -210,6 +235,13 @@ class GkeCluster(pulumi.ComponentResource):
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
             monitoring_config=monitoring_config(args.managed_prometheus, args.dcgm),
             enable_multi_networking=True if args.multi_networking else None,
+            addons_config=gcp.container.ClusterAddonsConfigArgs(
+                gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
+                    enabled=True
+                )
+            )
+            if args.gcs_fuse
+            else None,
             # GKE cost allocation: the billing export labels each workload's cost with its
             # namespace and labels, so the preview's per-team estimate (preview/cost) can later be
             # compared with the bill.  An in-place update, not a replacement (GKE API
@@ -218,7 +250,15 @@ class GkeCluster(pulumi.ComponentResource):
             cost_management_config=gcp.container.ClusterCostManagementConfigArgs(enabled=True),
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
-        self.system_pool = self._cpu_pool(name, args, args.system_pool, SYSTEM_POOL_SELECTOR, child)
+        tainted = args.tenant_pool is not None
+        self.system_pool = self._cpu_pool(
+            name,
+            args,
+            args.system_pool,
+            SYSTEM_POOL_SELECTOR,
+            child,
+            taints=[SYSTEM_POOL_TAINT] if tainted else None,
+        )
         self.tenant_pool = (
             self._cpu_pool(name, args, args.tenant_pool, TENANT_POOL_SELECTOR, child)
             if args.tenant_pool is not None
@@ -239,6 +279,8 @@ class GkeCluster(pulumi.ComponentResource):
         pool: SystemPoolArgs,
         labels: dict[str, str],
         child: pulumi.ResourceOptions,
+        *,
+        taints: list[gcp.container.NodePoolNodeConfigTaintArgs] | None = None,
     ) -> gcp.container.NodePool:
         """An autoscaled CPU pool; ``labels`` tell the system pool from the tenant pool."""
         return gcp.container.NodePool(
@@ -261,6 +303,7 @@ class GkeCluster(pulumi.ComponentResource):
                 service_account=args.node_service_account,
                 tags=[args.node_tag],
                 labels=dict(labels),
+                taints=taints,
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                     mode="GKE_METADATA"
                 ),

@@ -63,7 +63,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.chart_lock import locked
-from components.gke import SYSTEM_POOL_SELECTOR
+from components.gke import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
 
 GPU_OPERATOR_REPOSITORY: Final = locked("gpu-operator").source
@@ -95,9 +95,20 @@ class GpuOperatorArgs:
     node_selector: Mapping[str, str] = field(default_factory=lambda: MappingProxyType(SYSTEM_POOL_SELECTOR))
 
 
+# gpu-operator v26.7.0 values.yaml ``operator.tolerations`` and its NFD subchart's
+# ``master.tolerations`` (kept: a values list replaces the chart's, it does not merge).
+CONTROL_PLANE_TOLERATION: Final[dict[str, str]] = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+
+
 def gpu_operator_values(args: GpuOperatorArgs) -> dict[str, Any]:
     """The chart values (module docstring says why each is set)."""
     system = {"kubernetes.io/os": "linux", **dict(args.node_selector)}
+    tolerate = [dict(t) for t in SYSTEM_POOL_TOLERATIONS]
     return {
         "cdi": {"enabled": True, "nriPluginEnabled": False},
         "driver": {"enabled": True},
@@ -106,10 +117,20 @@ def gpu_operator_values(args: GpuOperatorArgs) -> dict[str, Any]:
             "installDir": TOOLKIT_INSTALL_DIR,
             "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
         },
-        "operator": {"runtimeClass": NVIDIA_RUNTIME_CLASS, "nodeSelector": system},
+        # The system pool's taint (components.gke: SYSTEM_POOL_TOLERATIONS).  Helm replaces
+        # lists, so the operator keeps the chart's control-plane toleration (v26.7.0 values.yaml
+        # ``operator.tolerations``); NFD master/gc take ``tolerations`` (charts/node-feature-discovery).
+        "operator": {
+            "runtimeClass": NVIDIA_RUNTIME_CLASS,
+            "nodeSelector": system,
+            "tolerations": [CONTROL_PLANE_TOLERATION, *tolerate],
+        },
         "node-feature-discovery": {
-            "master": {"nodeSelector": dict(args.node_selector)},
-            "gc": {"nodeSelector": dict(args.node_selector)},
+            "master": {
+                "nodeSelector": dict(args.node_selector),
+                "tolerations": [CONTROL_PLANE_TOLERATION, *tolerate],
+            },
+            "gc": {"nodeSelector": dict(args.node_selector), "tolerations": tolerate},
         },
     }
 

@@ -52,7 +52,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.chart_lock import locked
-from components.gke import SYSTEM_POOL_SELECTOR
+from components.gke import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
 
 KAI_CHART: Final = locked("kai-scheduler").source
@@ -124,6 +124,10 @@ class KaiSchedulerInstall(pulumi.ComponentResource):
                     "clusterAutoscaling": args.cluster_autoscaling,
                     "nodeSelector": dict(args.node_selector),
                     "affinity": node_affinity(args.node_selector),
+                    # ``global.tolerations`` reaches kai-operator (templates/services/operator.yaml),
+                    # the hook Jobs and, through the kai-config Config, every operand
+                    # (templates/_helpers.tpl): the system pool's taint.
+                    "tolerations": [dict(t) for t in SYSTEM_POOL_TOLERATIONS],
                 },
                 "defaultQueue": {"createDefaultQueue": args.create_default_queue},
                 # The GPU Operator's RuntimeClass (see the module docstring).

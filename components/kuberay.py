@@ -33,7 +33,7 @@ import pulumi_kubernetes as k8s
 
 from components.chart_crds import chart_crds, crd_resources
 from components.chart_lock import locked
-from components.gke import SYSTEM_POOL_SELECTOR
+from components.gke import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
 
 KUBERAY_REPOSITORY: Final = locked("kuberay-operator").source
@@ -79,7 +79,12 @@ class KubeRayOperator(pulumi.ComponentResource):
         """``retained_provider``: where the retained CRDs go (creates by upsert, see
         :func:`components.k8s_provider.cluster_provider` (``retained_objects``)); ``None``: ``opts``' provider."""
         super().__init__("gpu-batch:kuberay:Operator", name, None, opts)
-        values: dict[str, Any] = {"nodeSelector": dict(args.node_selector)}
+        # Top-level ``tolerations`` (chart 1.7.0 values.yaml -> templates/deployment.yaml): the
+        # system pool's taint (components.gke: SYSTEM_POOL_TOLERATIONS).
+        values: dict[str, Any] = {
+            "nodeSelector": dict(args.node_selector),
+            "tolerations": [dict(t) for t in SYSTEM_POOL_TOLERATIONS],
+        }
         if args.batch_scheduler is not None:
             values["batchScheduler"] = {"name": args.batch_scheduler}
         chart = ChartRef(KUBERAY_CHART, args.version, repository=KUBERAY_REPOSITORY)

@@ -36,7 +36,7 @@ import pulumi_kubernetes as k8s
 
 from components.chart_crds import chart_crds, crd_resources
 from components.chart_lock import locked
-from components.gke import SYSTEM_POOL_SELECTOR
+from components.gke import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from components.kueue_config import KueueConfiguration, feature_gate_values, gate_problems
 from components.operator_release import (
     DROP_CRDS_POSTRENDER,
@@ -105,6 +105,9 @@ class KueueInstall(pulumi.ComponentResource):
         values = {
             "controllerManager": {
                 "nodeSelector": dict(args.node_selector),
+                # The system pool's taint (components.gke: SYSTEM_POOL_TOLERATIONS); chart 0.19.2
+                # values.yaml ``controllerManager.tolerations`` -> templates/manager/manager.yaml.
+                "tolerations": [dict(t) for t in SYSTEM_POOL_TOLERATIONS],
                 "featureGates": feature_gate_values(args.feature_gates),
             },
             "managerConfig": {"controllerManagerConfigYaml": config.to_yaml()},

@@ -62,9 +62,9 @@ def policy_spec() -> dict[str, Any]:
     }
 
 
-def binding_spec(namespaces: Sequence[str]) -> dict[str, Any]:
+def binding_spec(namespaces: Sequence[str], policy_name: str = POLICY_NAME) -> dict[str, Any]:
     return {
-        "policyName": POLICY_NAME,
+        "policyName": policy_name,
         "validationActions": ["Deny"],
         "matchResources": {
             "namespaceSelector": {
@@ -74,6 +74,29 @@ def binding_spec(namespaces: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def tenant_policy(
+    name: str, policy_name: str, spec: dict[str, Any], namespaces: Sequence[str], parent: pulumi.Resource
+) -> None:
+    """A cluster-scoped ValidatingAdmissionPolicy and its Deny binding to the team namespaces."""
+    labels = {"app.kubernetes.io/managed-by": "pulumi"}
+    policy = KubeObject(
+        f"{name}-policy",
+        api_version=ADMISSION_API,
+        kind="ValidatingAdmissionPolicy",
+        metadata={"name": policy_name, "labels": labels},
+        spec=spec,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    KubeObject(
+        f"{name}-binding",
+        api_version=ADMISSION_API,
+        kind="ValidatingAdmissionPolicyBinding",
+        metadata={"name": policy_name, "labels": labels},
+        spec=binding_spec(namespaces, policy_name),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
+    )
+
+
 class TenantServiceAdmission(pulumi.ComponentResource):
     """The policy and its binding to every team namespace (both cluster-scoped)."""
 
@@ -81,21 +104,5 @@ class TenantServiceAdmission(pulumi.ComponentResource):
         self, name: str, namespaces: Sequence[str], opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gpu-batch:tenancy:ServiceAdmission", name, None, opts)
-        labels = {"app.kubernetes.io/managed-by": "pulumi"}
-        policy = KubeObject(
-            f"{name}-policy",
-            api_version=ADMISSION_API,
-            kind="ValidatingAdmissionPolicy",
-            metadata={"name": POLICY_NAME, "labels": labels},
-            spec=policy_spec(),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        KubeObject(
-            f"{name}-binding",
-            api_version=ADMISSION_API,
-            kind="ValidatingAdmissionPolicyBinding",
-            metadata={"name": POLICY_NAME, "labels": labels},
-            spec=binding_spec(namespaces),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
-        )
+        tenant_policy(name, POLICY_NAME, policy_spec(), namespaces, self)
         self.register_outputs({"policy": POLICY_NAME})

@@ -10,10 +10,23 @@ policies add up, never subtract.  So a namespace gets three:
 * ``gpu-batch-allow-same-namespace``: from any pod of the namespace (Ray workers <-> head, the
   RayJob submitter -> the head's job API on 8265, SkyPilot's server -> its task pods);
 * ``gpu-batch-allow-platform``: from the namespaces the platform runs in, by the immutable
-  ``kubernetes.io/metadata.name`` label: the KubeRay operator (``kuberay-system``: it polls each
-  head's dashboard, 8265, for RayJob status), GKE Managed Prometheus (``gmp-system``: metric
-  scrapes), and for a team with a SkyPilot server the shared ingress controller
-  (``skypilot-ingress``).
+  ``kubernetes.io/metadata.name`` label, each only to the ports it calls:
+
+  - the KubeRay operator (``kuberay-system``) calls a Ray head's dashboard for RayJob submission
+    and status and RayService applications (kuberay v1.7.0 ``ray-operator/controllers/ray/utils/
+    dashboardclient/dashboard_httpclient.go``, reached through ``utils.FetchHeadServiceURL`` with
+    ``DashboardPortName`` "dashboard", ``DefaultDashboardPort`` 8265) and a RayService head's
+    Serve proxy health (``utils/httpproxy_httpclient.go`` ``CheckProxyActorHealth``, called from
+    ``rayservice_controller.go`` on the head pod's ``ServingPortName`` "serve",
+    ``DefaultServingPort`` 8000).  Never GCS (6379) or the client port (10001).
+  - GKE Managed Prometheus (``gmp-system``) scrapes only what the stack's PodMonitorings name in
+    team namespaces: the Ray pods' ``metrics`` container port (``components.monitoring``
+    ``ray_pods_scrape``; KubeRay adds it, 8080, when a template has none).
+  - for a team with a SkyPilot server, the shared ingress controller (``skypilot-ingress``), on
+    every port (that path is another change's: SkyPilot's Gateway API).
+
+  Each port is listed by number and by its container-port name, so a renumbered named port and
+  an unnamed default one both match (NetworkPolicyPort.port: "a named port on a pod").
 
 Probes need no rule: traffic between a pod and its own node is always allowed (the page above,
 "what you can't do": "traffic to and from the node where a Pod is running is always allowed").
@@ -31,6 +44,8 @@ from typing import Any, Final
 import pulumi
 
 from components.k8s_object import KubeObject
+from components.kuberay import KUBERAY_NAMESPACE
+from components.monitoring import ray_pods_scrape
 
 NAME_LABEL: Final = "kubernetes.io/metadata.name"
 DEFAULT_DENY: Final = "gpu-batch-default-deny-ingress"
@@ -41,6 +56,31 @@ GMP_NAMESPACE: Final = "gmp-system"
 stackdriver/docs/managed-prometheus/setup-managed)."""
 
 ALL_PODS: Final[dict[str, Any]] = {}
+# kuberay v1.7.0 ray-operator/controllers/ray/utils/constant.go (see the module docstring).
+KUBERAY_PORTS: Final[tuple[int | str, ...]] = (8265, "dashboard", 8000, "serve")
+GMP_PORTS: Final[tuple[int | str, ...]] = (ray_pods_scrape().endpoint.port,)
+# The ports each platform namespace may reach; a platform namespace not listed reaches every port.
+PLATFORM_PORTS: Final[dict[str, tuple[int | str, ...]]] = {
+    KUBERAY_NAMESPACE: KUBERAY_PORTS,
+    GMP_NAMESPACE: GMP_PORTS,
+}
+
+
+def _from(namespaces: Sequence[str]) -> dict[str, Any]:
+    selector = {"matchExpressions": [{"key": NAME_LABEL, "operator": "In", "values": list(namespaces)}]}
+    return {"from": [{"namespaceSelector": selector}]}
+
+
+def platform_rules(platform_namespaces: Sequence[str]) -> list[dict[str, Any]]:
+    """One ingress rule per port-restricted platform namespace, one for the others (every port)."""
+    platform = sorted(set(platform_namespaces))
+    rules = [
+        {**_from([ns]), "ports": [{"protocol": "TCP", "port": p} for p in PLATFORM_PORTS[ns]]}
+        for ns in platform
+        if ns in PLATFORM_PORTS
+    ]
+    open_ports = [ns for ns in platform if ns not in PLATFORM_PORTS]
+    return rules + ([_from(open_ports)] if open_ports else [])
 
 
 def policies(namespace: str, platform_namespaces: Sequence[str]) -> list[dict[str, Any]]:
@@ -56,17 +96,12 @@ def policies(namespace: str, platform_namespaces: Sequence[str]) -> list[dict[st
             },
         },
     ]
-    platform = sorted(set(platform_namespaces))
-    if platform:
-        selector = {"matchExpressions": [{"key": NAME_LABEL, "operator": "In", "values": platform}]}
+    rules = platform_rules(platform_namespaces)
+    if rules:
         out.append(
             {
                 "name": PLATFORM,
-                "spec": {
-                    "podSelector": ALL_PODS,
-                    "policyTypes": ["Ingress"],
-                    "ingress": [{"from": [{"namespaceSelector": selector}]}],
-                },
+                "spec": {"podSelector": ALL_PODS, "policyTypes": ["Ingress"], "ingress": rules},
             }
         )
     return [{**p, "namespace": namespace} for p in out]

@@ -28,6 +28,7 @@ from typing import Any, Final, Literal
 import pulumi
 
 from components.gpu_pool import GPU_TAINT_KEY
+from components.gpudirect.pod_wiring import PodWiring, wire
 from components.k8s_object import KubeObject, compact, inherited_depends_on
 
 POLICIES_DIR: Final = Path(__file__).resolve().parents[1] / "policies"
@@ -51,6 +52,28 @@ HEAD_PORTS = (
 )
 # KubeRay's recommended log volume: Ray writes logs under /tmp/ray.
 LOG_VOLUME = "ray-logs"
+# What Pod Security ``restricted`` requires of every container (kubernetes/pod-security-admission
+# v0.36.2 policy/: check_allowPrivilegeEscalation.go, check_capabilities_restricted.go,
+# check_runAsNonRoot.go, check_seccompProfile_restricted.go).  ``runAsUser`` is the Ray images'
+# own user: ray-project/ray docker/base-deps/Dockerfile ``ARG RAY_UID=1000`` (``useradd ... ray
+# --uid $RAY_UID``); without a number the kubelet cannot verify runAsNonRoot for the image's
+# named ``USER ray`` and refuses to start the container.  KubeRay v1.7.0 copies the Ray
+# container's securityContext to the init containers it injects (``common/pod.go``:
+# ``wait-gcs-ready``, ``wait-for-tls-ip-san``).
+RESTRICTED_SECURITY_CONTEXT: dict[str, Any] = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "runAsUser": 1000,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+# KubeRay v1.7.0 ``common/job.go`` ``GetDefaultSubmitterContainer``: the submitter Job's container
+# (name, the head's image, these resources) when a RayJob gives no ``submitterPodTemplate``.
+SUBMITTER_CONTAINER = "ray-job-submitter"
+SUBMITTER_RESOURCES: dict[str, Any] = {
+    "limits": {"cpu": "1", "memory": "1Gi"},
+    "requests": {"cpu": "500m", "memory": "200Mi"},
+}
 
 
 @dataclass(frozen=True)
@@ -70,6 +93,8 @@ class RayPodArgs:
     max_replicas: int | None = None
     # Extra pod-template annotations (Kueue's pod-set topology request).
     annotations: Mapping[str, str] = field(default_factory=dict)
+    # GPUDirect wiring when every pool the group's GPU pods may land on is a GPUDirect pool.
+    gpudirect: PodWiring | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +117,9 @@ class RayWorkloadArgs:
     workers: tuple[RayPodArgs, ...] = ()
     ray_version: str | None = None
     job: RayJobArgs | None = None
+    # The team's namespace enforces Pod Security restricted: every container the workload makes
+    # carries RESTRICTED_SECURITY_CONTEXT, the K8sJobMode submitter included.
+    restricted: bool = False
 
 
 def queue_labels(
@@ -103,7 +131,7 @@ def queue_labels(
     return compact({KAI_QUEUE_LABEL: queue, KAI_PRIORITY_LABEL: priority_class})
 
 
-def pod_template(pod: RayPodArgs, container: str) -> dict[str, Any]:
+def pod_template(pod: RayPodArgs, container: str, *, restricted: bool = False) -> dict[str, Any]:
     amounts = compact({"cpu": pod.cpu, "memory": pod.memory, GPU_RESOURCE: str(pod.gpu) if pod.gpu else None})
     head = container == "ray-head"
     uses_gpu = bool(pod.gpu) or pod.gpu_fraction is not None
@@ -117,6 +145,7 @@ def pod_template(pod: RayPodArgs, container: str) -> dict[str, Any]:
                         "ports": [dict(p) for p in HEAD_PORTS] if head else None,
                         "resources": {"limits": dict(amounts), "requests": dict(amounts)},
                         "volumeMounts": [{"mountPath": "/tmp/ray", "name": LOG_VOLUME}],
+                        "securityContext": dict(RESTRICTED_SECURITY_CONTEXT) if restricted else None,
                     }
                 )
             ],
@@ -128,6 +157,8 @@ def pod_template(pod: RayPodArgs, container: str) -> dict[str, Any]:
     )
     fraction = format(pod.gpu_fraction, "g") if pod.gpu_fraction is not None else None
     annotations = {**pod.annotations, **({GPU_FRACTION_ANNOTATION: fraction} if fraction else {})}
+    if pod.gpudirect is not None and pod.gpu:
+        wire(spec, annotations, pod.gpudirect)
     return compact({"metadata": {"annotations": annotations} if annotations else None, "spec": spec})
 
 
@@ -135,7 +166,7 @@ def ray_cluster_spec(workload: RayWorkloadArgs) -> dict[str, Any]:
     head = compact(
         {
             "rayStartParams": dict(workload.head.ray_start_params),
-            "template": pod_template(workload.head, "ray-head"),
+            "template": pod_template(workload.head, "ray-head", restricted=workload.restricted),
         }
     )
     workers = [
@@ -146,7 +177,7 @@ def ray_cluster_spec(workload: RayWorkloadArgs) -> dict[str, Any]:
                 "minReplicas": worker.min_replicas,
                 "maxReplicas": worker.max_replicas,
                 "rayStartParams": dict(worker.ray_start_params),
-                "template": pod_template(worker, "ray-worker"),
+                "template": pod_template(worker, "ray-worker", restricted=workload.restricted),
             }
         )
         for worker in workload.workers
@@ -186,9 +217,27 @@ def ray_job_spec(workload: RayWorkloadArgs) -> dict[str, Any]:
             "submissionMode": job.submission_mode,
             "ttlSecondsAfterFinished": job.ttl_seconds_after_finished,
             "activeDeadlineSeconds": job.active_deadline_seconds,
+            "submitterPodTemplate": submitter_template(workload),
             "rayClusterSpec": ray_cluster_spec(workload),
         }
     )
+
+
+def submitter_template(workload: RayWorkloadArgs) -> dict[str, Any] | None:
+    """Under restricted, KubeRay's default submitter pod (no securityContext) would be refused:
+    give K8sJobMode (the default mode) the same container with the restricted context.  KubeRay
+    v1.7.0 ``rayjob_controller.go`` ``getSubmitterTemplate``/``configureSubmitterContainer`` fills
+    the command of a container that has none, as for its default."""
+    job = workload.job
+    if not workload.restricted or job is None or job.submission_mode not in (None, "K8sJobMode"):
+        return None
+    container = {
+        "name": SUBMITTER_CONTAINER,
+        "image": workload.head.image,
+        "resources": SUBMITTER_RESOURCES,
+        "securityContext": dict(RESTRICTED_SECURITY_CONTEXT),
+    }
+    return {"spec": {"restartPolicy": "Never", "containers": [container]}}
 
 
 class RayWorkload(pulumi.ComponentResource):

@@ -216,8 +216,9 @@ def reconcile_config(
         try:
             jsonschema.validate(props[policy.name], schema)
         except jsonschema.ValidationError as exc:
+            at = "".join(f".{key}" for key in exc.absolute_path)  # the key path, as stacks/errors.py names it
             raise AnalyzerError(
-                f"validating policy config: {pack_name}  {policy.name}: {exc.message}"
+                f"validating policy config: {pack_name}  {policy.name}{at}: {exc.message}"
             ) from exc
     return {p.name: PolicyConfig(levels[p.name], props[p.name]) for p in policies}
 

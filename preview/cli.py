@@ -153,7 +153,7 @@ def _preview(
         session.analyze_stack(result.resources)
     code = _write_outputs(args, files, result, clock)
     with clock.stage("report"):  # the sections that need no pack answer, while it still runs
-        capacity = capacity_sections(files.stack, result.resources)
+        capacity = capacity_sections(files.stack, result.resources, _policy_config(args, files.stack))
     analysis: AnalysisResult | None = None
     if session is not None:
         with clock.stage("policy"):  # only the wait left once the outputs are written
@@ -273,6 +273,18 @@ def _peak_memory(session: HostedSession | None) -> dict[str, float]:
         "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * to_mib, 1),
         "pack_peak_mib": round(pack_kib * to_mib, 1) if pack_kib is not None else 0.0,
     }
+
+
+def _policy_config_file(args: argparse.Namespace, stack: str) -> Path | None:
+    """``--policy-config``, else ``policies/config.<stack>.json`` when it exists."""
+    path: Path = args.policy_config or args.policy_pack / f"config.{stack}.json"
+    return path if path.exists() else None
+
+
+def _policy_config(args: argparse.Namespace, stack: str) -> dict[str, Any] | None:
+    """The policy config object the pack runs with (the report reads the reservation sizes)."""
+    path = _policy_config_file(args, stack)
+    return load_policy_config_file(path) if path is not None else None
 
 
 def _start_policies(

@@ -14,10 +14,15 @@ Each preset reproduces an upstream sample the seed scenarios use:
 * ``kai-half-gpu-cluster``: ray-cluster.kai-gpu-sharing.yaml (seed 002): two workers sharing
   one GPU through KAI's ``gpu-fraction: "0.5"`` pod annotation.
 
-The two KAI presets run Ray 2.52.0 (the samples use 2.50.1) so that their clusters get KubeRay's
-token auth, which needs Ray 2.52.0 or later (issue 27; components.workloads.token_auth).  The
-text classifier keeps the sample's ray-ml 2.46 image (no ray-ml image of 2.52 is pinned here) and
-so runs without token auth: only the NetworkPolicies keep other teams from its head.
+Every preset runs Ray 2.52.0 so that its cluster gets KubeRay's token auth, which needs Ray
+2.52.0 or later (issue 27; components.workloads.token_auth); the KAI samples use 2.50.1.  The text
+classifier's sample image, ``rayproject/ray-ml:2.46.0...-gpu``, has no 2.52 successor: Ray
+stopped the ray-ml images (kuberay v1.7.0's last sample of one is
+``ray-ml:2.49.2.deprecated-py311-gpu``, ray-service.text-summarizer.yaml).  It runs on Ray's CUDA
+image ``rayproject/ray:2.52.0-gpu`` instead (the tag is the base image of public Dockerfiles;
+not pulled here), and gets PyTorch from its runtime environment the way kuberay v1.7.0's
+pytorch-mnist sample on ``rayproject/ray:2.52.0`` does (``pip: [torch, ...]``).  That the
+sample's pinned pytorch-lightning 1.8.5 installs under that image's Python was not verified here.
 """
 
 from __future__ import annotations
@@ -29,12 +34,13 @@ from typing import Any, Final
 TEMPLATES: Final[Mapping[str, Mapping[str, Any]]] = {
     "pytorch-text-classifier": {
         "kind": "RayJob",
-        "image": "rayproject/ray-ml:2.46.0.0e19ea-py311-gpu",
-        "rayVersion": "2.46.0",
+        "image": "rayproject/ray:2.52.0-gpu",
+        "rayVersion": "2.52.0",
         "entrypoint": "python ray-operator/config/samples/pytorch-text-classifier/"
         "fine-tune-pytorch-text-classifier.py",
         "runtimeEnvYaml": (
             "pip:\n"
+            "  - torch\n"
             "  - numpy\n"
             "  - datasets\n"
             "  - transformers>=4.19.1\n"

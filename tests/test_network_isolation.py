@@ -27,7 +27,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 RAY_JOB = "kubernetes:ray.io/v1:RayJob"
-DASHBOARD, GCS = 8265, 6379  # KubeRay v1.7.0 default head ports (DefaultDashboardPort, DefaultGcsServerPort)
+# KubeRay v1.7.0 default head ports (utils/constant.go: DefaultDashboardPort, DefaultGcsServerPort,
+# DefaultClientPort, DefaultServingPort, DefaultMetricsPort).
+DASHBOARD, GCS, CLIENT, SERVE, METRICS = 8265, 6379, 10001, 8000, 8080
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,12 @@ def ray_head(result: RunResult, namespace: str) -> Pod:
         "ray.io/cluster": job["metadata"]["name"],
         "ray.io/is-ray-node": "yes",
     }
-    return Pod(namespace, "head", labels)
+    # The Ray container's named ports: its template's, plus `metrics` 8080, which KubeRay v1.7.0
+    # adds when the template has none (ray-operator/controllers/ray/common/pod.go,
+    # utils.MetricsPortName / DefaultMetricsPort).
+    container = template["spec"]["containers"][0]
+    ports = {p["name"]: p["containerPort"] for p in container.get("ports") or [] if p.get("name")}
+    return Pod(namespace, "head", labels, {"metrics": METRICS, **ports})
 
 
 def operator_pod() -> Pod:
@@ -94,7 +101,40 @@ class TestReachability:
         submitter = Pod("applied", "submitter", {"job-name": "applied-trainer"})
         assert net.allows(worker, head, GCS) and net.allows(submitter, head, DASHBOARD)
         assert net.allows(operator_pod(), head, DASHBOARD)
-        assert net.allows(Pod("gmp-system", "collector", {"app.kubernetes.io/name": "collector"}), head, 8080)
+        assert net.allows(
+            Pod("gmp-system", "collector", {"app.kubernetes.io/name": "collector"}), head, METRICS
+        )
+
+    def test_the_platform_reaches_only_the_ports_it_calls(self, prod: RunResult) -> None:
+        """KubeRay's operator: the dashboard (job API) and Serve's proxy health, never GCS or the
+        client port; GMP: only the metrics port its ClusterPodMonitoring scrapes."""
+        net = cluster_of(prod)
+        head = ray_head(prod, "applied")
+        operator = operator_pod()
+        assert [p for p in (DASHBOARD, SERVE, GCS, CLIENT, METRICS) if net.allows(operator, head, p)] == [
+            DASHBOARD,
+            SERVE,
+        ]
+        collector = Pod("gmp-system", "collector", {"app.kubernetes.io/name": "collector"})
+        assert [p for p in (DASHBOARD, SERVE, GCS, CLIENT, METRICS) if net.allows(collector, head, p)] == [
+            METRICS
+        ]
+        # A metrics port renumbered by the template is still the one scraped (by its name).
+        moved = Pod(head.namespace, head.name, head.labels, {**head.named_ports, "metrics": 9090})
+        assert net.allows(collector, moved, 9090) and not net.allows(collector, moved, METRICS)
+
+    def test_the_platform_ports_come_from_what_the_platform_calls(self) -> None:
+        from components.monitoring import ray_pods_scrape
+        from components.tenant_network import KUBERAY_PORTS, PLATFORM_PORTS, platform_rules
+
+        assert set(PLATFORM_PORTS) == {"kuberay-system", "gmp-system"}
+        assert PLATFORM_PORTS["gmp-system"] == (ray_pods_scrape().endpoint.port,) == ("metrics",)
+        assert KUBERAY_PORTS == (DASHBOARD, "dashboard", SERVE, "serve")
+        # A platform namespace without a port list (the SkyPilot ingress) keeps every port.
+        (open_rule,) = [r for r in platform_rules(["skypilot-ingress", "gmp-system"]) if "ports" not in r]
+        assert open_rule["from"][0]["namespaceSelector"]["matchExpressions"][0]["values"] == [
+            "skypilot-ingress"
+        ]
 
     def test_without_the_policies_everything_was_reachable(self, prod: RunResult) -> None:
         """The check above can fail: the same connection with no policies is allowed."""

@@ -16,6 +16,7 @@ from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model.base import build_resource
 from gpu_batch_policy.rules import operator_pool
 
+from components.gke import SYSTEM_POOL_TOLERATIONS
 from stacks.errors import ConfigError
 from tests.stack_runner import config_value, run_stack
 from tests.test_tenancy_findings import Item, findings, items, level
@@ -39,6 +40,20 @@ def flavors_on(stack: str, pool: str) -> dict[str, Any]:
     return {"gpu-batch:kueueQueues": queues}
 
 
+def cpu_flavor_on_system(stack: str, *, tolerate: bool) -> list[Item]:
+    """The stack's resources with its rendered `cpu` ResourceFlavor selecting the system pool,
+    with or without a toleration for the system pool's taint."""
+    out: list[Item] = []
+    for type_, given, urn, name in items(stack):
+        props = given
+        if type_.endswith(":ResourceFlavor") and props["metadata"]["name"] == "cpu":
+            spec = {**props["spec"], "nodeLabels": {"cloud.google.com/gke-nodepool": "system"}}
+            spec["tolerations"] = [dict(t) for t in SYSTEM_POOL_TOLERATIONS] if tolerate else []
+            props = {**props, "spec": spec}
+        out.append((type_, props, urn, name))
+    return out
+
+
 class TestTenantPool:
     @pytest.mark.parametrize("stack", STACKS_WITH_TENANT_POOL)
     def test_cpu_pod_sets_land_on_the_tenant_pool_not_the_operators(self, stack: str) -> None:
@@ -58,11 +73,31 @@ class TestTenantPool:
     @pytest.mark.parametrize("stack", STACKS_WITH_TENANT_POOL)
     def test_shipped_stacks_pass_and_the_system_pool_flavor_is_caught(self, stack: str) -> None:
         assert not findings(operator_pool.check_operator_pool, model(items(stack)), stack, RULE)
+        # Another program's flavor (the pack judges any program) that selects the system pool
+        # and tolerates its platform-only taint: its pods would run next to the operators.
         found = findings(
-            operator_pool.check_operator_pool, model(items(stack, flavors_on(stack, "system"))), stack, RULE
+            operator_pool.check_operator_pool, model(cpu_flavor_on_system(stack, tolerate=True)), stack, RULE
         )
         assert len(found) == 1, found
         assert "ResourceFlavor 'cpu'" in found[0] and "node pool 'system'" in found[0]
+        # Without the toleration the taint keeps its pods off the pool: nothing lands there.
+        untolerated = model(cpu_flavor_on_system(stack, tolerate=False))
+        assert not findings(operator_pool.check_operator_pool, untolerated, stack, RULE)
+
+    @pytest.mark.parametrize("stack", STACKS_WITH_TENANT_POOL)
+    def test_the_system_pool_is_tainted_for_the_platform_only(self, stack: str) -> None:
+        """The taint GKE's own components tolerate; every operator release tolerates it."""
+        result = run_stack(stack)
+        system = config_value(stack, "gpu-batch:cluster").get("systemPool", {}).get("name", "system")
+        (pool,) = [r.inputs for r in result.resources if r.type == NODE_POOL and r.inputs["name"] == system]
+        assert pool["nodeConfig"]["taints"] == [
+            {"key": "components.gke.io/gke-managed-components", "value": "true", "effect": "NO_SCHEDULE"}
+        ]
+
+    def test_a_stack_without_a_tenant_pool_keeps_its_system_pool_untainted(self) -> None:
+        result = run_stack("dev")
+        (pool,) = [r.inputs for r in result.resources if r.type == NODE_POOL and r.inputs["name"] == "system"]
+        assert not pool["nodeConfig"].get("taints")
 
     def test_operators_really_run_on_the_system_pool(self) -> None:
         """The premise: the rendered KubeRay and Kueue Deployments select the system pool."""
@@ -78,6 +113,13 @@ class TestTenantPool:
         assert level(RULE, "prod") == level(RULE, "gpudirect") == "mandatory"
         assert level(RULE, "dev") == "advisory"
 
+    def test_a_flavor_on_the_tainted_system_pool_is_one_line(self) -> None:
+        with pytest.raises(ConfigError) as err:
+            run_stack("prod", flavors_on("prod", "system"))
+        (line,) = str(err.value).splitlines()[-1:]
+        assert "gpu-batch:kueueQueues.resourceFlavors[" in line and ".pool: got 'system'" in line
+        assert "components.gke.io/gke-managed-components" in line
+
     def test_an_unknown_tenant_pool_in_a_flavor_is_one_line(self) -> None:
         with pytest.raises(ConfigError) as err:
             run_stack("prod", flavors_on("prod", "tenant-gpu"))
@@ -89,3 +131,57 @@ class TestTenantPool:
         with pytest.raises(ConfigError) as err:
             run_stack("prod", {"gpu-batch:cluster": cluster})
         assert "cluster.tenantPool.name" in str(err.value) and "system" in str(err.value)
+
+
+KAI_QUEUE = "kubernetes:scheduling.run.ai/v2:Queue"
+
+
+def kai_items(
+    edits: dict[str, Any] | None = None, *, shard: str | None = None, key: str | None = None
+) -> list[Item]:
+    """The kai stack; ``shard``: label its leaf queue and its GPU pool with that node-pool value
+    (``key``: the release's ``global.nodePoolLabelKey``)."""
+    label = key or operator_pool.KAI_NODE_POOL_LABEL
+    out: list[Item] = []
+    for type_, given, urn, name in items("kai", edits):
+        props = given
+        if shard is not None and type_ == KAI_QUEUE and props["metadata"]["name"] == "team-a":
+            props = {**props, "metadata": {**props["metadata"], "labels": {label: shard}}}
+        if shard is not None and type_ == NODE_POOL and props["name"] == "l4-pool":
+            node_config = {
+                **props["nodeConfig"],
+                "labels": {**props["nodeConfig"].get("labels", {}), label: shard},
+            }
+            props = {**props, "nodeConfig": node_config}
+        if key is not None and type_ == "kubernetes:helm.sh/v3:Release" and props["name"] == "kai-scheduler":
+            values = {**props["values"], "global": {**props["values"]["global"], "nodePoolLabelKey": key}}
+            props = {**props, "values": values}
+        out.append((type_, props, urn, name))
+    return out
+
+
+class TestKaiPlacement:
+    """KAI v0.17.0 shards by the node-pool label: a leaf queue's pods land on its shard's nodes."""
+
+    def test_the_default_shard_on_an_untainted_system_pool_is_flagged_once_per_leaf(self) -> None:
+        found = findings(operator_pool.check_operator_pool, model(kai_items()), "kai", RULE)
+        assert len(found) == 1, found  # team-a; its parent queue holds no pods
+        assert "KAI Queue 'team-a'" in found[0] and "KAI's default shard" in found[0]
+        assert "node pool 'system'" in found[0] and "kai-operator" in found[0]
+
+    def test_a_tainted_system_pool_keeps_the_default_shard_off_it(self) -> None:
+        cluster = config_value("kai", "gpu-batch:cluster")
+        cluster["tenantPool"] = {"name": "tenant-cpu"}
+        m = model(kai_items({"gpu-batch:cluster": cluster}))
+        assert operator_pool.operator_pools(m)  # the operators still run there (they tolerate it)
+        assert not findings(operator_pool.check_operator_pool, m, "kai", RULE)
+
+    def test_a_shard_of_gpu_nodes_only_passes(self) -> None:
+        assert not findings(operator_pool.check_operator_pool, model(kai_items(shard="gpu")), "kai", RULE)
+
+    def test_the_release_s_own_node_pool_key_is_the_one_read(self) -> None:
+        # The queue and pool carry `team/pool`; KAI reads that key, so team-a's shard is the GPU pool.
+        m = model(kai_items(shard="gpu", key="team/pool"))
+        assert not findings(operator_pool.check_operator_pool, m, "kai", RULE)
+        # Read with the default key instead, team-a would be in the default shard (flagged).
+        assert operator_pool.kai_node_pool_key(m) == "team/pool"

@@ -58,3 +58,77 @@ def test_a_wrong_access_is_one_config_line() -> None:
     teams[0]["workloadIdentity"] = {"buckets": [{"bucket": "x", "access": "admin"}]}
     with pytest.raises(ConfigError, match=r"gpu-batch:teams\[0\]\.workloadIdentity\.buckets\[0\]\.access"):
         run_stack("prod", {"gpu-batch:teams": teams})
+
+
+CLUSTER = "gcp:container/cluster:Cluster"
+
+
+def test_a_mounted_bucket_turns_on_gke_s_gcs_fuse_driver_in_place() -> None:
+    teams = config_value("prod", "gpu-batch:teams")
+    teams[0]["workloadIdentity"] = {"buckets": [{"bucket": "research-datasets", "mount": True}]}
+    (cluster,) = of_type(run_stack("prod", {"gpu-batch:teams": teams}), CLUSTER)
+    assert cluster.inputs["addonsConfig"] == {"gcsFuseCsiDriverConfig": {"enabled": True}}
+    # Turning it on for a running cluster updates it in place (facts derived from the provider).
+    import json
+
+    from tests.stack_runner import ROOT
+
+    facts = json.loads((ROOT / "preview" / "replacement_facts" / "gcp.json").read_text())
+    paths = facts["types"][CLUSTER]["paths"]
+    assert paths["addonsConfig.gcsFuseCsiDriverConfig.enabled"]["action"] == "update"
+
+
+def test_without_a_mount_the_cluster_has_no_add_on(prod: RunResult) -> None:
+    (cluster,) = of_type(prod, CLUSTER)
+    assert "addonsConfig" not in cluster.inputs
+
+
+def test_a_gcs_fuse_pod_passes_pod_security_restricted() -> None:
+    """The pod a team writes (annotation, CSI volume, its ServiceAccount) plus what GKE's webhook
+    injects: GoogleCloudPlatform/gcs-fuse-csi-driver pkg/webhook/sidecar_spec.go
+    ``GetSidecarContainerSpec`` ("follows Restricted Pod Security Standard": no privilege
+    escalation, drop ALL, RuntimeDefault seccomp, runAsNonRoot as 65534) and emptyDir volumes
+    (``GetSidecarContainerVolumeSpec``).  A ``csi`` volume is one restricted allows
+    (pod-security-admission v0.36.2 policy/check_restrictedVolumes.go)."""
+    from gpu_batch_policy.pod_security import enforce_policy
+
+    from components.workloads import RESTRICTED_SECURITY_CONTEXT
+
+    sidecar_context = {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+        "runAsGroup": 65534,
+    }
+    meta = {"annotations": {"gke-gcsfuse/volumes": "true"}}
+    spec = {
+        "serviceAccountName": "workload",
+        "initContainers": [
+            {"name": "gke-gcsfuse-sidecar", "image": "gcs-fuse", "securityContext": sidecar_context}
+        ],
+        "containers": [
+            {
+                "name": "train",
+                "image": "rayproject/ray:2.52.0",
+                "securityContext": RESTRICTED_SECURITY_CONTEXT,
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+            }
+        ],
+        "volumes": [
+            {
+                "name": "data",
+                "csi": {"driver": "gcsfuse.csi.storage.gke.io", "volumeAttributes": {"bucketName": "b"}},
+            },
+            {"name": "gke-gcsfuse-tmp", "emptyDir": {}},
+            {"name": "gke-gcsfuse-buffer", "emptyDir": {}},
+            {"name": "gke-gcsfuse-cache", "emptyDir": {}},
+        ],
+    }
+    restricted = enforce_policy({"pod-security.kubernetes.io/enforce": "restricted"}, (1, 33))
+    assert restricted.forbidden(meta, spec) == []
+    # The check can fail: a hostPath in place of the CSI volume is refused.
+    host = {**spec, "volumes": [{"name": "data", "hostPath": {"path": "/mnt"}}, *spec["volumes"][1:]]}
+    assert restricted.forbidden(meta, host)

@@ -181,3 +181,26 @@ class TestPriorityClassesPerTeam:
             if p["metadata"]["name"] == "gpu-batch-queue-ml"
         ]
         assert any("prod-priority" in v["expression"] for v in policy["spec"]["validations"])
+
+
+def test_prod_gives_each_team_its_priority_classes() -> None:
+    """prod sets teams[].priorityClasses: research may not name prod-priority; applied may."""
+    from components.queue_admission import PRIORITY_LABELS
+    from tests.test_queue_admission import admitted as queue_admitted
+
+    prod = run_stack("prod")
+    policies = {p["metadata"]["name"]: p["spec"] for p in custom_objects(prod, "ValidatingAdmissionPolicy")}
+    label = PRIORITY_LABELS["kueue"]
+
+    def job(priority: str) -> dict[str, Any]:
+        labels = {"kueue.x-k8s.io/queue-name": "default", label: priority}
+        return {
+            "kind": "Job",
+            "metadata": {"name": "j", "namespace": "research", "labels": labels},
+            "spec": {"template": {"spec": {}}},
+        }
+
+    research, applied = policies["gpu-batch-queue-research"], policies["gpu-batch-queue-applied"]
+    assert not queue_admitted(research, job("prod-priority"))
+    assert queue_admitted(research, job("dev-priority"))
+    assert queue_admitted(applied, job("prod-priority")) and queue_admitted(applied, job("dev-priority"))

@@ -31,7 +31,10 @@ DEPLOY = WORKFLOWS / "deploy.yml"
 ENVIRONMENTS = ("dev", "prod")
 PULUMI_ACTION = "pulumi/actions"
 GCP_AUTH_ACTION = "google-github-actions/auth"
-ALLOWED_SECRETS = {"PULUMI_ACCESS_TOKEN", "GITHUB_TOKEN"}
+ALLOWED_SECRETS = {"PULUMI_ACCESS_TOKEN", "PULUMI_PREVIEW_ACCESS_TOKEN", "GITHUB_TOKEN"}
+# The pull-request preview runs unreviewed code: a Stack Read token of its own (repository
+# secret); the deploy token is an environment secret of dev/prod only (docs/ci.md).
+TOKEN_BY_COMMAND = {"preview": "PULUMI_PREVIEW_ACCESS_TOKEN", "up": "PULUMI_ACCESS_TOKEN"}
 
 Workflow = dict[Any, Any]  # keys are str, except `on:` (see triggers)
 
@@ -156,8 +159,9 @@ def policy_problems(doc: Workflow) -> list[str]:
                 f"{job_id}: policyPackConfigs {args.get('policyPackConfigs')!r}, expected {expected!r}"
             )
         token = str(step.get("env", {}).get("PULUMI_ACCESS_TOKEN", ""))
-        if token != "${{ secrets.PULUMI_ACCESS_TOKEN }}":
-            problems.append(f"{job_id}: PULUMI_ACCESS_TOKEN must come from secrets, got {token!r}")
+        secret = TOKEN_BY_COMMAND.get(str(args.get("command", "")), "PULUMI_ACCESS_TOKEN")
+        if token != f"${{{{ secrets.{secret} }}}}":
+            problems.append(f"{job_id}: PULUMI_ACCESS_TOKEN must come from secrets.{secret}, got {token!r}")
     return problems
 
 
@@ -341,6 +345,14 @@ def test_policy_check_catches_a_missing_pack_or_wrong_config() -> None:
     doc["jobs"]["dev"]["steps"][-1]["with"].pop("policyPacks")
     problems = policy_problems(doc)
     assert any("config.prod.json" in p for p in problems) and any("policyPacks" in p for p in problems)
+
+
+def test_policy_check_catches_the_deploy_token_in_a_pull_request_preview() -> None:
+    doc = copy.deepcopy(load(PULL_REQUEST))
+    assert not policy_problems(doc)
+    for _, step in pulumi_steps(doc):
+        step["env"]["PULUMI_ACCESS_TOKEN"] = "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+    assert any("secrets.PULUMI_PREVIEW_ACCESS_TOKEN" in p for p in policy_problems(doc))
 
 
 def test_credential_check_catches_a_key_file() -> None:

@@ -39,9 +39,25 @@ def ray(result: RunResult, namespace: str, name: str, kind: str) -> dict[str, An
 class TestKueueRayJob:
     """Seed 000's PyTorch text-classifier RayJob, labelled to user-queue (and seed 003's priority)."""
 
-    def test_spec_is_the_seed_spec(self, plans: dict[str, RunResult]) -> None:
-        job = ray(plans["dev"], "default", "pytorch-text-classifier", "RayJob")
-        assert job["spec"] == seed("kueue-provisioning.yaml", "RayJob", "pytorch-text-classifier")["spec"]
+    def test_spec_is_the_seed_spec_on_ray_2_52_with_token_auth(self, plans: dict[str, RunResult]) -> None:
+        """The seed's job, except what Ray 2.52 changes: Ray's CUDA image (no ray-ml 2.52 exists),
+        PyTorch from the runtime env (as kuberay v1.7.0's pytorch-mnist sample), and token auth."""
+        job = ray(plans["dev"], "default", "pytorch-text-classifier", "RayJob")["spec"]
+        theirs = seed("kueue-provisioning.yaml", "RayJob", "pytorch-text-classifier")["spec"]
+        cluster, seed_cluster = job.pop("rayClusterSpec"), theirs.pop("rayClusterSpec")
+        env, seed_env = (
+            yaml.safe_load(job.pop("runtimeEnvYAML")),
+            yaml.safe_load(theirs.pop("runtimeEnvYAML")),
+        )
+        assert job == theirs
+        assert env == {**seed_env, "pip": ["torch", *seed_env["pip"]]}
+        assert cluster.pop("authOptions") == {"mode": "token"}
+        assert cluster.pop("rayVersion") == "2.52.0" and seed_cluster.pop("rayVersion") == "2.46.0"
+        head = cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
+        seed_head = seed_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
+        assert head.pop("image") == "rayproject/ray:2.52.0-gpu"
+        assert seed_head.pop("image") == "rayproject/ray-ml:2.46.0.0e19ea-py311-gpu"
+        assert cluster == seed_cluster
 
     def test_labelled_to_queue_and_priority(self, plans: dict[str, RunResult]) -> None:
         dev = ray(plans["dev"], "default", "pytorch-text-classifier", "RayJob")

@@ -21,6 +21,7 @@ from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from .rules.dws import POLICIES as RULES_DWS
+from .rules.gcs_fuse import POLICIES as RULES_GCS_FUSE
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK
 from .rules.gpudirect import POLICIES as RULES_GPUDIRECT
@@ -32,6 +33,7 @@ from .rules.kai import POLICIES as RULES_KAI
 from .rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from .rules.kai_pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
 from .rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
+from .rules.kai_topology import POLICIES as RULES_KAI_TOPOLOGY
 from .rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
 from .rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from .rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -69,6 +71,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_CONFIG,
     *RULES_KUEUE_ADVISORY,
     *RULES_KAI,
+    *RULES_KAI_TOPOLOGY,
     *RULES_CAPACITY,
     *RULES_WIRING,
     *RULES_SKYPILOT,
@@ -108,4 +111,5 @@ ALL_POLICIES: list[Policy] = [
     *RULES_KUEUE_MANAGED_NAMESPACES,
     *RULES_NETWORK_ISOLATION,
     *RULES_RAY_AUTH,
+    *RULES_GCS_FUSE,
 ]

@@ -11,8 +11,9 @@ pool selection and capacity), so the report and the rules can never disagree abo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
+from typing import Any
 
 from gpu_batch_policy import kueue_capacity, pools
 from gpu_batch_policy.demand import CannotTellError
@@ -21,6 +22,7 @@ from gpu_batch_policy.fit.resources import Resources
 from gpu_batch_policy.fit.system_load import PoolLoad, system_loads
 from gpu_batch_policy.kueue_capacity import InvalidQuotaError
 from gpu_batch_policy.model import ClusterQueue, StackModel
+from gpu_batch_policy.tas.reservations import ReservationSize
 from gpu_batch_policy.values import Unknown
 
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
@@ -30,7 +32,7 @@ from preview.report.monitoring import monitoring_section
 from preview.report.multikueue import cluster_subsets, multikueue_section
 from preview.report.network import network_section
 from preview.report.tenancy import tenancy_section
-from preview.report.training import training_section
+from preview.report.training import GANG_FITS_RULE, reservation_sizes, training_section
 
 GPU = "nvidia.com/gpu"
 UNKNOWN = "unknown until apply"
@@ -287,24 +289,30 @@ def what_if_section(stack: str, resources: Sequence[RecordedResource]) -> list[s
 
 
 def render_report(stack: str, resources: Sequence[RecordedResource], analysis: AnalysisResult | None) -> str:
-    return "\n".join([*capacity_sections(stack, resources), *policy_section(analysis)])
+    rule = analysis.config.get(GANG_FITS_RULE) if analysis is not None else None
+    policy_config = {GANG_FITS_RULE: rule.properties} if rule is not None else None
+    return "\n".join([*capacity_sections(stack, resources, policy_config), *policy_section(analysis)])
 
 
-def capacity_sections(stack: str, resources: Sequence[RecordedResource]) -> list[str]:
+def capacity_sections(
+    stack: str, resources: Sequence[RecordedResource], policy_config: Mapping[str, Any] | None = None
+) -> list[str]:
     """Every section but the policy results: what the stack plans, which needs no pack answer
     (so the preview writes it while the pack still runs ``AnalyzeStack``).  A program reaching
-    several clusters gets the sections once per cluster, then which workers take which gangs."""
+    several clusters gets the sections once per cluster, then which workers take which gangs.
+    ``policy_config`` (the ``--policy-pack-config`` object) gives the declared reservation sizes."""
     clusters = cluster_subsets(resources)
+    reservations = reservation_sizes(policy_config)
     if len(clusters) < 2:
         return [
             f"## gpu-batch capacity report: `{stack}`",
             "",
-            *_cluster_sections(resources),
+            *_cluster_sections(resources, reservations),
             *what_if_section(stack, resources),
         ]
     out = [f"## gpu-batch capacity report: `{stack}` ({len(clusters)} clusters)", ""]
     for title, subset in clusters:
-        out += [f"## {title}", "", *_cluster_sections(subset)]
+        out += [f"## {title}", "", *_cluster_sections(subset, reservations)]
     out += multikueue_section(clusters, lambda subset: _gang_rows(stack_model(subset)), _table)
     out += what_if_section(stack, resources)
     return out
@@ -322,7 +330,9 @@ def _gang_rows(model: StackModel) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _cluster_sections(resources: Sequence[RecordedResource]) -> list[str]:
+def _cluster_sections(
+    resources: Sequence[RecordedResource], reservations: Mapping[str, ReservationSize]
+) -> list[str]:
     """The capacity sections of one cluster's resources."""
     model = stack_model(resources)
     out: list[str] = []
@@ -349,7 +359,7 @@ def _cluster_sections(resources: Sequence[RecordedResource]) -> list[str]:
         ]
     out += system_pool_section(model)
     out += network_section(resources, _table)
-    out += training_section(model, _table)
+    out += training_section(model, _table, reservations)
     out += tenancy_section(resources, _table)
     cq_rows = list(_cluster_queue_rows(model))
     if cq_rows:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from stacks.checks.access import check_access
 from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.gpu_stack import check_gpu_stacks
-from stacks.checks.gpudirect import check_gpudirect
+from stacks.checks.gpudirect import check_compact_placement, check_gpudirect, check_gpudirect_workloads
 from stacks.checks.maintenance import check_maintenance
 from stacks.checks.multikueue import check_multikueue
 from stacks.checks.network import check_network
@@ -33,6 +33,8 @@ def single_cluster_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     yield from check_gpu_stacks(config.cluster, config.gpu_pools)
     yield from check_network(config.cluster)
     yield from check_gpudirect(config.cluster, config.gpu_pools)
+    yield from check_gpudirect_workloads(config)
+    yield from check_compact_placement(config.cluster, config.gpu_pools)
     yield from check_topology(config)
     yield from check_maintenance(config.cluster.maintenance)
     yield from check_schedulers(config.kueue, config.kai, config.kuberay)

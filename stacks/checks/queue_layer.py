@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from components.gke import SYSTEM_POOL_TAINT_KEY
 from stacks.checks.accelerator_mix import check_accelerator_mix, flavor_accelerators
 from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.queue import QUEUES_KEY, check_queues
@@ -41,11 +42,30 @@ def check_queue_layer(config: StackConfig) -> Iterator[ConfigIssue]:
     tenant = config.cluster.tenant_pool
     cpu_pools = [config.cluster.system_pool.name, *([tenant.name] if tenant else [])]
     yield from check_queues(queues, pool_modes, cpu_pools)
+    yield from _check_tainted_system_pool(config)
     yield from check_accelerator_mix(queues, flavor_accelerators(queues, config.gpu_pools))
     yield from check_kai_queues(config.kai_queues)
     yield from check_teams(config.teams, queues, config.kai_queues)
     yield from check_workloads(config.workloads, config.teams, queues)
     yield from _check_schedulers_present(config)
+
+
+def _check_tainted_system_pool(config: StackConfig) -> Iterator[ConfigIssue]:
+    """With a tenant pool the system pool carries the platform-only taint (components.gke
+    ``SYSTEM_POOL_TAINT``) and a flavor adds no toleration for it, so pods a flavor steers there
+    would never schedule: refuse it in one line."""
+    tenant = config.cluster.tenant_pool
+    system = config.cluster.system_pool.name
+    if tenant is None:
+        return
+    for index, flavor in enumerate(config.kueue_queues.resource_flavors):
+        if flavor.pool == system:
+            yield ConfigIssue(
+                f"{QUEUES_KEY}.resourceFlavors[{index}].pool",
+                f"a GPU pool or the tenant pool {tenant.name!r}: with cluster.tenantPool the system pool "
+                f"is tainted {SYSTEM_POOL_TAINT_KEY}=true:NoSchedule for platform components only",
+                flavor.pool,
+            )
 
 
 def _check_schedulers_present(config: StackConfig) -> Iterator[ConfigIssue]:

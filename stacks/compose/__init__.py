@@ -18,6 +18,7 @@ from components.gpu_catalog import gpu_machine
 from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
+from stacks.checks.gpudirect import compact_placement
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
 from stacks.compose.gpudirect import (
     build_vpcs,
@@ -125,6 +126,12 @@ def build_cluster(
         dcgm=any(p.gpu_stack == "gke" for p in config.gpu_pools),
         dataplane_v2=spec.dataplane_v2,
         multi_networking=multi_networking(spec, config.gpu_pools),
+        gcs_fuse=any(
+            b.mount
+            for t in config.teams
+            if t.workload_identity is not None
+            for b in t.workload_identity.buckets
+        ),
     )
     cluster = GkeCluster(spec.name, cluster_args)
     network = build_network(config, cluster_args)
@@ -156,7 +163,7 @@ def build_cluster(
                 node_locations=tuple(pool.node_locations),
                 disk_size_gb=pool.disk_size_gb,
                 max_run_duration=pool.max_run_duration,
-                compact_placement=pool.compact_placement,
+                compact_placement=compact_placement(spec, pool),
                 service_account=nodes.email,
                 network_tags=(cluster_args.node_tag,),
                 protect=spec.protect,

@@ -18,8 +18,10 @@ import pulumi
 
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
+from components.gpudirect.pod_wiring import PodWiring, pod_wiring
 from components.ingress_controller import INGRESS_NAMESPACE, IngressController, IngressControllerArgs
 from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
+from components.kai_topology import KaiTopologies, KaiTopologyArgs
 from components.kuberay import KUBERAY_NAMESPACE
 from components.kueue_config import MANAGED_NAMESPACE_LABEL
 from components.kueue_queues import (
@@ -40,12 +42,14 @@ from components.kueue_queues import (
     Toleration,
     TopologyArgs,
 )
+from components.pool_admission import TenantPoolAdmission
 from components.service_admission import TenantServiceAdmission
 from components.skypilot import SkypilotServer, SkypilotServerArgs
 from components.tenancy import TeamArgs, TeamTenancy, namespace_selector
 from components.tenant_network import GMP_NAMESPACE
 from components.workloads import RayJobArgs, RayPodArgs, RayWorkload, RayWorkloadArgs, queue_labels
-from stacks.checks.topology import TOPOLOGIES, topology_of_pool
+from stacks.checks.gpudirect import workload_profile
+from stacks.checks.topology import TOPOLOGIES, kai_topologies, kai_topology_name, topology_of_pool
 from stacks.compose.readiness import ReadinessGates
 from stacks.compose.schedulers import Schedulers, WorkloadNeeds
 from stacks.config import StackConfig
@@ -113,6 +117,9 @@ def build_queues(
         TenantServiceAdmission(
             f"{prefix}tenant-services", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
         )
+        TenantPoolAdmission(
+            f"{prefix}tenant-placement", tuple(namespaces), opts=pulumi.ResourceOptions(provider=provider)
+        )
     kueue = None
     if schedulers.kueue is not None and has_kueue_objects(config):
         kueue = KueueQueues(
@@ -122,6 +129,14 @@ def build_queues(
             opts=pulumi.ResourceOptions(
                 provider=provider,
                 depends_on=[gates.kueue if gates and gates.kueue else schedulers.kueue.release],
+            ),
+        )
+    if schedulers.kai is not None and (kai_levels := kai_topologies(config)):
+        KaiTopologies(
+            f"{prefix}kai-topologies",
+            tuple(KaiTopologyArgs(name, levels) for name, levels in kai_levels.items()),
+            opts=pulumi.ResourceOptions(
+                provider=provider, depends_on=[gates.kai if gates and gates.kai else schedulers.kai.release]
             ),
         )
     kai = None
@@ -145,7 +160,7 @@ def build_queues(
         waits.append(namespaces[team.namespace_name])
         workloads[f"{team.namespace_name}/{workload.kind}/{workload.name}"] = RayWorkload(
             f"{team.namespace_name}-{workload.name}",
-            _workload_args(workload, team),
+            _workload_args(workload, team, _wiring(config, workload), kai_topology_name(config)),
             opts=pulumi.ResourceOptions(provider=provider, depends_on=waits),
         )
     skypilot = _skypilot_servers(config, provider, teams, kueue, schedulers)
@@ -348,7 +363,18 @@ def _queue_dependencies(
     return []
 
 
-def _workload_args(workload: WorkloadConfig, team: TeamConfig) -> RayWorkloadArgs:
+def _wiring(config: StackConfig, workload: WorkloadConfig) -> PodWiring | None:
+    """Google's GPUDirect pod wiring when the workload's GPU pods land only on one profile's pools."""
+    profile = workload_profile(config, workload)
+    return pod_wiring(profile) if profile is not None else None
+
+
+def _workload_args(
+    workload: WorkloadConfig,
+    team: TeamConfig,
+    wiring: PodWiring | None = None,
+    kai_topology: str | None = None,
+) -> RayWorkloadArgs:
     queue = team.local_queue if workload.scheduler == "kueue" else team.kai_queue
     assert queue is not None  # config checks require the team's queue for its scheduler
     job = None
@@ -366,14 +392,34 @@ def _workload_args(workload: WorkloadConfig, team: TeamConfig) -> RayWorkloadArg
         namespace=team.namespace_name,
         kind=workload.kind,
         labels=queue_labels(workload.scheduler, queue, workload.priority_class),
-        head=_pod(workload.head, workload.image),
-        workers=tuple(_pod(group, workload.image) for group in workload.worker_groups),
+        head=_pod(
+            workload.head, workload.image, notes=_topology_notes(workload.head, workload, kai_topology)
+        ),
+        workers=tuple(
+            _pod(group, workload.image, wiring, _topology_notes(group, workload, kai_topology))
+            for group in workload.worker_groups
+        ),
         ray_version=workload.ray_version,
         job=job,
+        restricted=team.pod_security == "restricted",
     )
 
 
-def _pod(group: RayPodConfig, image: str) -> RayPodArgs:
+def _topology_notes(
+    group: RayPodConfig, workload: WorkloadConfig, kai_topology: str | None
+) -> dict[str, str]:
+    """The group's topology request as its scheduler reads it: Kueue's pod-set annotations, or KAI's
+    on the stack's KAI Topology (config checks refuse a KAI request without one)."""
+    if group.topology is None:
+        return {}
+    if workload.scheduler == "kai":
+        return group.topology.kai_annotations(kai_topology) if kai_topology else {}
+    return group.topology.annotations()
+
+
+def _pod(
+    group: RayPodConfig, image: str, wiring: PodWiring | None = None, notes: dict[str, str] | None = None
+) -> RayPodArgs:
     worker = group if isinstance(group, WorkerGroupConfig) else None
     return RayPodArgs(
         image=group.image or image,
@@ -386,7 +432,8 @@ def _pod(group: RayPodConfig, image: str) -> RayPodArgs:
         replicas=worker.replicas if worker else 1,
         min_replicas=worker.min_replicas if worker else None,
         max_replicas=worker.max_replicas if worker else None,
-        annotations=group.topology.annotations() if group.topology else {},
+        annotations=notes or {},
+        gpudirect=wiring if group.gpu else None,
     )
 
 

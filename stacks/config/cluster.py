@@ -201,8 +201,11 @@ class GpuPoolConfig(ConfigModel):
     auto_repair: bool | None = Field(
         None, description="Node auto-repair; default on, and GKE requires it off for queued/flex-start."
     )
-    compact_placement: bool = Field(
-        False, description="COMPACT placement policy; GKE refuses it for queued pools."
+    compact_placement: bool | None = Field(
+        None,
+        description="COMPACT placement policy. Default: on for network: gpudirect pools where GKE allows it "
+        "(one zone, not queued, flex-start only on a3-ultragpu-/a4-/h4d-) and that consume no reservation "
+        "(GCE places a dense reservation itself); off otherwise. true where GKE refuses it is an error.",
     )
     max_run_duration: NonEmptyStr | None = Field(
         None,

@@ -91,6 +91,12 @@ class BucketAccessConfig(ConfigModel):
         "read",
         description="read: roles/storage.objectViewer; write: roles/storage.objectUser, on that bucket only.",
     )
+    mount: bool = Field(
+        False,
+        description="Pods may mount the bucket as a file system through GKE's Cloud Storage FUSE CSI driver: "
+        "the cluster gets the driver add-on; a pod running as the team's serviceAccount adds the annotation "
+        "gke-gcsfuse/volumes: 'true' and a csi volume (driver gcsfuse.csi.storage.gke.io, bucketName).",
+    )
 
 
 class WorkloadIdentityConfig(ConfigModel):

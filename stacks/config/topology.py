@@ -1,10 +1,12 @@
-"""Kueue topology-aware scheduling (TAS) in the stack config: a pod group's topology request.
+"""Topology-aware placement in the stack config: a pod group's topology request (Kueue TAS, or KAI).
 
 The request becomes Kueue's pod-set annotations (kubernetes-sigs/kueue v0.19.2
 ``apis/kueue/v1beta2/topology_types.go``) on the group's pod template, and is checked with the
 policy pack's port of Kueue's webhook validation (``gpu_batch_policy.tas.annotations``), so the
 config refuses exactly what Kueue would.  Levels are named short (``block``, ``subblock``,
 ``host``, ``hostname``, ``nodepool``) and map to GKE's node labels (``gpu_batch_policy.tas.levels``).
+Under ``scheduler: kai`` the same request becomes KAI's annotations on its own Topology, whose
+levels carry the short names as aliases (:meth:`TopologyRequestConfig.kai_annotations`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR
 
+from gpu_batch_policy.kai import topology as kai  # noqa: E402
 from gpu_batch_policy.tas import annotations as tas  # noqa: E402
 from gpu_batch_policy.tas.levels import LEVEL_NAMES  # noqa: E402
 
@@ -53,3 +56,13 @@ class TopologyRequestConfig(ConfigModel):
         if self.slice_size is not None:
             notes[tas.SLICE_SIZE] = str(self.slice_size)
         return notes
+
+    def kai_annotations(self, topology: str) -> dict[str, str]:
+        """KAI's annotations for this request on Topology ``topology`` (levels by their alias, the
+        short name): kai-scheduler v0.17.0 ``ray_grouper.go`` ``getTemplateTopologyConstraints``."""
+        if self.mode == "unconstrained" or self.level is None:
+            return {}
+        return {
+            kai.TOPOLOGY: topology,
+            kai.REQUIRED if self.mode == "required" else kai.PREFERRED: self.level,
+        }

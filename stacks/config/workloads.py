@@ -58,8 +58,9 @@ class RayPodConfig(ConfigModel):
     ray_start_params: dict[str, str] = Field(default_factory=dict, description="`ray start` parameters.")
     topology: TopologyRequestConfig | None = Field(
         None,
-        description="Kueue topology-aware placement of this group's pods (see topology.* keys); needs a "
-        "flavor with topology: true.",
+        description="Topology-aware placement of this group's pods (see topology.* keys): Kueue TAS "
+        "annotations (needs a flavor with topology: true), or with scheduler: kai KAI's annotations on the "
+        "stack's one KAI Topology (required / preferred; no slices).",
     )
 
 
@@ -271,15 +272,18 @@ def _check_topology(at: str, group: RayPodConfig, scheduler: str) -> Iterator[Co
     """Kueue's own webhook rules on the annotations the request writes (one code path with the pack)."""
     request = group.topology
     assert request is not None
-    if scheduler != "kueue":
-        yield ConfigIssue(
-            at, "no value: topology requests are Kueue TAS annotations (scheduler: kueue)", "set"
-        )
-        return
     if request.mode != "unconstrained" and request.level is None:
         yield ConfigIssue(f"{at}.level", f"a level for mode {request.mode}")
     if request.mode == "unconstrained" and request.level is not None:
         yield ConfigIssue(f"{at}.level", "no value with mode unconstrained", request.level)
+    if scheduler != "kueue":
+        # KAI: required / preferred on its own Topology (stacks.checks.topology checks the level).
+        for key, value in (("sliceLevel", request.slice_level), ("sliceSize", request.slice_size)):
+            if value is not None:
+                yield ConfigIssue(
+                    f"{at}.{key}", "no value: slices are Kueue TAS annotations (scheduler: kueue)", value
+                )
+        return
     count = group.replicas if isinstance(group, WorkerGroupConfig) else 1
     for problem in webhook_problems(request.annotations(), count):
         yield ConfigIssue(

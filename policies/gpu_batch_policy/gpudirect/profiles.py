@@ -23,8 +23,15 @@ Sources (each fact cites where it comes from):
   ``networking.gke.io/interfaces`` annotation (``gpudirect-tcpx[o]/nccl-test-latest.yaml``);
 - ``examples/gke-a3-highgpu/gke-a3-highgpu.yaml``: ``multivpc`` with ``network_count: 4``, ``mtu: 8244``.
 
-A4X (``a4x-highgpu-4g``) is not in the table: its blueprint uses GKE's managed DRANET
-(``enable_dranet``), which gpu-batch does not declare yet, so the config refuses it in one line.
+- ``examples/gke-a4x/gke-a4x.yaml`` (A4X, ``a4x-highgpu-4g``, 4 GB200 per node): RDMA with one extra
+  gVNIC VPC (``gke-a4x-net-1``) plus ``modules/network/gpu-rdma-vpc`` (``<zone>-vpc-roce``) with
+  ``count: 4`` subnets, ``version_prefix: "1.33."``; Google's A4X installer is
+  ``gpudirect-rdma/nccl-rdma-installer-a4x.yaml`` and its test Pod ``nccl-test-imex-a4x.yaml``
+  (networks ``rdma-0..3``).  The pack judges A4X pools with this profile; the stack config still
+  refuses ``network: gpudirect`` on A4X (``stacks.checks.gpudirect``): the blueprint also needs a
+  HIGH_THROUGHPUT workload policy (``accelerator_topology: 1x72``), arm64 tolerations and IMEX
+  ComputeDomain claims, which gpu-batch does not declare.  GKE's managed DRANET
+  (``examples/gke-a4x/gke-a4x-dranet.yaml``) is exclusive with this RDMA setup and not modelled.
 """
 
 from __future__ import annotations
@@ -64,6 +71,9 @@ class GpuDirectProfile:
     min_minor: str | None = None
     # Kubernetes Network names of the gVNIC VPCs: "vpc" (vpc1..) or "gvnic-" (gvnic-1..).
     gvnic_prefix: str = "gvnic-"
+    # Pinned file of manifests.gpudirect holding Google's NCCL test Pod for this stack: the wiring a
+    # workload pod copies (components.gpudirect.pod_wiring) and the pack checks (..wiring).
+    test_pod: str = ""
 
     @property
     def nic_count(self) -> int:
@@ -87,6 +97,7 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
             mtu=8244,
             gvnic_prefix="vpc",
             manifests=("gpudirect-tcpx/nccl-tcpx-installer.yaml", NRI_INJECTOR),
+            test_pod="gpudirect-tcpx/nccl-test-latest.yaml",
             version_floors=(
                 ("1.27", "1.27.16-gke.2874000"),
                 ("1.28", "1.28.15-gke.3163000"),
@@ -101,6 +112,7 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
             mtu=8244,
             gvnic_prefix="vpc",
             manifests=("gpudirect-tcpxo/nccl-tcpxo-installer.yaml", NRI_INJECTOR),
+            test_pod="gpudirect-tcpxo/nccl-test-latest.yaml",
             version_floors=(
                 ("1.28", "1.28.15-gke.3163000"),
                 ("1.29", "1.29.15-gke.2467000"),
@@ -118,8 +130,22 @@ PROFILES: Final[dict[str, GpuDirectProfile]] = {
                 mtu=None,
                 manifests=("gpudirect-rdma/nccl-rdma-installer.yaml",),
                 min_minor="1.32",
+                test_pod=test_pod,
             )
-            for machine in ("a3-ultragpu-8g", "a4-highgpu-8g")
+            for machine, test_pod in (
+                ("a3-ultragpu-8g", "gpudirect-rdma/nccl-test.yaml"),
+                ("a4-highgpu-8g", "gpudirect-rdma/nccl-test-a4.yaml"),
+            )
+        ),
+        GpuDirectProfile(
+            "a4x-highgpu-4g",
+            "RDMA",
+            gvnic_networks=1,
+            rdma_subnets=4,
+            mtu=None,
+            manifests=("gpudirect-rdma/nccl-rdma-installer-a4x.yaml",),
+            min_minor="1.33",
+            test_pod="gpudirect-rdma/nccl-test-imex-a4x.yaml",
         ),
     )
 }

@@ -13,12 +13,22 @@
   one domain of that level (``findLevelWithFitDomains``: with ``state.required`` a too small top
   domain is ``notFitReason``, never a spread).  Domain sizes known from the machine type alone: a
   host / hostname is one node (its GPUs); an A4X ``gke-nodepool`` domain is one NVLink domain of 72
-  GPUs.  Blocks and sub-blocks depend on the reservation: not judged.
+  GPUs, an A4X sub-block 18 nodes.  Blocks and sub-blocks otherwise from the reservation sizes the
+  rule's ``reservations`` config declares (:mod:`..tas.reservations`); undeclared: not judged.
 - ``kueue-tas-required-with-provisioning`` (advisory): KEP-2724 (``keps/2724-topology-aware-scheduling``
   @ v0.19.2, "Provisioning request and required mode"): with a ProvisioningRequest check, Kueue
   reserves quota first and assigns the topology in a second pass after the nodes arrive; nodes the
   provider scattered fail a ``required`` request, the booking expires and the workload is retried
   and finally deactivated.  A risk, not a certainty (the provider may place compactly).
+- ``kueue-tas-sparse-capacity`` (advisory): Google Cloud AI Hypercomputer, "Schedule GKE workloads
+  with Topology Aware Scheduling (TAS)": "TAS works best with densely placed capacity, which can be
+  obtained through reservations. With Flex-start VMs or Spot VMs, your capacity is less likely to
+  allocated close together, so TAS might not work well in this scenario."  A TAS flavor whose
+  Topology has a block or sub-block level, on a pool of spot / flex-start (DWS queued provisioning
+  runs flex-start VMs) or on-demand VMs that consume no reservation (``NO_RESERVATION``), without a
+  COMPACT placement policy (GKE "Define compact placement for GKE nodes"), gets nodes scattered
+  over blocks: a required block / sub-block request may wait long.  Advisory: GKE still labels the
+  nodes and Kueue still admits what fits; a stack's config may raise it.
 - ``gke-compact-placement-flex-start`` (mandatory): cluster-toolkit v1.95.0
   ``modules/compute/gke-node-pool/main.tf`` precondition "Compact placement with DWS Flex start is
   only supported for A3 Ultra, A4, and H4D machine types" (``^(a3-ultragpu-|a4-|h4d-)``).  COMPACT on
@@ -27,12 +37,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import resource_policy, stack_policy
 from ..model import ClusterQueue, NodePool, StackModel
@@ -41,12 +50,14 @@ from ..report import Reporter
 from ..tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
 from ..tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
 from ..tas.levels import GKE_TOPOLOGY_LABELS, labelled
+from ..tas.placement import COMPACT_FLEX_MACHINES
+from ..tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
+from ..tas.reservations import ReservationSize, declared_sizes
 from ..values import Unknown
 from ..workload_kinds import kueue_gangs
 from .capacity import workload_queue
 
 GPU = "nvidia.com/gpu"
-COMPACT_FLEX_MACHINES = re.compile(r"^(a3-ultragpu-|a4-|h4d-)")
 
 
 def check_annotations(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -96,20 +107,21 @@ def check_domains(model: StackModel, reporter: Reporter, _config: Mapping[str, A
                 )
 
 
-def _largest_domain(model: StackModel, level: str) -> int | None:
+def _largest_domain(model: StackModel, level: str, reservations: Mapping[str, ReservationSize]) -> int | None:
     """The largest domain of ``level`` over the stack's TAS flavors; None when any is unknown."""
     sizes = []
     for flavor, levels in tas_flavors(model):
         if levels is None or level not in levels:
             continue
-        size = domain_gpus(model, flavor, level)
+        size = domain_gpus(model, flavor, level, reservations)
         if size is None:
             return None
         sizes.append(size)
     return max(sizes) if sizes else None
 
 
-def check_gang_fits(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_gang_fits(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    reservations = declared_sizes(config)
     for counted in kueue_gangs(model):
         for gang in counted.gangs:
             for pod_set in gang.pod_sets:
@@ -117,7 +129,7 @@ def check_gang_fits(model: StackModel, reporter: Reporter, _config: Mapping[str,
                 level = request.required
                 if level is None:
                     continue
-                size = _largest_domain(model, level)
+                size = _largest_domain(model, level, reservations)
                 per_pod = pod_set.template.request(GPU)
                 if size is None or isinstance(per_pod, Unknown) or per_pod <= 0:
                     continue
@@ -159,6 +171,39 @@ def check_required_with_provisioning(
                 )
 
 
+def _sparse_capacity(pool: NodePool) -> str | None:
+    """Why GCE is unlikely to place the pool's nodes densely; None: a reservation, COMPACT, or unknown."""
+    if pool.placement_policy_type == "COMPACT" or pool.reservation_affinity == "SPECIFIC_RESERVATION":
+        return None
+    if pool.spot is True or pool.preemptible is True:
+        return "Spot VMs"
+    if pool.flex_start is True or pool.is_queued:
+        return "flex-start VMs (DWS)"
+    if pool.reservation_affinity == "NO_RESERVATION":
+        return "on-demand VMs with no reservation"
+    return None
+
+
+def check_sparse_capacity(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    wide = {GKE_TOPOLOGY_LABELS[0], GKE_TOPOLOGY_LABELS[1]}  # block, sub-block
+    for flavor, levels in tas_flavors(model):
+        above_host = [level for level in levels or [] if level in wide]
+        if not above_host:
+            continue
+        for pool in flavor_pools(model, flavor):
+            machine = pool.machine_type
+            why = _sparse_capacity(pool) if isinstance(machine, str) and labelled(machine) else None
+            if why is not None:
+                reporter.violation(
+                    flavor,
+                    f"TAS flavor on pool {pool.name} ({machine}) places gangs by {above_host[0]}, but the pool "
+                    f"runs {why} without COMPACT placement: GCE is less likely to place them close together, "
+                    "so block / sub-block requests may wait long (GKE: TAS works best with dense capacity)",
+                    "consume a (dense) reservation or set placementPolicy COMPACT where GKE allows it, or "
+                    "request podset-preferred-topology / a host-level Topology",
+                )
+
+
 def check_compact_flex(pool: NodePool, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     if pool.flex_start is not True or pool.is_queued or pool.placement_policy_type != "COMPACT":
         return
@@ -189,11 +234,18 @@ POLICIES: list[Policy] = [
         "kueue-tas-gang-fits-domain",
         "A pod set with a required topology fits one domain of that level.",
         check_gang_fits,
+        config_schema=PolicyConfigSchema(properties=RESERVATIONS_SCHEMA),
     ),
     stack_policy(
         "kueue-tas-required-with-provisioning",
         "A required topology behind a ProvisioningRequest check may never be satisfied (KEP-2724).",
         check_required_with_provisioning,
+        enforcement_level=EnforcementLevel.ADVISORY,
+    ),
+    stack_policy(
+        "kueue-tas-sparse-capacity",
+        "A TAS flavor with block / sub-block levels runs on dense capacity (a reservation or compact placement).",
+        check_sparse_capacity,
         enforcement_level=EnforcementLevel.ADVISORY,
     ),
     resource_policy(

@@ -13,7 +13,9 @@ GKE Standard configures no PodSecurity defaults, so a namespace without a
   ``enforce-version`` or the cluster's minor, refuses.  KubeRay and the Job controller create
   the pods; PodSecurity refuses each one, so the workload never runs.  The checks are the
   upstream ones (:mod:`..pod_security.checks`, kubernetes/pod-security-admission v0.36.2
-  ``policy/``; ``registry.go`` ``EvaluatePod`` for the baseline/restricted composition).
+  ``policy/``; ``registry.go`` ``EvaluatePod`` for the baseline/restricted composition).  A
+  RayJob's submitter pod is judged too (``pod_templates.ray_submitter_templates``): KubeRay's
+  default one carries no securityContext, so ``restricted`` refuses it and the job never starts.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..builders import stack_policy
 from ..model import StackModel
 from ..pod_security import ENFORCE_LABEL, EnforcePolicy, cluster_minor, enforce_policy
 from ..pod_security.checks import Minor
-from ..pod_templates import owned_templates
+from ..pod_templates import owned_templates, ray_submitter_templates
 from ..report import Reporter
 from ..selectors import namespace_labels
 from ..values import Unknown, dig
@@ -98,7 +100,7 @@ def check_namespaces(model: StackModel, reporter: Reporter, _config: Mapping[str
 
 def check_workloads(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     cache: dict[str, EnforcePolicy | None] = {}
-    for owned in owned_templates(model):
+    for owned in [*owned_templates(model), *ray_submitter_templates(model)]:
         namespace = owned.owner.namespace
         if not isinstance(namespace, str):
             continue

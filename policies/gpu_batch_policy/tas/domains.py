@@ -3,19 +3,25 @@
 One domain's size is known from the machine type alone at two kinds of level: a host
 (``cloud.google.com/gce-topology-host``) or a node (``kubernetes.io/hostname``) holds one node's
 GPUs, and an A4X ``cloud.google.com/gke-nodepool`` domain is one NVLink domain of 72 GPUs
-(:mod:`.levels`).  A block or sub-block is as large as the reservation GCE carved it from, which a
-stack does not declare: "cannot tell" (None), never a guess.  The pack's
-``kueue-tas-gang-fits-domain`` rule and the report's topology table both read this.
+(:mod:`.levels`).  A block or sub-block is as large as the reservation GCE carved it from: known
+only where the policy config declares the reservation's size, or for an A4X sub-block (18 nodes)
+(:mod:`.reservations`); otherwise "cannot tell" (None), never a guess.  Pools of one flavor may
+share a block, so a block / sub-block domain is bounded by the sum over the flavor's pools (exact
+with one pool).  The pack's ``kueue-tas-gang-fits-domain`` rule and the report's topology table
+both read this.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ..model import NodePool, StackModel
 from ..model.kueue import ResourceFlavor
 from ..pools import select
 from ..tokens import KUEUE_GROUP
 from ..values import Unknown, as_list, as_str, dig
-from .levels import A4X_NVLINK_GPUS, HOST, HOSTNAME, NODEPOOL
+from .levels import A4X_NVLINK_GPUS, BLOCK, HOST, HOSTNAME, NODEPOOL, SUBBLOCK
+from .reservations import ReservationSize, domain_nodes
 
 
 def topology_levels(model: StackModel) -> dict[str, list[str]]:
@@ -46,8 +52,16 @@ def flavor_pools(model: StackModel, flavor: ResourceFlavor) -> list[NodePool]:
     return list(select(model.node_pools(), flavor.node_labels).matched)
 
 
-def domain_gpus(model: StackModel, flavor: ResourceFlavor, level: str) -> int | None:
-    """GPUs one domain of ``level`` holds on the flavor's pools (the largest); None: cannot tell."""
+def domain_gpus(
+    model: StackModel,
+    flavor: ResourceFlavor,
+    level: str,
+    reservations: Mapping[str, ReservationSize] | None = None,
+) -> int | None:
+    """GPUs one domain of ``level`` can hold on the flavor's pools; None: cannot tell.
+
+    A host, node or A4X node pool belongs to one pool: the largest pool's.  A block or sub-block
+    may hold nodes of several of the flavor's pools: the sum of each pool's bound."""
     sizes: list[int] = []
     for pool in flavor_pools(model, flavor):
         gpus = pool.gpus_per_node()
@@ -57,6 +71,10 @@ def domain_gpus(model: StackModel, flavor: ResourceFlavor, level: str) -> int | 
             sizes.append(gpus)
         elif level == NODEPOOL and pool.machine_type == "a4x-highgpu-4g":
             sizes.append(A4X_NVLINK_GPUS)
+        elif level in (BLOCK, SUBBLOCK) and (nodes := domain_nodes(pool, level, reservations or {})):
+            sizes.append(nodes * gpus)
         else:
             return None
-    return max(sizes) if sizes else None
+    if not sizes:
+        return None
+    return sum(sizes) if level in (BLOCK, SUBBLOCK) else max(sizes)

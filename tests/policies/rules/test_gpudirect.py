@@ -210,8 +210,8 @@ def test_version_floor_newer_minor_passes_older_minor_fails() -> None:
 
 def test_a_ray_gang_on_the_example_stack_end_to_end() -> None:
     """Through the real program: a RayJob whose 2 x 8-GPU workers require one host is never
-    admitted (a host is one 8-GPU node), and its GPU pods, landing only on GPUDirect nodes, lack
-    the wiring NCCL needs (gpu-batch's Ray templates do not carry it: a known gap)."""
+    admitted (a host is one 8-GPU node), and its GPU pods, landing only on GPUDirect-TCPXO nodes,
+    carry the wiring of Google's TCPXO NCCL test Pod, so the wiring rule passes."""
     result = run_stack("gpudirect", {"gpu-batch:workloads": ray_gang(mode="required", level="host")})
     resources = [Res(r.type, r.name, plain(r.inputs), r.urn) for r in result.resources]
     fits = run(get_policy("kueue-tas-gang-fits-domain"), resources)
@@ -219,6 +219,5 @@ def test_a_ray_gang_on_the_example_stack_end_to_end() -> None:
         len(fits.violations) == 1
         and "needs 16 GPUs within one cloud.google.com/gce-topology-host" in fits.messages[0]
     )
-    wiring = run(get_policy("gke-gpudirect-pod-wiring"), resources)
-    assert wiring.violations and "NCCL will fall back to TCP" in wiring.messages[0]
+    assert run(get_policy("gke-gpudirect-pod-wiring"), resources).clean
     assert run(get_policy("kueue-tas-podset-annotations"), resources).clean
