@@ -207,6 +207,8 @@ def test_every_rule_of_kueues_script_is_covered_exactly() -> None:
         ),
         (lambda mk: mk.update(dispatcher="RoundRobin"), "multiKueue.dispatcher", "AllAtOnce"),
         (lambda mk: mk.update(workers=[]), "multiKueue.workers", ""),
+        (lambda mk: mk.update(credentials="clusterProfile"), "multiKueue.credentials", "not built"),
+        (lambda mk: mk.update(credentials="fleet"), "multiKueue.credentials", "clusterProfile"),
     ],
 )
 def test_a_wrong_multikueue_config_is_one_line_at_its_key(edit: Any, path: str, fragment: str) -> None:

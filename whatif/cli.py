@@ -19,8 +19,11 @@ from whatif.errors import NotModelledError, NotSettledError, WhatIfError
 from whatif.kai.compare import kai_compare_lines
 from whatif.kai.run import default_kai_trace, has_kai_queues, simulate_kai
 from whatif.kai.section import kai_starved_lines, kai_table
+from whatif.multikueue.fleet import Fleet, fleet
+from whatif.multikueue.summary import multikueue_lines
+from whatif.pack import StackModel
 from whatif.run import default_trace, simulate
-from whatif.sources import from_manifests, from_stack
+from whatif.sources import from_manifests, stack_records
 from whatif.summary import queue_table, starved_lines
 from whatif.trace import Trace, load_trace
 
@@ -57,13 +60,16 @@ def _trace(args: argparse.Namespace, model: Any) -> Trace:
     return default_trace(model, args.stack, args.profile)
 
 
-def _simulate(args: argparse.Namespace, model: Any, trace: Trace) -> dict[str, Any]:
+def _simulate(
+    args: argparse.Namespace, model: Any, trace: Trace, fleet: Fleet | None = None
+) -> dict[str, Any]:
     return simulate(
         model,
         trace,
         provisioning_delay=args.provisioning_delay,
         eviction_delay=args.eviction_delay,
         ignore_fair_sharing=args.ignore_fair_sharing,
+        fleet=fleet,
     )
 
 
@@ -105,6 +111,8 @@ def _compare(args: argparse.Namespace, model: Any) -> None:
 
 def _print(result: dict[str, Any]) -> None:
     print("\n".join(queue_table(result["queues"])))
+    if "multiKueue" in result:
+        print("\n" + "\n".join(multikueue_lines(result)))
     starved = starved_lines(result["queues"])
     if starved:
         print("\nnever admitted:\n" + "\n".join(starved))
@@ -140,10 +148,13 @@ def main(argv: list[str] | None = None) -> int:
             if value is not None and not value >= 0:  # NaN too
                 flag = "--" + option.replace("_", "-")
                 raise WhatIfError(f"{flag}: got {value:g}, expected a number of seconds >= 0")
+        found: Fleet | None = None
         if args.manifests is not None:
             model = from_manifests(args.manifests)
         else:
-            model = from_stack(args.stack, build_dir=args.build_dir, fresh=args.fresh or bool(args.base))
+            records = stack_records(args.stack, build_dir=args.build_dir, fresh=args.fresh or bool(args.base))
+            model = StackModel.from_plain(r[:4] for r in records)
+            found = None if args.base else fleet(records)
         if args.base:
             _compare(args, model)
             return 0
@@ -153,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             print("no Kueue ClusterQueues or KAI queues in these objects: nothing to simulate")
             return 0
         trace = _trace(args, model)
-        result = _simulate(args, model, trace)
+        result = _simulate(args, model, trace, found)
     except NotSettledError as error:
         print(f"whatif: {error}", file=sys.stderr)
         return 3

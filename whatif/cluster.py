@@ -75,6 +75,9 @@ class ClusterQueue:
     # flavor -> its ProvisioningRequest check (queued provisioning or check-capacity)
     provisioning: dict[str, Check] = field(default_factory=dict)
     check_names: tuple[str, ...] = ()
+    # the MultiKueue admission check it carries, when the cluster is simulated as a MultiKueue
+    # manager (:mod:`whatif.multikueue`); what it reserves is dispatched to the workers
+    multikueue_check: str | None = None
     _group_index: dict[str, Group | None] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -231,8 +234,13 @@ def fair_weight(spec: Any, where: str) -> float:
     return float(q.value)
 
 
-def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cluster:
-    """The simulator's view of ``model``; raises a one-line error for what it cannot simulate."""
+def build_cluster(
+    model: StackModel, *, ignore_fair_sharing: bool = False, multikueue: bool = False
+) -> Cluster:
+    """The simulator's view of ``model``; raises a one-line error for what it cannot simulate.
+
+    ``multikueue``: ``model`` is a MultiKueue manager's objects, simulated by
+    :mod:`whatif.multikueue` (its MultiKueue checks are kept, not refused)."""
     refuse_rejected(model)
     config = kueue_configuration(model)
     notes: list[str] = []
@@ -272,7 +280,7 @@ def build_cluster(model: StackModel, *, ignore_fair_sharing: bool = False) -> Cl
 
     cqs: dict[str, ClusterQueue] = {}
     for view in sorted(model.cluster_queues(), key=lambda c: c.name):
-        cq = _cluster_queue(view, model, config, notes, fair is not None)
+        cq = _cluster_queue(view, model, config, notes, fair is not None, multikueue=multikueue)
         if isinstance(view.cohort, str) and view.cohort:
             parent_node = cohort_node(view.cohort)
             cq.node.parent = parent_node
@@ -382,10 +390,11 @@ def _provisioning_check(name: str, cfg: Any) -> Check:
 
 
 def _checks(
-    view: Any, model: StackModel, groups: tuple[Group, ...], notes: list[str]
+    view: Any, model: StackModel, groups: tuple[Group, ...], notes: list[str], multikueue: bool = False
 ) -> tuple[dict[str, Check], tuple[str, ...]]:
     """Flavor -> its ProvisioningRequest check (queued provisioning or check-capacity), and the
-    check names; MultiKueue is refused."""
+    check names; MultiKueue is refused unless the cluster is simulated as a MultiKueue manager
+    (``multikueue``: the check's name is kept in the names, :mod:`whatif.multikueue` reads it)."""
     where = f"ClusterQueue {view.name}"
     checks = {ac.name: ac for ac in model.admission_checks()}
     configs = {p.name: p for p in model.provisioning_request_configs()}
@@ -398,9 +407,13 @@ def _checks(
             raise WhatIfError(
                 f"{where}: admission check {ref.name} does not exist (the ClusterQueue would be inactive)"
             )
+        if check.controller_name == MULTIKUEUE_CONTROLLER and multikueue:
+            names.append(check.name)
+            continue
         if check.controller_name == MULTIKUEUE_CONTROLLER:
             raise NotModelledError(
-                f"{where} uses the MultiKueue admission check {check.name}: MultiKueue is not modelled"
+                f"{where} uses the MultiKueue admission check {check.name}: MultiKueue is not modelled from "
+                "these objects alone (it is from a program, --stack, where each object's cluster is known)"
             )
         names.append(check.name)
         on = {str(f) for f in ref.on_flavors} or all_flavors
@@ -424,7 +437,13 @@ def _fungibility(raw: Any, default: str) -> str:
 
 
 def _cluster_queue(
-    view: Any, model: StackModel, config: dict[str, Any] | None, notes: list[str], fair: bool
+    view: Any,
+    model: StackModel,
+    config: dict[str, Any] | None,
+    notes: list[str],
+    fair: bool,
+    *,
+    multikueue: bool = False,
 ) -> ClusterQueue:
     where = f"ClusterQueue {view.name}"
     spec = view.obj.props.get("spec") or {}
@@ -434,7 +453,8 @@ def _cluster_queue(
         Group(frozenset(str(r) for r in g.covered_resources), tuple(str(f.name) for f in g.flavors))
         for g in view.resource_groups
     )
-    provisioning, names = _checks(view, model, groups, notes)
+    provisioning, names = _checks(view, model, groups, notes, multikueue)
+    mk_checks = {ac.name for ac in model.admission_checks() if ac.controller_name == MULTIKUEUE_CONTROLLER}
     fung = spec.get("flavorFungibility") or {}
     if spec.get("fairSharing") and not fair and IGNORED_FAIR_SHARING not in notes:
         if config is None:
@@ -460,4 +480,5 @@ def _cluster_queue(
         preference=fung.get("preference"),
         provisioning=provisioning,
         check_names=names,
+        multikueue_check=next((n for n in names if n in mk_checks), None),
     )

@@ -20,6 +20,7 @@ from gpu_batch_policy.fit.flavor_match import flavor_rejects  # noqa: E402
 from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
+from gpu_batch_policy.model.base import build_resource  # noqa: E402
 from gpu_batch_policy.model.kueue import (  # noqa: E402
     DEFAULT_WHEN_CAN_BORROW,
     DEFAULT_WHEN_CAN_PREEMPT,
@@ -29,8 +30,16 @@ from gpu_batch_policy.model.kueue import (  # noqa: E402
     ResourceGroup,
 )
 from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION  # noqa: E402
+from gpu_batch_policy.multikueue.clusters import (  # noqa: E402
+    KueueCluster,
+    cluster_model,
+    gke_cluster_of,
+    provider_urn,
+    topologies,
+)
 from gpu_batch_policy.report import Reporter  # noqa: E402
 from gpu_batch_policy.rules.kueue_api import API_CHECKS  # noqa: E402
+from gpu_batch_policy.tokens import HELM_RELEASE  # noqa: E402
 from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
 
@@ -41,19 +50,26 @@ __all__ = [
     "GPU_FRACTION_ANNOTATION",
     "GPU_FRACTION_DEVICES_ANNOTATION",
     "GPU_MEMORY_ANNOTATION",
+    "HELM_RELEASE",
     "KAI_BUILTIN_PRIORITIES",
     "MULTIKUEUE_CONTROLLER",
     "NON_PREEMPTIBLE_FROM",
     "PROVISIONING_REQUEST_CONTROLLER",
+    "KueueCluster",
     "Quantity",
     "Reporter",
     "ResourceFlavor",
     "ResourceGroup",
     "StackModel",
     "Unknown",
+    "build_resource",
+    "cluster_model",
     "flavor_rejects",
+    "gke_cluster_of",
     "kueue_gangs",
     "parse_go_duration",
     "pools",
+    "provider_urn",
     "quantity",
+    "topologies",
 ]

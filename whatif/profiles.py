@@ -8,6 +8,7 @@ seed: 14                      # the generator's seed: the same profile gives the
 hours: 168                    # arrivals are generated over this many hours (a week)
 provisioningDelaySeconds: [120, 900]  # optional: ProvisioningRequest time, seconds or [low, high]
 evictionDelaySeconds: 3       # optional: preemption until the victim's quota is released (seconds)
+workerProvisioningDelaySeconds: {us-east4: [7200, 21600]}  # optional, MultiKueue: per worker
 arrivals:                     # one stream per team / queue
   - namespace: default
     queue: user-queue
@@ -38,7 +39,7 @@ from whatif.amounts import fmt_amount, to_amount
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel, Unknown, kueue_gangs
 from whatif.pod_spec import SPEC_KEYS
-from whatif.trace import Trace, parse_trace
+from whatif.trace import DELAY_KEYS, Trace, parse_trace
 
 PROFILE_DIR = Path(__file__).resolve().parent
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
@@ -166,7 +167,7 @@ def generate_trace(
             workloads.append(entry)
             n += 1
     doc: dict[str, Any] = {"workloads": workloads}
-    for key in ("provisioningDelaySeconds", "evictionDelaySeconds"):
+    for key in DELAY_KEYS:
         if key in profile:
             doc[key] = profile[key]
     return parse_trace(doc)

@@ -125,6 +125,28 @@ class QueueManager:
         if self.cluster.admission_fair_sharing is not None:
             self.cluster.admission_fair_sharing.dropped(wl)
 
+    def remove(self, wl: Workload) -> None:
+        """The pending workload object is deleted: out of its heap, its parked set and its
+        sticky slot (``Manager.DeleteWorkload``)."""
+        cq = wl.cluster_queue
+        self.forget(wl)
+        if cq is None or cq not in self.heaps:
+            return
+        self.inadmissible[cq].pop(wl.key, None)
+        if self.sticky_slot.get(cq) is wl:
+            del self.sticky_slot[cq]
+        heap = self.heaps[cq]
+        kept = [item for item in heap if item[2] is not wl]
+        if len(kept) != len(heap):
+            heapq.heapify(kept)
+            self.heaps[cq] = kept
+        lq_heaps = self.by_usage.get(cq)
+        if lq_heaps is not None:
+            lq_heaps.remove(wl)
+        if not self.heaps[cq] and not (lq_heaps) and cq not in self.sticky_slot:
+            self.active.discard(cq)
+        self.wake(self.root_of[cq])
+
     def park(self, wl: Workload) -> None:
         assert wl.cluster_queue is not None
         self.wake(self.root_of[wl.cluster_queue])

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from whatif.cluster import build_cluster
-from whatif.errors import WhatIfError
+from whatif.errors import NotModelledError, WhatIfError
+from whatif.multikueue.fleet import Fleet
+from whatif.multikueue.run import prepared, simulate_fleet
 from whatif.pack import StackModel
 from whatif.profiles import DeclaredPodSets, generate_trace, load_profile, profile_path
 from whatif.results import document
 from whatif.simulator import Simulation
-from whatif.sources import flavor_pools
 from whatif.trace import Delay, Trace
 
 
@@ -37,15 +37,16 @@ def simulate(
     provisioning_delay: Delay | None = None,
     eviction_delay: float | None = None,
     ignore_fair_sharing: bool = False,
+    fleet: Fleet | None = None,
 ) -> dict[str, Any]:
-    cluster = build_cluster(model, ignore_fair_sharing=ignore_fair_sharing)
-    cluster.pools = flavor_pools(model)
-    for cq in cluster.cluster_queues.values():
-        unknown = sorted(f for f in cq.provisioning_flavors if f not in cluster.pools)
-        if unknown:
-            cluster.notes.append(
-                f"ClusterQueue {cq.name}: the node pools behind flavor(s) {', '.join(unknown)} are not known, so "
-                "ProvisioningRequests on them are taken to find capacity"
-            )
+    """One run; ``fleet``: the program is a MultiKueue manager and its workers
+    (:mod:`whatif.multikueue.run`), ``model`` is then all their objects."""
+    if fleet is not None:
+        if ignore_fair_sharing:
+            raise NotModelledError("--ignore-fair-sharing with MultiKueue is not modelled")
+        return simulate_fleet(
+            fleet, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay
+        )
+    cluster = prepared(model, ignore_fair_sharing=ignore_fair_sharing)
     sim = Simulation(cluster, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay)
     return document(cluster, sim.run())

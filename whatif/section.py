@@ -3,7 +3,7 @@
 Kueue ClusterQueues get the Kueue table, KAI queues the KAI table (:mod:`whatif.kai.section`), a
 stack with both gets both.  It always says something: the figures, or why there are none (no
 queues of either scheduler, no load profile, or a behaviour the simulator does not model -- TAS,
-MultiKueue, partial admission), so a reviewer never mistakes a missing section for a clean one.
+partial admission), so a reviewer never mistakes a missing section for a clean one.
 """
 
 from __future__ import annotations
@@ -14,27 +14,32 @@ from typing import Any
 from whatif.errors import NotModelledError, WhatIfError
 from whatif.kai.run import has_kai_queues
 from whatif.kai.section import kai_section_lines
+from whatif.multikueue.fleet import fleet
+from whatif.multikueue.summary import multikueue_lines
 from whatif.pack import StackModel
 from whatif.profiles import generate_trace, load_profile, profile_path
 from whatif.run import simulate
+from whatif.sources import Record
 from whatif.summary import pool_lines, queue_table, starved_lines
 
-Plain = tuple[str, object, str, str]
 HEADING = "### What-if: Kueue admission under the stack's load profile"
 
 
-def section_lines(stack: str, items: Iterable[Plain]) -> list[str]:
-    """The Kueue table, the KAI table (:mod:`whatif.kai.section`), or both."""
-    model = StackModel.from_plain(items)
+def section_lines(stack: str, items: Iterable[Record | tuple[str, Any, str, str]]) -> list[str]:
+    """The Kueue table, the KAI table (:mod:`whatif.kai.section`), or both; a MultiKueue program
+    (:mod:`whatif.multikueue`) gets the manager's table, per team where its work ran, and the
+    comparison with one region."""
+    records: list[Record] = [r if len(r) == 6 else (*r[:4], "", ()) for r in items]
+    model = StackModel.from_plain(r[:4] for r in records)
     kai = kai_section_lines(stack, model) if has_kai_queues(model) else []
     if not model.cluster_queues():
         if kai:
             return kai
         return [HEADING, "", "No Kueue ClusterQueues or KAI queues in this stack: nothing to simulate.", ""]
-    return [*_kueue_lines(stack, model), *kai]
+    return [*_kueue_lines(stack, model, records), *kai]
 
 
-def _kueue_lines(stack: str, model: StackModel) -> list[str]:
+def _kueue_lines(stack: str, model: StackModel, records: list[Record]) -> list[str]:
     out = [HEADING, ""]
     path = profile_path(stack)
     if not path.exists():
@@ -42,7 +47,7 @@ def _kueue_lines(stack: str, model: StackModel) -> list[str]:
     try:
         profile = load_profile(path)
         trace = generate_trace(profile, model, path.name)
-        result = simulate(model, trace)
+        result = simulate(model, trace, fleet=fleet(records))
     except NotModelledError as error:
         return [*out, f"**Not simulated:** {error}.", ""]
     except WhatIfError as error:
@@ -62,6 +67,7 @@ def _kueue_lines(stack: str, model: StackModel) -> list[str]:
     ]
     pools = pool_lines(result["pools"])
     out += [*pools, ""] if pools else []
+    out += [*multikueue_lines(result), ""] if "multiKueue" in result else []
     starved = starved_lines(result["queues"])
     out += ["Never admitted:", "", *starved, ""] if starved else ["Every workload was admitted.", ""]
     out += [f"- note: {n}" for n in result["notes"]]

@@ -48,6 +48,7 @@ import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from whatif.amounts import figure
 from whatif.capacity import Capacity, Check
@@ -58,10 +59,13 @@ from whatif.queues import QueueManager
 from whatif.scheduler import Entry, ScanState, Scheduler
 from whatif.trace import Delay, Trace
 from whatif.tree import remove_all
-from whatif.workload import ADMITTED, FINISHED, PENDING, REJECTED, RESERVED, Workload
+from whatif.workload import ADMITTED, DELETED, FINISHED, PENDING, REJECTED, RESERVED, Workload
 
 GPU = "nvidia.com/gpu"
 FINISH, EVICT, CHECK, SUBMIT, REQUEUE, EXPIRE = range(6)
+# sent by another simulation on the same clock (``whatif.multikueue``): a worker admitted the
+# manager's workload, or its copy ended there; a worker's copy is deleted (first, at its instant)
+REMOTE_ADMITTED, REMOTE_FINISHED, DELETE = 6, -2, -3
 MAX_CYCLES_PER_INSTANT = 10_000  # one settle: cycles until nothing changes
 MAX_ROUNDS_PER_INSTANT = 1_000  # rounds of same-instant events (requeues) before giving up
 LIVELOCK_REPEATS = 20  # the same preemptor evicting the same victim this often at one instant
@@ -117,6 +121,25 @@ def build_workloads(cluster: Cluster, trace: Trace) -> list[Workload]:
     return out
 
 
+class Hooks(Protocol):
+    """What a simulation tells the others on its clock (``whatif.multikueue``)."""
+
+    def dispatch(self, wl: Workload) -> None:
+        """``wl`` reserved quota in a ClusterQueue with a MultiKueue check."""
+
+    def admitted(self, wl: Workload) -> None:
+        """``wl`` was admitted (all its checks Ready)."""
+
+    def finished(self, wl: Workload) -> None:
+        """``wl`` ended (ran its duration, or its nodes expired)."""
+
+    def released(self, wl: Workload) -> None:
+        """``wl`` no longer holds quota (finished, evicted, failed request, deleted)."""
+
+    def accept(self, wl: Workload) -> bool:
+        """Whether ``wl``, arriving now, still exists (a copy's dispatch may be stale)."""
+
+
 class Simulation:
     def __init__(
         self,
@@ -150,6 +173,8 @@ class Simulation:
         self._evicted_at_instant: dict[tuple[str, str], int] = {}
         # preemptor -> victim -> evictions since the preemptor was last admitted (over time)
         self._evicted_since_admission: dict[str, dict[str, int]] = {}
+        self._rounds = 0
+        self.hooks: Hooks | None = None  # set by ``whatif.multikueue`` for a multi-cluster run
 
     # --- agenda -----------------------------------------------------------------------------
     def _schedule(self, time: float, kind: int, wl: Workload) -> None:
@@ -177,6 +202,8 @@ class Simulation:
         wl.generation += 1
         self._bump(wl)
         self.queues.queue_inadmissible(wl.cluster_queue)
+        if self.hooks is not None:
+            self.hooks.released(wl)
 
     def _bump(self, wl: Workload) -> None:
         """``AllocatableResourceGeneration`` moves on every admission or release in the cohort."""
@@ -228,6 +255,11 @@ class Simulation:
         self.queues.forget(wl)  # out of the queue: no longer its sticky head
         self.queues.reserved(wl, self.now)  # admission fair sharing: the entry penalty
         self._bump(wl)
+        if self.hooks is not None and self.cluster.cluster_queues[wl.cluster_queue].multikueue_check:
+            wl.state = RESERVED  # the MultiKueue check is Pending until a worker admits a copy
+            wl.reserved_since = self.now
+            self.hooks.dispatch(wl)
+            return
         checks = self._checks(wl)
         if checks:
             wl.state = RESERVED
@@ -237,14 +269,18 @@ class Simulation:
         else:
             self._admit(wl)
 
-    def _admit(self, wl: Workload) -> None:
+    def _admit(self, wl: Workload, *, finish: bool = True) -> None:
+        """Admitted; it ends after its duration (``finish``), or when its worker says so."""
         wl.state = ADMITTED
         self.queues.admitted(wl, self.now)  # admission fair sharing: settle the penalty
         wl.reported_inadmissible = False
         if wl.first_admitted_at is None:
             wl.first_admitted_at = self.now
         self._record(wl, "admitted", flavors=wl.flavors)
-        self._schedule(self.now + wl.duration, FINISH, wl)
+        if finish:
+            self._schedule(self.now + wl.duration, FINISH, wl)
+        if self.hooks is not None:
+            self.hooks.admitted(wl)
 
     def _waited_for_capacity(self, wl: Workload, extra: float = 0.0) -> None:
         if wl.first_admitted_at is None and wl.reserved_since is not None:
@@ -299,6 +335,8 @@ class Simulation:
         self._release(wl)
         wl.state = FINISHED
         self._record(wl, "finished", reason="maxRunDurationSeconds reached: GKE removed its nodes")
+        if self.hooks is not None:
+            self.hooks.finished(wl)
 
     def _evict(self, victim: Workload) -> None:
         """The victim's job is stopped: ``QuotaReserved`` is cleared and its usage leaves the
@@ -321,6 +359,8 @@ class Simulation:
             self._schedule(self.now, REQUEUE, victim)
 
     def _submit(self, wl: Workload) -> None:
+        if self.hooks is not None and not self.hooks.accept(wl):
+            return
         if wl.cluster_queue is None or wl.cluster_queue not in self.cluster.cluster_queues:
             wl.reported_inadmissible = False
             self._inadmissible(
@@ -403,46 +443,90 @@ class Simulation:
             return self._run()
 
     def _run(self) -> Outcome:
+        self.start()
+        while self.agenda:
+            self.step()
+        return self.outcome()
+
+    # --- stepping (one simulation alone, or several on one clock: ``whatif.multikueue``) -----
+    def start(self) -> None:
+        """Put the trace's arrivals on the agenda."""
         for wl in self.workloads:
             self._schedule(wl.submit, SUBMIT, wl)
-        rounds = 0
-        while self.agenda:
-            if self.agenda[0][0] != self.now:
-                rounds = 0
-                self._evicted_at_instant.clear()
-            rounds += 1
-            if rounds > MAX_ROUNDS_PER_INSTANT:
-                keys = sorted({entry[4].key for entry in self.agenda if entry[0] == self.now})
-                raise NotSettledError(
-                    f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: events at this instant keep "
-                    f"scheduling more ({MAX_ROUNDS_PER_INSTANT} rounds): {', '.join(keys[:5])}"
-                )
-            self.now = self.agenda[0][0]
-            self.queues.advance(self.now)  # admission fair sharing: usage samples due
-            due = []  # what is due now; events this round schedules for now wait for the next round
-            while self.agenda and self.agenda[0][0] == self.now:
-                due.append(heapq.heappop(self.agenda))
-            for _, kind, _, generation, wl in due:
-                if kind == SUBMIT:
-                    self._submit(wl)
-                elif generation != wl.generation:
-                    continue  # the workload was evicted since this was scheduled
-                elif kind == FINISH:
-                    self._release(wl)
-                    wl.state = FINISHED
-                    self._record(wl, "finished")
-                elif kind == CHECK:
-                    if wl.key not in self.evicting:  # ``resetChecksOnEviction``: back to Pending
-                        self._check(wl)
-                elif kind == EVICT:
-                    self._evict(wl)
-                elif kind == REQUEUE:
-                    self.queues.push(wl)
-                elif kind == EXPIRE:
-                    self._expire(wl)
-            self._settle()
+        self._rounds = 0
+
+    def next_time(self) -> float:
+        """When the next event is due (infinity when nothing is left)."""
+        return self.agenda[0][0] if self.agenda else math.inf
+
+    def step(self) -> None:
+        """One round at the next instant: every event due then, then the scheduling loop."""
+        if self.agenda[0][0] != self.now:
+            self._rounds = 0
+            self._evicted_at_instant.clear()
+        self._rounds += 1
+        if self._rounds > MAX_ROUNDS_PER_INSTANT:
+            keys = sorted({entry[4].key for entry in self.agenda if entry[0] == self.now})
+            raise NotSettledError(
+                f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: events at this instant keep "
+                f"scheduling more ({MAX_ROUNDS_PER_INSTANT} rounds): {', '.join(keys[:5])}"
+            )
+        self.now = self.agenda[0][0]
+        self.queues.advance(self.now)  # admission fair sharing: usage samples due
+        due = []  # what is due now; events this round schedules for now wait for the next round
+        while self.agenda and self.agenda[0][0] == self.now:
+            due.append(heapq.heappop(self.agenda))
+        for _, kind, _, generation, wl in due:
+            if kind == SUBMIT:
+                self._submit(wl)
+            elif generation != wl.generation:
+                continue  # the workload was evicted since this was scheduled
+            elif kind == FINISH:
+                self._release(wl)
+                wl.state = FINISHED
+                self._record(wl, "finished")
+                if self.hooks is not None:
+                    self.hooks.finished(wl)
+            elif kind == CHECK:
+                if wl.key not in self.evicting:  # ``resetChecksOnEviction``: back to Pending
+                    self._check(wl)
+            elif kind == EVICT:
+                self._evict(wl)
+            elif kind == REQUEUE:
+                self.queues.push(wl)
+            elif kind == EXPIRE:
+                self._expire(wl)
+            elif kind == REMOTE_ADMITTED:
+                self._waited_for_capacity(wl)
+                self._admit(wl, finish=False)
+            elif kind == REMOTE_FINISHED:
+                self._release(wl)
+                wl.state = FINISHED
+                self._record(wl, "finished")
+            elif kind == DELETE:
+                self._delete(wl)
+        self._settle()
+
+    def outcome(self) -> Outcome:
         end = max([self.now] + [w.submit for w in self.workloads if math.isfinite(w.submit)])
         return Outcome(self.events, self.workloads, end, self.capacity.close(end))
+
+    def post(self, time: float, kind: int, wl: Workload) -> None:
+        """An event another simulation on the same clock sends (``whatif.multikueue``)."""
+        self._schedule(time, kind, wl)
+
+    def _delete(self, wl: Workload) -> None:
+        """The workload object is deleted (a MultiKueue worker's copy that lost): out of its
+        queue, or its quota and nodes released; its pending events become stale."""
+        if wl.state in (FINISHED, REJECTED, DELETED):
+            return
+        if wl.holds_quota():
+            self._release(wl)
+        else:
+            self.queues.remove(wl)
+            wl.generation += 1
+        wl.state = DELETED
+        self._record(wl, "deleted")
 
 
 @contextmanager

@@ -25,6 +25,8 @@ from whatif.errors import WhatIfError
 from whatif.pack import StackModel, pools
 
 Plain = tuple[str, Any, str, str]
+# (type, props, urn, name, provider reference, URNs it depends on): ``whatif.multikueue.fleet``
+Record = tuple[str, Any, str, str, str, tuple[str, ...]]
 
 
 def _token(doc: dict[str, Any]) -> str:
@@ -69,21 +71,43 @@ def plan_items(plan: dict[str, Any]) -> list[Plain]:
     return [(r["type"], r.get("inputs") or {}, r["urn"], r["name"]) for r in plan.get("resources", [])]
 
 
+def plan_records(plan: dict[str, Any]) -> list[Record]:
+    """Registrations with their provider and dependencies: which cluster each goes to."""
+    return [
+        (
+            r["type"],
+            r.get("inputs") or {},
+            r["urn"],
+            r["name"],
+            str(r.get("provider") or ""),
+            tuple(str(d) for d in r.get("dependsOn") or ()),
+        )
+        for r in plan.get("resources", [])
+    ]
+
+
 def from_stack(
     stack: str, project_dir: Path = PROJECT_DIR, build_dir: Path | None = None, *, fresh: bool = False
 ) -> StackModel:
     """The recorded plan when there is one (unless ``fresh``), else the program run now."""
+    return StackModel.from_plain(r[:4] for r in stack_records(stack, project_dir, build_dir, fresh=fresh))
+
+
+def stack_records(
+    stack: str, project_dir: Path = PROJECT_DIR, build_dir: Path | None = None, *, fresh: bool = False
+) -> list[Record]:
+    """The stack's registrations with providers and dependencies (see :func:`from_stack`)."""
     plan_path = (build_dir or project_dir / "build") / stack / "plan.json"
     if plan_path.exists() and not fresh:
         try:
             plan = json.loads(plan_path.read_text())
         except json.JSONDecodeError as error:
             raise WhatIfError(f"{plan_path}: not valid JSON ({error.msg}); run the preview again") from None
-        return StackModel.from_plain(plan_items(plan))
-    return StackModel.from_plain(_run_program(stack, project_dir))
+        return plan_records(plan)
+    return _run_program(stack, project_dir)
 
 
-def _run_program(stack: str, project_dir: Path) -> list[Plain]:
+def _run_program(stack: str, project_dir: Path) -> list[Record]:
     from preview.harness import run_program
     from preview.stack_files import StackFileError, load_stack_files
     from stacks.errors import ConfigError
@@ -95,18 +119,21 @@ def _run_program(stack: str, project_dir: Path) -> list[Plain]:
         raise WhatIfError(f"stack file error: {error}") from None
     except ConfigError as error:
         raise WhatIfError(str(error).splitlines()[0]) from None
-    return [(r.type, r.inputs, r.urn, r.name) for r in result.resources]
+    return [
+        (r.type, r.inputs, r.urn, r.name, r.provider or "", tuple(r.dependencies)) for r in result.resources
+    ]
 
 
 def flavor_pools(model: StackModel) -> dict[str, tuple[Pool, ...]]:
-    """Per flavor: the node pools its node labels select, with GPUs per node and maximum nodes
-    (the pack's ``pools.select`` / ``pool_capacity``); flavors with any pool unknown are left out."""
+    """Per flavor: the node pools of its cluster its node labels select (the pack's
+    ``node_pools_near``, ``pools.select``, ``pool_capacity``), with GPUs per node and maximum nodes;
+    flavors with any pool unknown are left out."""
     out: dict[str, tuple[Pool, ...]] = {}
     node_pools = model.node_pools()
     if not node_pools:
         return out
     for flavor in model.resource_flavors():
-        selection = pools.select(node_pools, flavor.node_labels)
+        selection = pools.select(model.node_pools_near(flavor), flavor.node_labels)
         found = []
         for p in selection.possible:
             cap = pools.pool_capacity(model, p)

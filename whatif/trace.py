@@ -6,6 +6,8 @@ provisioningDelaySeconds: [120, 900]  # optional: seconds a ProvisioningRequest 
                                      # request, seeded); CLI --provisioning-delay wins
 evictionDelaySeconds: 3              # optional: seconds from a preemption until the victim's job
                                      # is stopped and its quota released; CLI --eviction-delay wins
+workerProvisioningDelaySeconds:      # optional, MultiKueue: a worker's own DWS time, by
+  us-east4: [3600, 14400]            # MultiKueueCluster name (others: provisioningDelaySeconds)
 workloads:
   - name: a                 # unique per namespace
     namespace: team-a
@@ -42,6 +44,7 @@ from whatif.workload import PodSet
 Delay = float | tuple[float, float]  # seconds, or a uniform range [low, high]
 WORKLOAD_KEYS = {"name", "namespace", "queue", "priority", "priorityClass", "submit", "duration", "podSets"}
 POD_SET_KEYS = {"name", "count", "requests", *SPEC_KEYS}
+DELAY_KEYS = ("provisioningDelaySeconds", "evictionDelaySeconds", "workerProvisioningDelaySeconds")
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class Trace:
     entries: tuple[TraceEntry, ...]
     provisioning_delay: Delay | None = None
     eviction_delay: float | None = None
+    # MultiKueue: a worker's own DWS provisioning time, by MultiKueueCluster name (others: the above)
+    worker_delays: tuple[tuple[str, Delay], ...] = ()
 
 
 def _number(raw: Any, path: str, *, minimum: float | None = None) -> float:
@@ -134,9 +139,13 @@ def parse_trace(doc: Any) -> Trace:
         raise _fail(
             "workloads", None if not isinstance(doc, dict) else doc.get("workloads"), "a list of workloads"
         )
-    extra = sorted(set(doc) - {"workloads", "provisioningDelaySeconds", "evictionDelaySeconds"})
+    extra = sorted(set(doc) - {"workloads", *DELAY_KEYS})
     if extra:
-        raise _fail(extra[0], doc[extra[0]], "workloads, provisioningDelaySeconds or evictionDelaySeconds")
+        raise _fail(
+            extra[0],
+            doc[extra[0]],
+            "workloads, provisioningDelaySeconds, evictionDelaySeconds or workerProvisioningDelaySeconds",
+        )
     entries = tuple(_entry(w, f"workloads[{i}]") for i, w in enumerate(doc["workloads"]))
     seen: set[tuple[str, str]] = set()
     for i, e in enumerate(entries):
@@ -149,7 +158,18 @@ def parse_trace(doc: Any) -> Trace:
         entries,
         None if delay is None else parse_delay(delay, "provisioningDelaySeconds"),
         None if eviction is None else _number(eviction, "evictionDelaySeconds", minimum=0),
+        _worker_delays(doc.get("workerProvisioningDelaySeconds")),
     )
+
+
+def _worker_delays(raw: Any) -> tuple[tuple[str, Delay], ...]:
+    """``workerProvisioningDelaySeconds``: ``{<MultiKueueCluster name>: delay}``."""
+    if raw is None:
+        return ()
+    key = "workerProvisioningDelaySeconds"
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and k for k in raw):
+        raise _fail(key, raw, "a mapping of MultiKueueCluster name to seconds or [low, high]")
+    return tuple((name, parse_delay(raw[name], f"{key}.{name}")) for name in sorted(raw))
 
 
 def parse_delay(raw: Any, path: str) -> Delay:

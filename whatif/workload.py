@@ -13,6 +13,7 @@ RESERVED = "reserved"  # quota reserved, admission checks pending (ProvisioningR
 ADMITTED = "admitted"
 FINISHED = "finished"
 REJECTED = "rejected"  # an admission check failed for good
+DELETED = "deleted"  # a MultiKueue worker's copy, deleted once another worker admitted it
 
 
 @dataclass(frozen=True)

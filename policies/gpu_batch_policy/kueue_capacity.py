@@ -310,7 +310,7 @@ def provisioning_checks(model: StackModel, cq: ClusterQueue, flavor: str) -> lis
             raise CannotTellError(f"admission checks of {cq.describe()} are unknown until apply")
         if ref.on_flavors and flavor not in ref.on_flavors:
             continue
-        found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name)
+        found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name, near=cq)
         if found.status == "unknown":
             raise CannotTellError(f"AdmissionCheck '{ref.name}' is not known until apply")
         if not found.ok:
@@ -330,7 +330,7 @@ def _resolve_config(model: StackModel, check: AdmissionCheck) -> ProvisioningChe
         raise CannotTellError(f"parameters of {check.describe()} are unknown until apply")
     if params is None or not params.name:
         return ProvisioningCheck(check, None, None)
-    found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name)
+    found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name, near=check)
     if found.status == "unknown":
         raise CannotTellError(f"ProvisioningRequestConfig '{params.name}' is not known until apply")
     if not found.ok:

@@ -63,7 +63,7 @@ def role_rules(model: StackModel, binding: KubeObject) -> Any:
     if isinstance(kind, Unknown) or isinstance(name, Unknown) or not isinstance(name, str):
         return Unknown("roleRef")
     namespace = binding.namespace if kind == "Role" else None
-    found = model.lookup(RBAC_GROUP, str(kind), name, namespace).found
+    found = model.lookup(RBAC_GROUP, str(kind), name, namespace, near=binding).found
     if found:
         return dig(found[0].props, "rules")
     if kind == "ClusterRole" and name in BUILTIN_SUBMITTING_CLUSTER_ROLES:

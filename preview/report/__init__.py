@@ -285,7 +285,9 @@ def what_if_section(stack: str, resources: Sequence[RecordedResource]) -> list[s
     """The What-if section (issue 14): Kueue admission simulated under the stack's load profile."""
     from whatif.section import section_lines
 
-    return section_lines(stack, ((r.type, r.inputs, r.urn, r.name) for r in resources))
+    return section_lines(
+        stack, ((r.type, r.inputs, r.urn, r.name, r.provider or "", tuple(r.dependencies)) for r in resources)
+    )
 
 
 def render_report(stack: str, resources: Sequence[RecordedResource], analysis: AnalysisResult | None) -> str:

@@ -34,6 +34,14 @@ def check_multikueue(
     """``single``: the single-cluster checks (``stacks.checks.semantic_issues``)."""
     mk = config.multi_kueue
     assert mk is not None
+    if mk.credentials == "clusterProfile":
+        yield ConfigIssue(
+            f"{KEY}.credentials",
+            "token: clusterProfile (GKE Fleet membership, Workload Identity, the fleet-clusterinventory "
+            "labels, the Kueue principal's IAM, Connect Gateway and the MultiKueueClusterProfile gate with "
+            "an access provider) is not built by this stack yet",
+            mk.credentials,
+        )
     if not config.kueue.enabled:
         yield ConfigIssue(f"{NS}kueue.enabled", "true: MultiKueue is Kueue's (multiKueue is set)", False)
     if config.kai_queues:

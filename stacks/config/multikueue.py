@@ -55,6 +55,11 @@ class MultiKueueConfig(ConfigModel):
     workers: list[WorkerConfig] = Field(
         min_length=1, description="Worker clusters, most preferred first (MultiKueueConfig order)."
     )
+    credentials: Literal["token", "clusterProfile"] = Field(
+        "token",
+        description="How the manager's Kueue signs in to the workers: token (a per-worker ServiceAccount "
+        "token kubeconfig in a Secret); clusterProfile (GKE Fleet ClusterProfiles) is refused: not built yet.",
+    )
 
 
 def worker_config(config: StackConfig, worker: WorkerConfig) -> StackConfig:

@@ -87,6 +87,31 @@ def _provider(urn: str) -> PolicyProviderResource | None:
     return PolicyProviderResource("pulumi:providers:kubernetes", {}, urn, urn.rsplit("::", 1)[-1])
 
 
+def policy_resources(resources: list[Res]) -> list[PolicyResource]:
+    """The registrations as the engine hands them to a stack policy (provider, property deps)."""
+    by_urn: dict[str, PolicyResource] = {}
+    items = []
+    for r in resources:
+        pr = PolicyResource(
+            r.type,
+            unknown_checking_proxy(copy.deepcopy(r.props)),
+            r.urn,
+            r.name,
+            _opts(),
+            _provider(r.provider),
+            None,
+            [],
+            {},
+        )
+        by_urn[r.urn] = pr
+        items.append((pr, r))
+    for pr, r in items:
+        pr.property_dependencies = {
+            k: [by_urn[u] for u in v if u in by_urn] for k, v in r.property_dependencies.items()
+        }
+    return [pr for pr, _ in items]
+
+
 def run(pol: Policy, resources: list[Res], config: dict[str, Any] | None = None) -> Run:
     """Run ``pol`` on ``resources``: each one for a resource policy, all at once for a stack one.
 
@@ -99,28 +124,8 @@ def run(pol: Policy, resources: list[Res], config: dict[str, Any] | None = None)
 
     cannot: list[str] = []
     if isinstance(pol, StackValidationPolicy):
-        by_urn: dict[str, PolicyResource] = {}
-        items = []
-        for r in resources:
-            pr = PolicyResource(
-                r.type,
-                unknown_checking_proxy(copy.deepcopy(r.props)),
-                r.urn,
-                r.name,
-                _opts(),
-                _provider(r.provider),
-                None,
-                [],
-                {},
-            )
-            by_urn[r.urn] = pr
-            items.append((pr, r))
-        for pr, r in items:
-            pr.property_dependencies = {
-                k: [by_urn[u] for u in v if u in by_urn] for k, v in r.property_dependencies.items()
-            }
         try:
-            pol.validate(StackValidationArgs([pr for pr, _ in items], config), report)
+            pol.validate(StackValidationArgs(policy_resources(resources), config), report)
         except CannotCheckYetError as exc:
             cannot.append(exc.message)
     else:

@@ -51,3 +51,16 @@ class LocalQueueHeaps:
         if not heap:
             del self.heaps[best_lq]
         return wl, False
+
+    def remove(self, wl: Workload) -> None:
+        """The pending workload object is deleted (a MultiKueue worker's losing copy)."""
+        key = lq_key(wl)
+        heap = self.heaps.get(key)
+        if heap is None:
+            return
+        kept = [item for item in heap if item[2] is not wl]
+        if kept:
+            heapq.heapify(kept)
+            self.heaps[key] = kept
+        else:
+            del self.heaps[key]

@@ -245,10 +245,23 @@ class StackModel:
         return self._by_urn.get(urn)
 
     def lookup(
-        self, group: str, kind: str, name: str | Unknown | None, namespace: str | None = None
+        self,
+        group: str,
+        kind: str,
+        name: str | Unknown | None,
+        namespace: str | None = None,
+        *,
+        near: Any = None,
     ) -> Lookup:
         """Resolve ``name`` (in ``namespace`` for namespaced kinds) among objects of group/kind,
-        across all API versions of the group."""
+        across all API versions of the group.
+
+        ``near``: the object (or view) that names it.  Each API server resolves names among its
+        own objects only, so in a program reaching several clusters (a MultiKueue manager and its
+        workers) a name that exists only on another cluster is missing here: candidates are kept
+        when :meth:`cluster_key` matches ``near``'s.  An object sent through the default provider
+        (no explicit provider) is taken to be on every cluster, and ``near`` on it sees every
+        candidate: which cluster the ambient kubeconfig reaches is not in the program."""
         if isinstance(name, Unknown):
             return Lookup("unknown")
         if not isinstance(name, str):
@@ -257,11 +270,63 @@ class StackModel:
             found = tuple(self._by_name.get((group, kind, name), ()))
         else:
             found = tuple(self._by_namespaced_name.get((group, kind, name, namespace), ()))
+        if found and near is not None:
+            here = self.cluster_key(getattr(near, "obj", None) or getattr(near, "res", None) or near)
+            if here:
+                found = tuple(o for o in found if self.cluster_key(o) in (here, ""))
+                if not found:
+                    return Lookup("missing")
         if found:
             return Lookup("found", found)
         if (group, kind) in self._identity_unknown:
             return Lookup("unknown")
         return Lookup("missing")
+
+    # --- clusters (one per Kubernetes provider) --------------------------------------------------
+    def provider_of(self, res: Resource) -> str:
+        """The URN of the Kubernetes provider ``res`` is sent through ("" for the default
+        provider); an object a Helm release renders goes where its release goes."""
+        rendered_from = res.rendered_from if isinstance(res, KubeObject) else None
+        if rendered_from is not None:
+            release = self.by_urn(rendered_from)
+            if release is not None:
+                res = release
+        urn = getattr(getattr(res.source, "provider", None), "urn", None)
+        return urn if isinstance(urn, str) else ""
+
+    def linked_gke_cluster(self, provider: str) -> GkeCluster | None:
+        """The one GKE cluster the provider's kubeconfig (or ``dependsOn``) depends on, else None."""
+        res = self.by_urn(provider) if provider else None
+        if res is None:
+            return None
+        source = res.source
+        urns = {getattr(d, "urn", None) for d in getattr(source, "dependencies", None) or ()}
+        for deps in (getattr(source, "property_dependencies", None) or {}).values():
+            urns.update(getattr(d, "urn", None) for d in deps or ())
+        linked = [c for c in self.gke_clusters() if c.urn in urns]
+        return linked[0] if len(linked) == 1 else None
+
+    def node_pools_near(self, near: Any) -> list[NodePool]:
+        """The node pools of ``near``'s cluster: those of the GKE cluster its provider reaches
+        (``cluster_of``); every pool when that cluster is not known (the default provider, or a
+        provider depending on no single GKE cluster of the program)."""
+        key = self.cluster_key(getattr(near, "obj", None) or getattr(near, "res", None) or near)
+        if not key or key not in {c.urn for c in self.gke_clusters()}:
+            return self.node_pools()
+        return [p for p in self.node_pools() if (c := self.cluster_of(p)) is not None and c.urn == key]
+
+    def cluster_key(self, res: Resource) -> str:
+        """Which cluster ``res`` goes to: the GKE cluster its provider depends on (two providers
+        of one cluster -- e.g. one for retained CRDs -- are one cluster, as ``manifests.yaml``
+        groups them), else its provider's URN; "" for the default provider."""
+        provider = self.provider_of(res)
+        if not provider:
+            return ""
+        keys: dict[str, str] = self.memo("cluster_keys", dict)
+        if provider not in keys:
+            gke = self.linked_gke_cluster(provider)
+            keys[provider] = gke.urn if gke is not None else provider
+        return keys[provider]
 
     def _views_of(self, group: str, kinds: Sequence[str]) -> list[Any]:
         key = (group, tuple(kinds))
@@ -317,18 +382,22 @@ class StackModel:
     def workload_priority_classes(self) -> list[WorkloadPriorityClass]:
         return self._views_of(KUEUE_GROUP, ("WorkloadPriorityClass",))
 
-    def find_cluster_queue(self, name: str | Unknown | None) -> tuple[Lookup, ClusterQueue | None]:
-        found = self.lookup(KUEUE_GROUP, "ClusterQueue", name)
+    def find_cluster_queue(
+        self, name: str | Unknown | None, *, near: Any = None
+    ) -> tuple[Lookup, ClusterQueue | None]:
+        found = self.lookup(KUEUE_GROUP, "ClusterQueue", name, near=near)
         return found, (self.view(found.found[0]) if found.ok else None)
 
     def find_local_queue(
-        self, name: str | Unknown | None, namespace: str
+        self, name: str | Unknown | None, namespace: str, *, near: Any = None
     ) -> tuple[Lookup, LocalQueue | None]:
-        found = self.lookup(KUEUE_GROUP, "LocalQueue", name, namespace)
+        found = self.lookup(KUEUE_GROUP, "LocalQueue", name, namespace, near=near)
         return found, (self.view(found.found[0]) if found.ok else None)
 
-    def find_resource_flavor(self, name: str | Unknown | None) -> tuple[Lookup, ResourceFlavor | None]:
-        found = self.lookup(KUEUE_GROUP, "ResourceFlavor", name)
+    def find_resource_flavor(
+        self, name: str | Unknown | None, *, near: Any = None
+    ) -> tuple[Lookup, ResourceFlavor | None]:
+        found = self.lookup(KUEUE_GROUP, "ResourceFlavor", name, near=near)
         return found, (self.view(found.found[0]) if found.ok else None)
 
     # --- KAI / Ray / namespaces --------------------------------------------------------------

@@ -21,8 +21,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, Namespace, Resource, StackModel
-from ..tokens import CORE_GROUP, KUEUE_GROUP
+from ..model import (
+    AdmissionCheck,
+    ClusterQueue,
+    GkeCluster,
+    KubeObject,
+    LocalQueue,
+    Namespace,
+    Resource,
+    StackModel,
+)
+from ..tokens import CORE_GROUP, HELM_RELEASE, KUEUE_GROUP
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_KINDS = ("MultiKueueCluster", "MultiKueueConfig")
@@ -31,16 +40,7 @@ DEFAULT_PROVIDER = ""
 
 def provider_urn(model: StackModel, obj: Resource) -> str:
     """The URN of the provider ``obj`` is sent through ("" for the default provider)."""
-    res = obj
-    rendered_from = obj.rendered_from if isinstance(obj, KubeObject) else None
-    if rendered_from is not None:
-        release = model.by_urn(rendered_from)
-        if release is not None:
-            source = release.source
-            urn = getattr(getattr(source, "provider", None), "urn", None)
-            return urn if isinstance(urn, str) else DEFAULT_PROVIDER
-    urn = getattr(getattr(res.source, "provider", None), "urn", None)
-    return urn if isinstance(urn, str) else DEFAULT_PROVIDER
+    return model.provider_of(obj)
 
 
 @dataclass(frozen=True)
@@ -142,3 +142,38 @@ def dispatched_local_queues(model: StackModel, manager: KueueCluster) -> list[Lo
 
 def namespaces(model: StackModel, cluster: KueueCluster) -> Sequence[Namespace]:
     return [model.view(o) for o in cluster.of(CORE_GROUP, "Namespace")]
+
+
+def gke_cluster_of(model: StackModel, cluster: KueueCluster) -> GkeCluster | None:
+    """The GKE cluster the cluster's Kubernetes provider reaches: the one the provider's
+    kubeconfig depends on (as ``preview/clusters.py`` groups ``manifests.yaml``); None when the
+    provider is not among the program's resources or depends on no single GKE cluster."""
+    return model.linked_gke_cluster(cluster.provider)
+
+
+def cluster_model(model: StackModel, cluster: KueueCluster) -> StackModel | None:
+    """The cluster alone: its objects, its GKE cluster and that cluster's node pools (``cluster_of``),
+    so the single-cluster rules' pool logic judges one cluster's pools; None when which GKE
+    cluster the provider reaches is not known."""
+
+    def build() -> StackModel | None:
+        gke = gke_cluster_of(model, cluster)
+        if gke is None:
+            return None
+        pools = [
+            p.res for p in model.node_pools() if (c := model.cluster_of(p)) is not None and c.urn == gke.urn
+        ]
+        return StackModel([*cluster.objects, gke.res, *pools])
+
+    return model.memo(f"multikueue:cluster-model:{cluster.provider}", build)
+
+
+def objects_model(model: StackModel, cluster: KueueCluster) -> StackModel:
+    """The cluster's Kubernetes objects and the Helm releases sent through its provider: what
+    rules that read the cluster's own Kueue install (its Configuration, feature gates) judge."""
+
+    def build() -> StackModel:
+        releases = [r for r in model.of_type(HELM_RELEASE) if model.provider_of(r) == cluster.provider]
+        return StackModel([*cluster.objects, *releases])
+
+    return model.memo(f"multikueue:objects-model:{cluster.provider}", build)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
@@ -31,7 +31,7 @@ from ..kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioni
 from ..model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
 from ..model.base import ObjectView
 from ..model.gke import NODEPOOL_LABEL
-from ..model.kueue import ResourceQuota
+from ..model.kueue import MULTIKUEUE_CONTROLLER, ResourceQuota
 from ..model.workloads import GPU_RESOURCE, PodTemplate
 from ..pools import (
     PoolCapacity,
@@ -44,10 +44,12 @@ from ..pools import (
     select,
 )
 from ..report import Reporter, config_value
+from ..tokens import KUEUE_GROUP
 from ..values import Unknown, dig, fmt_num, str_map
 from ..workload_kinds.queue_names import kueue_queue_name
 from ..workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 
+T = TypeVar("T")
 NO_POOLS = "no GKE node pools are declared, so pool capacity is unknown"
 AUTO = "node auto-provisioning may create a pool the program does not declare"
 
@@ -65,7 +67,7 @@ def workload_queue(model: StackModel, workload: ObjectView, reporter: Reporter) 
     if isinstance(label, Unknown) or not workload.obj.identity_known:
         reporter.cannot_check(workload, "its LocalQueue (queue label or namespace unknown until apply)")
         return None
-    found, lq = model.find_local_queue(label, workload.obj.namespace or "default")
+    found, lq = model.find_local_queue(label, workload.obj.namespace or "default", near=workload)
     if found.status == "unknown":
         reporter.cannot_check(workload, f"LocalQueue '{label}' (not known until apply)")
     if lq is None:
@@ -73,19 +75,21 @@ def workload_queue(model: StackModel, workload: ObjectView, reporter: Reporter) 
     if isinstance(lq.cluster_queue, Unknown):
         reporter.cannot_check(workload, f"{lq.describe()} spec.clusterQueue")
         return None
-    found, cq = model.find_cluster_queue(lq.cluster_queue)
+    found, cq = model.find_cluster_queue(lq.cluster_queue, near=lq)
     if found.status == "unknown":
         reporter.cannot_check(workload, f"ClusterQueue '{lq.cluster_queue}' (not known until apply)")
     return cq
 
 
-def _flavor(model: StackModel, name: str) -> ResourceFlavor | None:
-    return model.find_resource_flavor(name)[1]
+def _flavor(model: StackModel, name: str, near: ClusterQueue) -> ResourceFlavor | None:
+    """The flavor ``near`` (a ClusterQueue) names, on its own cluster."""
+    return model.find_resource_flavor(name, near=near)[1]
 
 
 def flavor_selection(model: StackModel, flavor: ResourceFlavor) -> Selection:
-    """Pools a flavor's nodeLabels reach; a flavor without node labels reaches every pool."""
-    pools = model.node_pools()
+    """Pools of the flavor's own cluster its nodeLabels reach (``node_pools_near``: another
+    cluster's pools of the same GKE name are not its); without node labels, every such pool."""
+    pools = model.node_pools_near(flavor)
     if not flavor.node_labels_known:
         return Selection((), tuple(pools))
     return select(pools, flavor.node_labels)
@@ -140,11 +144,11 @@ class _Reach:
 
 def _queue_pools(model: StackModel, workload: ObjectView, reporter: Reporter) -> _Reach:
     """Pools the workload's Kueue flavors can use (all pools when it has no resolvable flavor)."""
-    all_pools = _Reach(Selection(tuple(model.node_pools())), "the declared pools", False)
+    all_pools = _Reach(Selection(tuple(model.node_pools_near(workload))), "the declared pools", False)
     cq = workload_queue(model, workload, reporter)
     if cq is None:
         return all_pools
-    flavors = [f for f in (_flavor(model, n) for n in gpu_flavors(cq, GPU_RESOURCE)) if f is not None]
+    flavors = [f for f in (_flavor(model, n, cq) for n in gpu_flavors(cq, GPU_RESOURCE)) if f is not None]
     if not flavors:
         return all_pools
     names = ", ".join(f"'{f.name}'" for f in flavors)
@@ -318,14 +322,14 @@ def gang_vs_queued_pool(
     if not model.node_pools():
         reporter.cannot_check(workload, f"queued-provisioning pool size: {NO_POOLS}")
         return
-    flavors = [f for f in (_flavor(model, n) for n in queued) if f is not None]
+    flavors = [f for f in (_flavor(model, n, cq) for n in queued) if f is not None]
     if auto_provisioning(model) is not False and not (
         flavors and all(pins_pool(f.node_labels) for f in flavors)
     ):
         reporter.cannot_check(workload, f"queued-provisioning pool size: {AUTO}")
         return
     selections = [flavor_selection(model, f) for f in flavors]
-    reach = _union(selections) if selections else Selection(tuple(model.node_pools()))
+    reach = _union(selections) if selections else Selection(tuple(model.node_pools_near(cq)))
     for pod_set, _ in gpu_sets:
         reach = intersect(reach, pod_selection(model, pod_set.template))
     if not reach.possible:
@@ -392,6 +396,26 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, _config: Mappin
 
 
 # --- kueue-quota-within-capacity ----------------------------------------------------------------
+def _dispatches(model: StackModel, cq: ClusterQueue) -> bool:
+    """The ClusterQueue carries a MultiKueue check: what it admits runs on a worker, whose own
+    queues and pools back it (Kueue v0.19.2 ``site/content/en/docs/concepts/multikueue.md``),
+    not on this cluster's nodes."""
+    for ref in cq.admission_checks:
+        found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name, near=cq)
+        if found.ok and model.view(found.found[0]).controller_name == MULTIKUEUE_CONTROLLER:
+            return True
+    return False
+
+
+def _near(entries: Mapping[tuple[str, Any], list[T]], here: str, name: Any) -> list[T]:
+    """The entries for flavor ``name`` on cluster ``here``; from the default provider's cluster
+    (``""``), every cluster's, and the default provider's are seen from every cluster (as
+    ``StackModel.lookup`` resolves names)."""
+    if not here:
+        return [e for (_, n), found in entries.items() if n == name for e in found]
+    return [*entries.get((here, name), []), *entries.get(("", name), [])]
+
+
 def check_quota_within_capacity(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     """Σ nominal GPU quota per flavor ≤ the GPUs its pools can ever have, where no provisioning
     admission check stands between admission and capacity.
@@ -403,28 +427,32 @@ def check_quota_within_capacity(model: StackModel, reporter: Reporter, config: M
     (queued provisioning, check-capacity) exempts a flavor because it gates admission on capacity.
     """
     ratio = Decimal(str(config_value(config, "maxOvercommit", 1.0)))
-    # Every GPU quota entry by flavor name, in stack order: one pass, not one per flavor.
-    queue_entries: dict[str | Unknown, list[tuple[ClusterQueue, ResourceQuota]]] = {}
+    # Every GPU quota entry by cluster and flavor name, in stack order: one pass, not one per
+    # flavor.  Per cluster (``cluster_key``): each cluster's Kueue counts only its own queues.
+    queue_entries: dict[tuple[str, str | Unknown], list[tuple[ClusterQueue, ResourceQuota]]] = {}
     for cq in model.cluster_queues():
         for f, entry in cq.quotas(GPU_RESOURCE):
-            queue_entries.setdefault(f.name, []).append((cq, entry))
-    cohort_entries: dict[str | Unknown, list[tuple[Cohort, ResourceQuota]]] = {}
+            queue_entries.setdefault((model.cluster_key(cq.obj), f.name), []).append((cq, entry))
+    cohort_entries: dict[tuple[str, str | Unknown], list[tuple[Cohort, ResourceQuota]]] = {}
     for cohort in model.cohorts():
         for group in cohort.resource_groups:
             for f in group.flavors:
                 for r in f.resources:
                     if r.name == GPU_RESOURCE:
-                        cohort_entries.setdefault(f.name, []).append((cohort, r))
+                        cohort_entries.setdefault((model.cluster_key(cohort.obj), f.name), []).append(
+                            (cohort, r)
+                        )
     for flavor in model.resource_flavors():
         contributions: list[tuple[str, Decimal]] = []
+        here = model.cluster_key(flavor.obj)
         try:
-            for cq, entry in queue_entries.get(flavor.name, []):
-                if provisioning_checks(model, cq, flavor.name):
+            for cq, entry in _near(queue_entries, here, flavor.name):
+                if provisioning_checks(model, cq, flavor.name) or _dispatches(model, cq):
                     continue
                 contributions.append(
                     (cq.name, value_of(entry.nominal_quota, f"{cq.describe()} {entry.path}"))
                 )
-            for cohort, r in cohort_entries.get(flavor.name, []):
+            for cohort, r in _near(cohort_entries, here, flavor.name):
                 contributions.append((f"cohort {cohort.name}", value_of(r.nominal_quota, r.path)))
         except CannotTellError as why:
             reporter.cannot_check(flavor, why.what)

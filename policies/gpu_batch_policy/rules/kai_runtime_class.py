@@ -104,7 +104,7 @@ def check_kai_runtime_class(model: StackModel, reporter: Reporter, _config: Mapp
                     "GPU Operator creates)",
                 )
             continue
-        found = model.lookup("node.k8s.io", "RuntimeClass", klass)
+        found = model.lookup("node.k8s.io", "RuntimeClass", klass, near=release)
         if found.status == "unknown":
             reporter.cannot_check(
                 release, f"RuntimeClass '{klass}' (a RuntimeClass's name is unknown until apply)"

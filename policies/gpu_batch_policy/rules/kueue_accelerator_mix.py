@@ -115,7 +115,7 @@ def _mixed_flavors(
         if not isinstance(fq.name, str):
             reporter.cannot_check(cq, "a flavor name is unknown until apply")
             continue
-        flavor = model.find_resource_flavor(fq.name)[1]
+        flavor = model.find_resource_flavor(fq.name, near=cq)[1]
         if flavor is None:
             continue  # kueue-clusterqueue-references reports it
         types = flavor_accelerators(model, flavor)

@@ -102,7 +102,7 @@ def _tas(ctx: _Context, pod_set: PodSet, flavor: ResourceFlavor, group: Resource
 
 
 def _verdict(ctx: _Context, pod_set: PodSet, flavor_name: Any, group: ResourceGroup) -> str | None:
-    flavor = ctx.model.find_resource_flavor(flavor_name)[1]
+    flavor = ctx.model.find_resource_flavor(flavor_name, near=ctx.cq)[1]
     if flavor is None:
         return UNDECIDED  # missing flavors are kueue-clusterqueue-references' finding
     if ctx.install.gate("TopologyAwareScheduling"):
@@ -115,7 +115,7 @@ def _verdict(ctx: _Context, pod_set: PodSet, flavor_name: Any, group: ResourceGr
 def _tas_only(model: StackModel, cq: ClusterQueue) -> bool | None:
     """Every flavor of the ClusterQueue has a ``topologyName`` (``ClusterQueueSnapshot.IsTASOnly``)."""
     names = cq.flavor_names()
-    flavors = [model.find_resource_flavor(n)[1] for n in names]
+    flavors = [model.find_resource_flavor(n, near=cq)[1] for n in names]
     if not flavors or any(f is None or isinstance(f.topology_name, Unknown) for f in flavors):
         return None
     return all(f is not None and f.topology_name is not None for f in flavors)

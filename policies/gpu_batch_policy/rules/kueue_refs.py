@@ -52,7 +52,7 @@ def check_localqueue_targets(model: StackModel, reporter: Reporter, config: Mapp
                 "set `spec.clusterQueue` to the ClusterQueue this namespace submits to (it is immutable)",
             )
             continue
-        found, _ = model.find_cluster_queue(target)
+        found, _ = model.find_cluster_queue(target, near=lq)
         if found.status == "unknown":
             reporter.cannot_check(lq, f"ClusterQueue '{target}' may be one whose name is unknown")
         elif found.status == "missing":
@@ -92,7 +92,7 @@ def _check_flavors(model: StackModel, cq: ClusterQueue, reporter: Reporter, worl
         if isinstance(flavor.name, Unknown):
             reporter.cannot_check(cq, f"{flavor.path}.name is unknown until apply")
             continue
-        found, _ = model.find_resource_flavor(flavor.name)
+        found, _ = model.find_resource_flavor(flavor.name, near=cq)
         if found.status == "unknown":
             reporter.cannot_check(cq, f"ResourceFlavor '{flavor.name}' may be one whose name is unknown")
         elif found.status == "missing":
@@ -127,7 +127,7 @@ def _check_topology(
         return
     if not name:
         return
-    found = model.lookup(KUEUE_GROUP, "Topology", name)
+    found = model.lookup(KUEUE_GROUP, "Topology", name, near=flavor)
     if found.status == "unknown":
         reporter.cannot_check(cq, f"Topology '{name}' may be one whose name is unknown")
     elif found.status == "missing":
@@ -152,7 +152,7 @@ def _check_admission_checks(model: StackModel, cq: ClusterQueue, reporter: Repor
         if isinstance(ref.name, Unknown):
             reporter.cannot_check(cq, f"{ref.path}.name is unknown until apply")
         else:
-            found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name)
+            found = model.lookup(KUEUE_GROUP, "AdmissionCheck", ref.name, near=cq)
             if found.status == "unknown":
                 reporter.cannot_check(cq, f"AdmissionCheck '{ref.name}' may be one whose name is unknown")
             elif found.status == "missing":
@@ -234,7 +234,7 @@ def check_admissioncheck_parameters(model: StackModel, reporter: Reporter, confi
                 ac, "spec.parameters.name is empty (the check goes inactive: BadParametersRef)", fix
             )
             continue
-        found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name)
+        found = model.lookup(KUEUE_GROUP, "ProvisioningRequestConfig", params.name, near=ac)
         if found.status == "unknown":
             reporter.cannot_check(ac, "the ProvisioningRequestConfig name is unknown until apply")
         elif found.status == "missing" and isinstance(params.name, str):
@@ -265,7 +265,7 @@ def check_cohort_hierarchy(model: StackModel, reporter: Reporter, config: Mappin
         if not parent:
             continue
         parents[cohort.name] = parent
-        found = model.lookup(KUEUE_GROUP, "Cohort", parent)
+        found = model.lookup(KUEUE_GROUP, "Cohort", parent, near=cohort)
         if found.status == "unknown":
             reporter.cannot_check(cohort, f"parent Cohort '{parent}' may be one whose name is unknown")
         elif found.status == "missing":
@@ -310,7 +310,7 @@ def check_namespace_selectors(model: StackModel, reporter: Reporter, _config: Ma
         if not lq.obj.identity_known:
             reporter.cannot_check(lq, "metadata.namespace is unknown until apply")
             continue
-        _, cq = model.find_cluster_queue(lq.cluster_queue)
+        _, cq = model.find_cluster_queue(lq.cluster_queue, near=lq)
         if cq is None:
             continue
         _check_selector_admits(cq, lq, namespaces, reporter)

@@ -33,7 +33,12 @@ Every rule starts from kubernetes-sigs/kueue v0.19.2:
   for a gang from its own ClusterQueue, which may hold more than any one worker; each worker
   admits the copy only within its own quota, so a gang larger than every worker's queue (per
   flavor: nominal, plus the borrowing limit in a cohort) is dispatched and never admitted.
-  Judged on quota; the workers' pools are the report's "which workers take which gangs".
+  A gang some worker's quota holds is judged on pools too: on each such worker, the
+  single-cluster ``kueue-gang-fits-queue`` logic (``capacity.gang_vs_queued_pool``: the flavor's
+  node labels select the pools, a ProvisioningRequest scales ONE queued pool, GPUs per node x
+  max nodes) runs over that worker's objects and its GKE cluster's pools
+  (``multikueue.clusters.cluster_model``); when every worker's pools refuse it, each worker's
+  ProvisioningRequest fails and the gang never runs.
 * ``multikueue-manager-quota`` (advisory) -- the concept page: "Ideally, the quota in the manager
   cluster should equal the total quota available in all worker clusters"; below the largest
   worker's, workers stay underutilised; above the sum, the manager dispatches work the workers
@@ -48,17 +53,20 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..demand import CannotTellError, pod_request, total
+from ..kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
 from ..model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
 from ..model.helm import KUEUE
 from ..multikueue.clusters import (
     KueueCluster,
     Topology,
+    cluster_model,
     clusters,
     dispatched_local_queues,
+    objects_model,
     provider_urn,
     topologies,
 )
@@ -68,6 +76,7 @@ from ..tokens import CORE_GROUP, KUEUE_GROUP
 from ..values import Unknown, dig, fmt_num
 from ..workload_kinds import kueue_gangs
 from ..workload_kinds.queue_names import kueue_queue_name
+from .capacity import gang_vs_queued_pool
 
 GPU = "nvidia.com/gpu"
 
@@ -357,6 +366,24 @@ def _gang_gpus(pod_sets: Any) -> Decimal:
     return total(pod_sets, lambda template: pod_request(template, GPU))
 
 
+def _pool_refusal(model: StackModel, worker: KueueCluster, cq: ClusterQueue, gang: Any) -> str | None:
+    """Why none of ``worker``'s queued-provisioning pools can hold ``gang`` (None: one can, or it
+    cannot be told).  The single-cluster rule's own logic (``capacity.gang_vs_queued_pool``: the
+    flavors' node labels -> the pools, GPUs per node x max nodes, ONE pool per
+    ProvisioningRequest) run on the worker's objects and its GKE cluster's pools alone."""
+    sub = cluster_model(model, worker)
+    if sub is None or not sub.node_pools():
+        return None
+    found: list[str] = []
+    gang_vs_queued_pool(
+        sub, cq, sub.view(cq.obj), list(gang.pod_sets), Reporter(lambda m, _u: found.append(m), stack=True)
+    )
+    if not found:
+        return None
+    problem = found[0].split(": ", 1)[-1].split(". Fix: ", 1)[0]
+    return f"{worker.label}: {problem}"
+
+
 def check_gang_fits_a_worker(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for topo in topologies(model):
         queues = {(lq.namespace, lq.name): lq for lq in dispatched_local_queues(model, topo.manager)}
@@ -384,14 +411,105 @@ def check_gang_fits_a_worker(model: StackModel, reporter: Reporter, _config: Map
                 except CannotTellError as why:
                     reporter.cannot_check(gang.subject, why.what)
                     continue
-                if need <= best or not any(need <= c for c in manager_caps):
-                    continue  # fits a worker, or already too big for the manager (its own rule's finding)
+                if not any(need <= c for c in manager_caps):
+                    continue  # already too big for the manager (its own rule's finding)
+                if need > best:
+                    reporter.violation(
+                        gang.subject,
+                        f"the gang needs {fmt_num(need)} GPUs: the manager's {manager_cq.name} admits it, but no "
+                        f"worker's ClusterQueue can (largest: {fmt_num(best)}), so it is dispatched and never "
+                        "admitted on any worker (kueue#8602)",
+                        "raise the workers' quota (and pools) to hold the gang, or split it",
+                    )
+                    continue
+                by_quota = [
+                    (w, cq)
+                    for w, cq, caps in zip(topo.workers, workers, worker_caps, strict=True)
+                    if cq is not None and caps and any(need <= c for c in caps)
+                ]
+                refusals = [
+                    r for w, cq in by_quota if cq is not None and (r := _pool_refusal(model, w, cq, gang))
+                ]
+                if refusals and len(refusals) == len(by_quota):
+                    reporter.violation(
+                        gang.subject,
+                        f"the gang needs {fmt_num(need)} GPUs: the manager's {manager_cq.name} admits it and the "
+                        "workers' quota holds it, but no worker's node pools can ("
+                        + "; ".join(refusals)
+                        + "), so "
+                        "every worker's ProvisioningRequest fails and the gang is never admitted (kueue#8602)",
+                        "give a worker a queued-provisioning pool that holds the whole gang (GPUs per node x max "
+                        "nodes), or split the gang",
+                    )
+
+
+CLUSTER_PROFILE_GATE = "MultiKueueClusterProfile"  # kube_features.go: Alpha since 0.15, off by default
+CLUSTER_PROFILE_FIX = (
+    "enable the MultiKueueClusterProfile feature gate in the manager's Kueue (Configuration featureGates "
+    "or the chart's controllerManager.featureGates) and set multiKueue.clusterProfile.accessProviders "
+    "(an exec plugin such as GKE's gcp-auth-plugin, mounted into kueue-controller-manager), as "
+    "gke-fleet-management's multikueue-clusterprofile does"
+)
+
+
+def _access_providers(configs: Any) -> list[Any] | Unknown | None:
+    """``multiKueue.clusterProfile.accessProviders`` (else the deprecated ``credentialsProviders``,
+    ``controllers.go`` ``SetupControllers``); None when the Configuration has no ``clusterProfile``."""
+    for config in configs:
+        profile = dig(config, "multiKueue", "clusterProfile")
+        if isinstance(profile, Unknown):
+            return profile
+        if isinstance(profile, dict):
+            providers = profile.get("accessProviders") or profile.get("credentialsProviders")
+            if isinstance(providers, Unknown):
+                return providers
+            return list(providers) if isinstance(providers, list) else []
+    return None
+
+
+def check_cluster_profile_access(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    """A MultiKueueCluster whose source is a ClusterProfile reaches its worker only when the
+    manager's Kueue has the ``MultiKueueClusterProfile`` gate on and an access provider
+    (kubernetes-sigs/kueue v0.19.2 ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``
+    ``loadClientConfig``: gate off -> inactive, reason ``MultiKueueClusterProfileFeatureDisabled``;
+    ``controllers.go`` ``SetupControllers``: no ``accessProviders`` -> the no-op provider, whose
+    ``BuildConfigFromCP`` fails "no access provider configured", reason ``BadClusterProfile``)."""
+    for topo in topologies(model):
+        profiled = [
+            o
+            for o in topo.manager.of(KUEUE_GROUP, "MultiKueueCluster")
+            if dig(o.props, "spec", "clusterSource", "clusterProfileRef") is not None
+        ]
+        if not profiled:
+            continue
+        sub = objects_model(model, topo.manager)
+        gate = feature_gate(sub, config, CLUSTER_PROFILE_GATE)
+        install = kueue_install(sub, config)
+        assumed = f" ({install.assumption})" if install.assumption else ""
+        for obj in profiled:
+            if isinstance(gate, Unknown) or install.unknown is not None:
+                reporter.cannot_check(obj, "the manager's Kueue feature gates or Configuration")
+                continue
+            if gate is not True:
                 reporter.violation(
-                    gang.subject,
-                    f"the gang needs {fmt_num(need)} GPUs: the manager's {manager_cq.name} admits it, but no "
-                    f"worker's ClusterQueue can (largest: {fmt_num(best)}), so it is dispatched and never "
-                    "admitted on any worker (kueue#8602)",
-                    "raise the workers' quota (and pools) to hold the gang, or split it",
+                    obj,
+                    "its clusterSource is a ClusterProfile, but the manager's Kueue runs without the "
+                    f"{CLUSTER_PROFILE_GATE} feature gate (alpha, off by default in Kueue 0.19.2){assumed}: "
+                    "Kueue marks the MultiKueueCluster inactive (MultiKueueClusterProfileFeatureDisabled) "
+                    "and never reaches the worker",
+                    CLUSTER_PROFILE_FIX,
+                )
+                continue
+            providers = _access_providers(install.configs)
+            if isinstance(providers, Unknown):
+                reporter.cannot_check(obj, "the manager's multiKueue.clusterProfile access providers")
+            elif not providers:
+                reporter.violation(
+                    obj,
+                    "its clusterSource is a ClusterProfile, but the manager's Kueue Configuration sets no "
+                    f"multiKueue.clusterProfile.accessProviders{assumed}: Kueue builds no credentials for it "
+                    "(BadClusterProfile: no access provider configured) and never reaches the worker",
+                    CLUSTER_PROFILE_FIX,
                 )
 
 
@@ -401,6 +519,13 @@ POLICIES: list[Policy] = [
         "A MultiKueueCluster's kubeconfig Secret must hold a kubeconfig Kueue accepts (no exec plugin, token "
         "file, insecure TLS, CA file path, basic auth or missing server).",
         check_worker_kubeconfig,
+    ),
+    stack_policy(
+        "multikueue-clusterprofile-access",
+        "A MultiKueueCluster whose clusterSource is a ClusterProfile needs the manager's Kueue "
+        "MultiKueueClusterProfile feature gate and a multiKueue.clusterProfile access provider.",
+        check_cluster_profile_access,
+        config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),
     stack_policy(
         "multikueue-kubeconfig-path",

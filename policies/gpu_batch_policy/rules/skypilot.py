@@ -81,7 +81,7 @@ def check_team_local_queue(model: StackModel, reporter: Reporter, _config: Mappi
             if isinstance(name, Unknown):
                 reporter.cannot_check(release, "the LocalQueue name in apiService.config")
                 continue
-            found, _ = model.find_local_queue(name, namespace)
+            found, _ = model.find_local_queue(name, namespace, near=release)
             if found.ok:
                 continue
             if found.status == "unknown":

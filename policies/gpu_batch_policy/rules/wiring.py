@@ -273,7 +273,7 @@ def check_queue_label_resolves(model: StackModel, reporter: Reporter, config: Ma
             reporter.cannot_check(obj, f"label {QUEUE_NAME_LABEL} or namespace")
             continue
         namespace = obj.namespace or "default"
-        found, _ = model.find_local_queue(label, namespace)
+        found, _ = model.find_local_queue(label, namespace, near=obj)
         if found.ok:
             continue
         if found.status == "unknown":

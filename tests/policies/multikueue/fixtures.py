@@ -199,3 +199,48 @@ def replace(resources: list[Res], name: str, new: Res | None) -> list[Res]:
     """``resources`` with the one named ``name`` replaced by ``new`` (or dropped)."""
     assert any(r.name == name for r in resources), name
     return [r for r in resources if r.name != name] + ([new] if new is not None else [])
+
+
+def with_pools(max_nodes: int, pools_per_worker: int = 2) -> list[Res]:
+    """``program()`` where each worker is a GKE cluster of its own, reached by its Kubernetes
+    provider (whose kubeconfig depends on the cluster), with ``pools_per_worker`` queued
+    one-L4-GPU pools of ``max_nodes`` nodes that the worker's flavor selects by a node label.
+    Both workers' pools carry the same GKE names, as two regions built from one config do."""
+    from tests.policies.pack_objects import gke_cluster, queued_pool
+
+    out = [r for r in program() if not (r.type.endswith(":ResourceFlavor") and r.provider != MANAGER)]
+    for name, provider in WORKERS.items():
+        cluster = gke_cluster(f"{name}-cluster")
+        out.append(cluster)
+        out.append(
+            Res(
+                "pulumi:providers:kubernetes",
+                provider.rsplit("::", 1)[-1],
+                {},
+                urn=provider,
+                property_dependencies={"kubeconfig": [cluster.urn]},
+            )
+        )
+        for i in range(pools_per_worker):
+            pool = queued_pool(f"dws-{i}")
+            pool.name = f"{name}-dws-{i}"
+            pool.urn = f"urn:pulumi:test::gpu-batch::{pool.type}::{pool.name}"
+            pool.props["cluster"] = f"{name}-cluster"
+            pool.props["autoscaling"]["totalMaxNodeCount"] = float(max_nodes)
+            pool.props["nodeConfig"]["labels"] = {"gpu-batch/dws": "l4"}
+            pool.property_dependencies = {"cluster": [cluster.urn]}
+            out.append(pool)
+        out.append(
+            _obj(
+                "ResourceFlavor",
+                "h100",
+                {
+                    "nodeLabels": {"gpu-batch/dws": "l4"},
+                    "tolerations": [
+                        {"key": "cloud.google.com/gke-queued", "operator": "Exists", "effect": "NoSchedule"}
+                    ],
+                },
+                provider,
+            )
+        )
+    return out

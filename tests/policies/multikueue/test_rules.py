@@ -24,6 +24,7 @@ from tests.policies.multikueue.fixtures import (
     program,
     replace,
     secret,
+    with_pools,
     worker,
 )
 from tests.policies.pack_harness import UNKNOWN, Res, Run, run, run_all
@@ -311,3 +312,31 @@ def test_empty_or_contextless_kubeconfig_in_clientcmds_words() -> None:
     assert rejections("clusters: {a: b}\n") == [
         "failed to parse kubeconfig(apiconfig): clusters is not a list"
     ]
+
+
+def test_gang_that_fits_every_workers_quota_but_no_workers_pools() -> None:
+    """8 one-GPU pods: each worker's quota (8) holds them, but each worker's DWS pools have 4
+    nodes of one L4 each and a ProvisioningRequest scales ONE pool (``kueue-gang-fits-queue``'s
+    logic, run per worker on that worker's GKE cluster's pools): flagged.  With 8-node pools the
+    gang fits one pool of each worker: clean; so is the same 4-node layout for a 4-pod gang."""
+    rule = next(p for p in POLICIES if p.name == "multikueue-gang-fits-a-worker")
+    roomy = fired([*with_pools(max_nodes=8), _job(1, 8)])
+    tight = fired([*with_pools(max_nodes=4), _job(1, 8)])
+    assert set(tight) - set(roomy) == {rule.name}, sorted(set(tight) - set(roomy))
+    assert rule.name not in roomy
+    message = tight[rule.name].messages[0]
+    assert "workers' quota holds it, but no worker's node pools can" in message
+    assert "provider 'worker-us-k8s'" in message and "provider 'worker-eu-k8s'" in message
+    # each worker is judged on its own GKE cluster's two pools, not the program's four
+    assert message.count("('dws-0': 4 nodes x 1 GPUs, 'dws-1': 4 nodes x 1 GPUs)") == 2
+    assert run(rule, [*with_pools(max_nodes=4), _job(1, 4)]).violations == []
+
+
+def test_one_worker_whose_pools_hold_the_gang_is_enough() -> None:
+    """Only worker-eu's pools are too small: worker-us takes the gang, nothing is flagged."""
+    rule = next(p for p in POLICIES if p.name == "multikueue-gang-fits-a-worker")
+    resources = with_pools(max_nodes=4)
+    for r in resources:
+        if r.name.startswith("worker-us-dws"):
+            r.props["autoscaling"]["totalMaxNodeCount"] = 8.0
+    assert run(rule, [*resources, _job(1, 8)]).violations == []

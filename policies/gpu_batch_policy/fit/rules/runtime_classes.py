@@ -60,7 +60,7 @@ def _runtime_class(
     if isinstance(name, Unknown):
         reporter.cannot_check(subject, f"runtimeClassName ({name.path})")
         return
-    found = model.lookup("node.k8s.io", "RuntimeClass", name)
+    found = model.lookup("node.k8s.io", "RuntimeClass", name, near=subject)
     if found.status == "unknown":
         reporter.cannot_check(
             subject, f"RuntimeClass '{name}' (a RuntimeClass's name is unknown until apply)"
@@ -94,7 +94,7 @@ def _priority_class(model: StackModel, name: str | Unknown, subject: Subject, re
         return
     if name in BUILTIN_PRIORITY_CLASSES:
         return
-    found = model.lookup("scheduling.k8s.io", "PriorityClass", name)
+    found = model.lookup("scheduling.k8s.io", "PriorityClass", name, near=subject)
     if found.status == "unknown":
         reporter.cannot_check(
             subject, f"PriorityClass '{name}' (a PriorityClass's name is unknown until apply)"
