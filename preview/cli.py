@@ -35,7 +35,8 @@ from preview.charts import (
     resolve_locked,
 )
 from preview.clusters import ClusterGroup, cluster_groups
-from preview.cost.budget import budget_findings
+from preview.cost.budget import POLICY as BUDGET
+from preview.cost.budget import blocks, budget_findings
 from preview.cost.estimate import plan_cost
 from preview.cost.prices import price_table
 from preview.cost.section import cost_changes, cost_section
@@ -47,6 +48,7 @@ from preview.findings.document import (
     policy_findings,
     write_findings,
 )
+from preview.findings.levels import preview_level
 from preview.findings.sarif import sarif_log, write_sarif
 from preview.findings.summary import findings_by_line
 from preview.harness import RunResult, run_program
@@ -166,7 +168,13 @@ def _preview(
     costs = cost_section(cost, markdown_table)
     locator = Locator(args.project_dir, files.project, files.stack, result.resources)
     found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
-    found += budget_findings(files.config, cost, locator)
+    config_file = _policy_config_file(args, files.stack)
+    file_config = load_policy_config_file(config_file) if config_file is not None else None
+    budgets = budget_findings(files.config, cost, locator, preview_level(file_config, BUDGET))
+    found += budgets
+    for finding in budgets:  # the preview's own findings, said where the pack's are
+        print(f"{finding.level}: [{finding.policy}] {finding.message}")
+    code = code or (1 if blocks(budgets) else 0)
     by_line = findings_by_line(_write_findings(args, files, found, analysis), markdown_table)
     changes: list[str] = []
     if args.base is not None:
@@ -292,6 +300,12 @@ def _start_policies(
         project=project,
         stack_config=config,
     )
+
+
+def _policy_config_file(args: argparse.Namespace, stack: str) -> Path | None:
+    """``--policy-config``, else ``policies/config.<stack>.json`` when it exists."""
+    config_file: Path = args.policy_config or args.policy_pack / f"config.{stack}.json"
+    return config_file if config_file.exists() else None
 
 
 def _print_policy_results(analysis: AnalysisResult, result: RunResult) -> None:
