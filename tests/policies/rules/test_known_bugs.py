@@ -19,6 +19,7 @@ from gpu_batch_policy.known_bugs.conditions import CONDITIONS, PROVREQ_NAME_MAX
 from pulumi_policy import EnforcementLevel
 
 from preview.analyzer import PolicyPackProcess
+from preview.findings.levels import pack_part
 from preview.records import RecordedResource
 from tests.policies.corpus import STACK_URN
 from tests.policies.pack_harness import Res, run
@@ -157,7 +158,9 @@ def test_a_stack_config_raises_it_through_the_pack_as_the_engine_runs_it() -> No
     form), through the pack's own process: the same finding becomes mandatory.  The shipped prod
     config leaves it advisory, since prod's BestEffortFIFO queues meet the sticky-head bug on the
     pinned 0.19.2 and a mandatory finding would stop prod's preview until the pin moves."""
-    prod = json.loads((ROOT / "policies" / "config.prod.json").read_text())
+    # The pack's part of the file, as the preview hands it over (preview.findings.levels).
+    prod = pack_part(json.loads((ROOT / "policies" / "config.prod.json").read_text()))
+    assert prod is not None
     assert POLICY.name not in prod  # shipped: advisory (see the docstring)
     stack = _records([release("0.19.2"), *queue(preemption={"withinClusterQueue": "LowerPriority"})])
     levels = {}
