@@ -13,7 +13,7 @@ import json
 import resource
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,9 @@ from preview.manifests import (
 from preview.plan import plan_document, write_plan
 from preview.plan_diff import diff_plans, render_changes
 from preview.project import PROJECT_DIR
+from preview.records import RecordedResource
 from preview.report import capacity_sections, markdown_table, policy_section
+from preview.ssa_patches import applied, is_patch
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
 from preview.upgrades.plans import blocked_upgrades, cluster_minor_sections, upgrade_sections
@@ -325,7 +327,9 @@ def _charts_and_manifests(
         write_manifests(manifests_path, declared, releases)
         kubernetes = stack_kubernetes_minor(result.resources)
         catalog = crd_catalog_for(releases, declared)
-        invalid = validate_manifests(objects, catalog=catalog, kubernetes=kubernetes)
+        invalid = validate_manifests(
+            _patches_applied(result.resources, releases), catalog=catalog, kubernetes=kubernetes
+        )
     for line in invalid:
         print(f"[invalid] {line}")
     print(
@@ -341,6 +345,15 @@ def _charts_and_manifests(
     return len(invalid) + refused
 
 
+def _patches_applied(
+    resources: Sequence[RecordedResource], releases: list[ReleaseManifests]
+) -> list[Mapping[str, Any]]:
+    """What the API server validates: every object, each ``<Kind>Patch`` merged into its target
+    (:mod:`preview.ssa_patches`)."""
+    whole = [*render_manifests([r for r in resources if not is_patch(r)]), *rendered_objects(releases)]
+    return applied(whole, render_manifests([r for r in resources if is_patch(r)]))
+
+
 def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> int:
     """``manifests.yaml`` with one section per cluster, each validated as its API server would."""
     sections: list[str] = []
@@ -349,7 +362,11 @@ def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> 
         declared = render_manifests(group.resources)
         objects = [*declared, *rendered_objects(list(group.releases))]
         catalog = crd_catalog_for(list(group.releases), declared)
-        invalid = validate_manifests(objects, catalog=catalog, kubernetes=group.kubernetes)
+        invalid = validate_manifests(
+            _patches_applied(group.resources, list(group.releases)),
+            catalog=catalog,
+            kubernetes=group.kubernetes,
+        )
         for line in invalid:
             print(f"[invalid] {group.title}: {line}")
         failures += len(invalid)
