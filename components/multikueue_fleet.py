@@ -23,7 +23,13 @@ Follows GoogleCloudPlatform/gke-fleet-management ``multikueue-clusterprofile`` (
 * ``multikueue-setup.yaml``: each worker's ``MultiKueueCluster`` names ``clusterProfileRef``
   ``<cluster name>-<cluster location>`` (:func:`cluster_profile_name`); Kueue reads that
   ClusterProfile from its own namespace (v0.19.2 ``multikueuecluster.go``
-  ``getRestConfigFromClusterProfile``, ``c.configNamespace``).
+  ``getRestConfigFromClusterProfile``, ``c.configNamespace``).  The naming is the setup's, for
+  regional clusters; for a zonal cluster it is assumed the same (``<name>-<zone>``), not verified.
+* kubernetes-sigs/kueue v0.19.2 ``site/content/en/docs/tasks/manage/setup_multikueue.md``
+  ("Setup MultiKueue with ClusterProfile API"): the provider's name must match the
+  ``accessProviders`` name GKE writes into its ClusterProfiles (``google``), and ClusterProfiles
+  live in Kueue's namespace; gke-fleet-management ``gcp-auth-plugin/Dockerfile`` puts the
+  plugin at ``/gcp-auth-plugin`` in its image, which the init container copies.
 """
 
 from __future__ import annotations

@@ -153,6 +153,13 @@ def test_the_auth_plugin_patch_is_the_setups_on_the_charts_deployment(result: Ru
     (init,) = ours["initContainers"]
     (their_init,) = theirs["initContainers"]
     assert init == {**their_init, "image": IMAGE}
+    dockerfile = mirror_file(
+        "GoogleCloudPlatform/gke-fleet-management",
+        "GPU_BATCH_GKE_FLEET_GIT",
+        "HEAD",
+        "gcp-auth-plugin/Dockerfile",
+    )
+    assert f"/workspace/gcp-auth-plugin {init['args'][0]}" in dockerfile  # the file the image holds
     # The chart's Deployment is the one patched, and its ServiceAccount is the IAM principal's.
     chart = (Path("../shared/vendor/kueue-0.19.2/templates/manager/manager.yaml")).read_text()
     assert 'name: {{ include "kueue.fullname" . }}-controller-manager' in chart
