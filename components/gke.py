@@ -62,6 +62,7 @@ SYSTEM_POOL_TOLERATIONS: tuple[dict[str, str], ...] = (
 TENANT_POOL_SELECTOR = {"gpu-batch/pool-role": "tenant"}
 # The cluster's datapathProvider for Dataplane V2 (terraform-provider-google
 # resource_container_cluster.go: DATAPATH_PROVIDER_UNSPECIFIED, LEGACY_DATAPATH, ADVANCED_DATAPATH).
+GATEWAY_API_CHANNEL = "CHANNEL_STANDARD"
 ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
 
 
@@ -166,6 +167,12 @@ class GkeClusterArgs:
     # needs Dataplane V2 (GKE how-to/setup-multinetwork-support-for-pods; cluster-toolkit
     # modules/scheduler/gke-cluster/main.tf derives both the same way).
     multi_networking: bool = False
+    # GKE's Gateway API controller, standard channel (``gatewayApiConfig.channel:
+    # CHANNEL_STANDARD``; GKE docs how-to/deploying-gateways, "Enable the Gateway API"): it installs
+    # the Gateway API CRDs and the ``gke-l7-*`` GatewayClasses.  An in-place update of the cluster:
+    # terraform-provider-google resource_container_cluster.go ``gateway_api_config`` is not
+    # ForceNew.  False leaves the field unset (GKE's default: disabled).
+    gateway_api: bool = False
     # GKE's Cloud Storage FUSE CSI driver add-on (teams[].workloadIdentity.buckets[].mount):
     # terraform-provider-google ``addons_config.gcs_fuse_csi_driver_config.enabled``, an in-place
     # cluster update ("update" in preview/replacement_facts/gcp.json, derived from the provider).
@@ -243,6 +250,9 @@ class GkeCluster(pulumi.ComponentResource):
             maintenance_policy=args.maintenance.policy() if args.maintenance is not None else None,
             monitoring_config=monitoring_config(args.managed_prometheus, args.dcgm),
             enable_multi_networking=True if args.multi_networking else None,
+            gateway_api_config=gcp.container.ClusterGatewayApiConfigArgs(channel=GATEWAY_API_CHANNEL)
+            if args.gateway_api
+            else None,
             addons_config=gcp.container.ClusterAddonsConfigArgs(
                 gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(
                     enabled=True

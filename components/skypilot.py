@@ -9,25 +9,43 @@ What the release is configured to do (reference/kai-kuberay-skypilot.md §3, see
   sets ``kubernetes.provision_timeout: -1`` so a launch waits while Kueue holds its pods back
   instead of failing over (examples/kueue/README.md).  Kueue must run its ``pod`` integration,
   because SkyPilot creates bare pods.
-* Basic auth at the ingress: ``ingress.authCredentials`` is an htpasswd line hashed here from the
-  team's password, a Pulumi secret that stays a secret Output end to end (the plan and the state
-  show it as secret; the plain password never leaves the Output).  ``apiService.
-  enableUserManagement`` is pinned false, because with it on the chart ignores these credentials.
-* One ingress controller for all teams, a release of its own owned by no team
-  (:mod:`components.ingress_controller`); every team release sets ``ingress-nginx.enabled:
-  false`` and serves under its own ``ingress.path`` on it, with TLS (``ingress.tls.enabled``: the
-  chart then serves ``ingress.host`` with the certificate in Secret
-  ``skypilot-<team>-tls-secrets`` of the team's namespace, templates/ingress.yaml) so the basic-auth
-  password never crosses the network in clear.
+* The server authenticates every request itself (issue 27): ``apiService.enableUserManagement:
+  true`` makes the chart start ``sky api start --deploy --enable-basic-auth``
+  (``_helpers.tpl`` ``skypilot.apiArgs``), which sets ``ENABLE_BASIC_AUTH=true`` for the server
+  (skypilot 0.13.0 ``sky/server/common.py`` ``_start_api_server``), and
+  ``sky/server/server.py`` then installs ``BasicAuthMiddleware``, whose ``dispatch`` answers 401
+  to every request without valid credentials except ``/api/health`` and loopback connections from
+  inside the pod (``sky/server/auth/loopback.py``).  Its one user comes from
+  ``apiService.initialBasicAuthCredentials``, an htpasswd line hashed here from the team's
+  password (a Pulumi secret that stays a secret Output end to end); the server checks it with
+  passlib's bcrypt (``sky/server/common.py`` ``crypt_ctx``) and seeds it as an admin
+  (``sky/users/permission.py`` ``_maybe_initialize_basic_auth_user``).  Never the chart's default
+  credentials, which are public (values.yaml ``apiService.initialBasicAuthCredentials``).
+* No ingress and no ingress controller: ``ingress.enabled: false`` and ``ingress-nginx.enabled:
+  false``.  Each server is reached only through GKE's internal Gateway at its own host
+  (:mod:`components.gateway`), on its ClusterIP Service (templates/api-service.yaml).
 * Least privilege (issue 19 #3): ``rbac.manageRbacPolicies: false``.  With the chart's default
   (true) the server's ServiceAccount gets ``*`` on ClusterRoles and ClusterRoleBindings
   (skypilot 0.13.0 ``templates/rbac.yaml``), enough to make itself cluster-admin.  Off, the chart
   still creates the ServiceAccount, a Role in the team's namespace with ``rbac.namespaceRules``
   (pods, services, secrets, deployments, PVCs: what the server manages) and a read-only
   ClusterRole (nodes, pods, runtime/ingress/storage classes, to find GPUs); and, as the chart's
-  values.yaml says, ``kubernetes.remote_identity`` must then name a service account, so the
-  server's config names that one (SkyPilot 0.13.0 docs/source/cloud-setup/cloud-permissions/
-  kubernetes.rst, "Using a custom service account").  ``rbac.manageSystemComponents: false``
+  values.yaml says, ``kubernetes.remote_identity`` must then name a service account.
+* Task pods run as their own ServiceAccount, not the server's (issue 27):
+  ``kubernetes.remote_identity`` names :func:`task_service_account`, created here with a Role of
+  :data:`TASK_RULES` only.  SkyPilot 0.13.0 puts that name in every pod's
+  ``serviceAccountName`` with the token mounted (``sky/clouds/kubernetes.py``
+  ``make_deploy_resources_variables``: ``k8s_service_account_name``, ``k8s_automount_sa_token``)
+  and, for a name other than its default, creates no RBAC itself
+  (``sky/provision/kubernetes/config.py`` ``bootstrap_instances``: "we assume they have already set
+  up the necessary roles").  The pods themselves create nothing: the server creates them.  What a
+  task's token is for is its cluster tearing itself down (autodown, ``sky down`` from inside), which
+  runs ``sky/provision/kubernetes/instance.py`` ``terminate_instances`` there: list the cluster's
+  pods, delete them and their services (``_terminate_node``, ``_delete_services``,
+  ``_delete_cluster_services``: ``delete_collection_namespaced_service``).  So the token may read
+  and delete pods and services of its namespace, and nothing else: no Secrets, no exec, no
+  creating pods (a pod made there would skip the server's queue label) or Services (no
+  LoadBalancer), no Deployments.  The server keeps its own token for what it manages.  ``rbac.manageSystemComponents: false``
   too: it grants ``*`` on DaemonSets in ``skypilot-system`` to every team's server, for object
   store mounting the stack does not use.
 
@@ -63,9 +81,6 @@ from components.workloads import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 SKYPILOT_REPO = locked("skypilot").source
 SKYPILOT_CHART = locked("skypilot").name
 SKYPILOT_VERSION = locked("skypilot").version
-# The bundled ingress-nginx admission webhook's port (skypilot 0.13.0 charts/ingress-nginx
-# values.yaml controller.admissionWebhooks.port: 8443).
-INGRESS_NGINX_WEBHOOK_PORT = 8443
 
 
 # How long Helm may wait for a SkyPilot release (atomic implies --wait; see
@@ -86,10 +101,9 @@ class SkypilotServerArgs:
     # Salt scope for the htpasswd hash: something stable that identifies the deployment.
     auth_scope: str
     local_queue: str
-    ingress_path: str
+    # The host the Gateway serves this team's server on (components.gateway.objects.team_host).
+    host: str
     priority_class: str | None = None
-    ingress_host: str | None = None
-    tls: bool = True
 
     @property
     def release_name(self) -> str:
@@ -113,6 +127,18 @@ NAMESPACE_RULES = [
     {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"]},
     {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["*"]},
 ]
+
+
+# What a task pod's token may do in its namespace (see the module doc): tear its own cluster down.
+TASK_RULES = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "delete"]},
+    {"apiGroups": [""], "resources": ["services"], "verbs": ["get", "list", "delete", "deletecollection"]},
+]
+
+
+def task_service_account(release_name: str) -> str:
+    """The ServiceAccount the team's task pods run as (``kubernetes.remote_identity``)."""
+    return f"{release_name}-tasks"
 
 
 def service_account_name(release_name: str) -> str:
@@ -166,6 +192,7 @@ class SkypilotServer(pulumi.ComponentResource):
     """One team's SkyPilot API server release."""
 
     release: k8s.helm.v3.Release
+    release_name: str
 
     def __init__(
         self,
@@ -175,19 +202,13 @@ class SkypilotServer(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-batch:skypilot:Server", name, None, opts)
+        self.release_name = args.release_name
         # Secret whatever the caller passed: the hash must never reach the plan in plain text.
         password: pulumi.Output[str] = pulumi.Output.secret(args.password)
         credentials = password.apply(lambda pw: htpasswd_line(args.username, pw, args.auth_scope))
-        ingress = compact(
-            {
-                "enabled": True,
-                "authCredentials": credentials,
-                "path": args.ingress_path,
-                "host": args.ingress_host,
-                "tls": {"enabled": args.tls},
-            }
-        )
-        config = sky_config(args.local_queue, args.priority_class, service_account_name(args.release_name))
+        tasks = task_service_account(args.release_name)
+        task_identity = _task_identity(name, args.namespace, tasks, self, depends_on)
+        config = sky_config(args.local_queue, args.priority_class, tasks)
         digest = config_digest(config)
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
@@ -202,22 +223,48 @@ class SkypilotServer(pulumi.ComponentResource):
                     "config": config,
                     "preDeployHook": config_sync_hook(digest),
                     "annotations": {CONFIG_DIGEST_ANNOTATION: digest},
-                    "enableUserManagement": False,
+                    "enableUserManagement": True,
+                    "initialBasicAuthCredentials": credentials,
                 },
                 "rbac": {
                     "manageRbacPolicies": False,
                     "manageSystemComponents": False,
                     "namespaceRules": NAMESPACE_RULES,
                 },
-                "ingress": ingress,
+                "ingress": {"enabled": False},
                 "ingress-nginx": {"enabled": False},
             },
             atomic=True,
             cleanup_on_fail=True,
             max_history=10,
             timeout=SKYPILOT_RELEASE_TIMEOUT_SECONDS,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*depends_on, *task_identity]),
         )
-        self.register_outputs(
-            {"release": args.release_name, "namespace": args.namespace, "path": args.ingress_path}
-        )
+        self.register_outputs({"release": args.release_name, "namespace": args.namespace, "host": args.host})
+
+
+def _task_identity(
+    name: str, namespace: str, account: str, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
+) -> list[pulumi.Resource]:
+    """The task pods' ServiceAccount, its Role of :data:`TASK_RULES` and their binding."""
+    opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+    labels = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/component": "skypilot-tasks"}
+    metadata = k8s.meta.v1.ObjectMetaArgs(name=account, namespace=namespace, labels=labels)
+    service_account = k8s.core.v1.ServiceAccount(f"{name}-task-sa", metadata=metadata, opts=opts)
+    role = k8s.rbac.v1.Role(
+        f"{name}-task-role",
+        metadata=metadata,
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=r["apiGroups"], resources=r["resources"], verbs=r["verbs"])
+            for r in TASK_RULES
+        ],
+        opts=opts,
+    )
+    binding = k8s.rbac.v1.RoleBinding(
+        f"{name}-task-binding",
+        metadata=metadata,
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=account),
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=account, namespace=namespace)],
+        opts=opts,
+    )
+    return [service_account, role, binding]

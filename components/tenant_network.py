@@ -22,8 +22,9 @@ policies add up, never subtract.  So a namespace gets three:
   - GKE Managed Prometheus (``gmp-system``) scrapes only what the stack's PodMonitorings name in
     team namespaces: the Ray pods' ``metrics`` container port (``components.monitoring``
     ``ray_pods_scrape``; KubeRay adds it, 8080, when a template has none).
-  - for a team with a SkyPilot server, the shared ingress controller (``skypilot-ingress``), on
-    every port (that path is another change's: SkyPilot's Gateway API).
+  - a team's SkyPilot server is reached through GKE's Gateway, whose proxies are not pods of any
+    namespace: ``components.gateway.objects.gateway_policy`` admits the proxy-only subnet and
+    Google's health-check ranges to the server's port only.
 
   Each port is listed by number and by its container-port name, so a renumbered named port and
   an unnamed default one both match (NetworkPolicyPort.port: "a named port on a pod").

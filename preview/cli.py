@@ -35,7 +35,8 @@ from preview.charts import (
     resolve_locked,
 )
 from preview.clusters import ClusterGroup, cluster_groups
-from preview.cost.budget import budget_findings
+from preview.cost.budget import POLICY as BUDGET
+from preview.cost.budget import blocks, budget_findings
 from preview.cost.estimate import plan_cost
 from preview.cost.prices import price_table
 from preview.cost.section import cost_changes, cost_section
@@ -47,6 +48,7 @@ from preview.findings.document import (
     policy_findings,
     write_findings,
 )
+from preview.findings.levels import preview_level
 from preview.findings.sarif import sarif_log, write_sarif
 from preview.findings.summary import findings_by_line
 from preview.harness import RunResult, run_program
@@ -56,6 +58,7 @@ from preview.manifests import (
     render_manifests,
     rendered_objects,
     stack_kubernetes_minor,
+    unvalidated_pinned,
     validate_manifests,
     write_manifests,
 )
@@ -167,7 +170,13 @@ def _preview(
     costs = cost_section(cost, markdown_table)
     locator = Locator(args.project_dir, files.project, files.stack, result.resources)
     found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
-    found += budget_findings(files.config, cost, locator)
+    config_file = _policy_config_file(args, files.stack)
+    file_config = load_policy_config_file(config_file) if config_file is not None else None
+    budgets = budget_findings(files.config, cost, locator, preview_level(file_config, BUDGET))
+    found += budgets
+    for finding in budgets:  # the preview's own findings, said where the pack's are
+        print(f"{finding.level}: [{finding.policy}] {finding.message}")
+    code = code or (1 if blocks(budgets) else 0)
     by_line = findings_by_line(_write_findings(args, files, found, analysis), markdown_table)
     changes: list[str] = []
     if args.base is not None:
@@ -330,16 +339,21 @@ def _charts_and_manifests(
         invalid = validate_manifests(
             _patches_applied(result.resources, releases), catalog=catalog, kubernetes=kubernetes
         )
+        unvalidated = unvalidated_pinned(objects)
     for line in invalid:
         print(f"[invalid] {line}")
+    for line in unvalidated:
+        print(f"[not validated] {line}")
     print(
         f"{len(objects)} Kubernetes objects ({len(declared)} declared, "
         f"{len(objects) - len(declared)} from {len(releases)} Helm releases): wrote {_rel(manifests_path)}; "
         + (
             f"{len(invalid)} rejected by their schema"
             if invalid
-            else "every object valid against its CRD or the Kubernetes schema"
+            else ("every checked object" if unvalidated else "every object")
+            + " valid against its CRD or the Kubernetes schema"
         )
+        + (f", {len(unvalidated)} not validated (pinned CRDs not available here)" if unvalidated else "")
         + f" ({kubernetes})"
     )
     return len(invalid) + refused
@@ -369,6 +383,8 @@ def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> 
         )
         for line in invalid:
             print(f"[invalid] {group.title}: {line}")
+        for line in unvalidated_pinned(objects):
+            print(f"[not validated] {group.title}: {line}")
         failures += len(invalid)
         sections.append(f"# === {group.title} ===\n" + manifests_text(declared, list(group.releases)))
         print(

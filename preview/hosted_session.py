@@ -32,6 +32,7 @@ from preview.analyzer import (
     load_policy_config_file,
     stop_process,
 )
+from preview.findings.levels import pack_part
 from preview.frames import TruncatedFrameError, encode, grow_pipe, read_frame
 from preview.project import PROJECT_DIR
 from preview.records import RecordedResource
@@ -154,7 +155,8 @@ def start_session(
     stack_config: Mapping[str, str] | None = None,
 ) -> HostedSession:
     """A started session for ``pulumi preview --policy-pack <dir> --policy-pack-config <file>``."""
-    file_config = load_policy_config_file(config_file) if config_file else None
+    # The preview's own findings' entries (their levels) are not the pack's to reconcile.
+    file_config = pack_part(load_policy_config_file(config_file)) if config_file else None
     request = HostRequest(
         pack_dir=Path(pack_dir).resolve(),
         stack=stack,

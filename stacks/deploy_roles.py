@@ -40,6 +40,15 @@ GCP_ROLES: Final[dict[str, tuple[str, ...]]] = {
     # GPUDirect's extra VPCs (stacks/compose/gpudirect.py): compute.networks.* / subnetworks.*.
     "gcp:compute/network:Network": ("roles/compute.networkAdmin",),
     "gcp:compute/subnetwork:Subnetwork": ("roles/compute.networkAdmin",),
+    # The SkyPilot Gateway (components/gateway/cloud.py): the proxy-only subnet (above), its
+    # reserved internal address (compute.addresses.*, in roles/compute.networkAdmin), the
+    # Certificate Manager DNS authorization and certificate (certificatemanager.dnsauthorizations.*,
+    # certificatemanager.certs.*: roles/certificatemanager.editor) and the Cloud DNS records
+    # (dns.changes.*, dns.resourceRecordSets.*: roles/dns.admin).
+    "gcp:compute/address:Address": ("roles/compute.networkAdmin",),
+    "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": ("roles/certificatemanager.editor",),
+    "gcp:certificatemanager/certificate:Certificate": ("roles/certificatemanager.editor",),
+    "gcp:dns/recordSet:RecordSet": ("roles/dns.admin",),
     "gcp:serviceaccount/account:Account": ("roles/iam.serviceAccountAdmin",),
     "gcp:projects/iAMMember:IAMMember": ("roles/resourcemanager.projectIamAdmin",),
     # Per-team Workload Identity (components/team_identity.py): the team account's own IAM policy

@@ -11,7 +11,7 @@ services-networking/network-policies; API reference NetworkPolicySpec/NetworkPol
   ``protocol`` default TCP, ``endPort`` a range) and whose ``from`` matches (none: every source;
   a peer with ``podSelector`` only: pods of the policy's namespace; ``namespaceSelector`` only:
   every pod of the matching namespaces; both: matching pods of matching namespaces; ``ipBlock``:
-  addresses, which these tests give no pod, so it never matches a pod);
+  a source whose address is in ``cidr`` and in none of ``except``);
 * policies are additive: a connection is allowed if any rule of any selecting policy allows it.
 
 Egress is not evaluated: no policy the stack writes restricts it.  Label selectors use
@@ -20,6 +20,7 @@ apimachinery's ``LabelSelectorAsSelector`` semantics (``{}`` matches everything)
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,26 @@ class Pod:
     labels: Mapping[str, str]
     # Container ports by name, for policies that name a port.
     named_ports: Mapping[str, int] = field(default_factory=dict)
+    # The source address, for ipBlock peers; None: a pod address no ipBlock of these tests covers.
+    ip: str | None = None
+    # False: not a pod at all (a load balancer proxy, a health prober): no pod or namespace
+    # selector matches it, only an ipBlock.
+    in_cluster: bool = True
+
+
+def outside(name: str, ip: str) -> Pod:
+    """A source outside the pod network, e.g. a proxy of the proxy-only subnet."""
+    return Pod(namespace="", name=name, labels={}, ip=ip, in_cluster=False)
+
+
+def in_block(block: Mapping[str, Any], ip: str | None) -> bool:
+    """NetworkPolicy IPBlock: in ``cidr`` and in none of ``except``."""
+    if ip is None:
+        return False
+    address = ipaddress.ip_address(ip)
+    if address not in ipaddress.ip_network(block["cidr"]):
+        return False
+    return not any(address in ipaddress.ip_network(cidr) for cidr in block.get("except") or [])
 
 
 def selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
@@ -81,6 +102,8 @@ class Cluster:
 
     def _peer(self, peer: Mapping[str, Any], policy_namespace: str, src: Pod) -> bool:
         if "ipBlock" in peer:
+            return in_block(peer["ipBlock"], src.ip)
+        if not src.in_cluster:
             return False
         pod_sel, ns_sel = peer.get("podSelector"), peer.get("namespaceSelector")
         if ns_sel is None:

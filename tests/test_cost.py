@@ -70,9 +70,8 @@ def test_a_cited_price_prices_the_queues_behind_its_pool_and_the_rest_stay_unpri
     # The expected week: the what-if's GPU-hours for the queue (utilisation x capacity x 168 h)
     # at its GPU-hour price; the unpriced queue keeps its GPU-hours and no money.
     figures = _what_if_queues()
-    l4_hours = (
-        Decimal(str(figures["research-l4"]["gpuUtilisation"])) * figures["research-l4"]["gpuCapacity"] * 168
-    )
+    # The mean L4s the queue held (whatif gpusHeldByFlavor) over a 168-hour week.
+    l4_hours = Decimal(str(figures["research-l4"]["gpusHeldByFlavor"]["l4"])) * 168
     assert Decimal(l4["expectedWeeklyGpuHours"]) == l4_hours.quantize(Decimal("0.1"))
     assert Decimal(l4["expectedWeekly"]) == (l4_hours * Decimal("1.25")).quantize(Decimal("0.01"))
     assert h100["expectedWeeklyGpuHours"] is not None and h100["expectedWeekly"] is None

@@ -103,12 +103,13 @@ class TestPrivateNodes:
         for provider in providers:
             assert {nat, rule} <= set(provider.dependencies), provider.name
 
-    def test_ingress_nginx_port_opens_where_skypilot_installs_it(self) -> None:
+    def test_skypilot_opens_no_ingress_webhook_port(self) -> None:
+        """Issue 27: no ingress-nginx (and no webhook of its own on 8443): only Kueue's ports."""
         private = {**config_value("skypilot", "gpu-batch:cluster"), "privateNodes": True}
         (rule,) = of_type(
             run_stack("skypilot", {"gpu-batch:cluster": private}), "gcp:compute/firewall:Firewall"
         )
-        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "8443", "9443"]}]
+        assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
 
     def test_public_clusters_get_neither(self) -> None:
         dev = run_stack("dev")
@@ -203,9 +204,13 @@ def test_no_gate_without_queue_objects() -> None:
 
 
 def _pod_verbs(result: RunResult) -> dict[str, list[str]]:
+    """What each team's people (its ``<team>-submitter`` Role, components/tenancy.py) may do with
+    pods; other Roles of the namespace (a SkyPilot task account's) are not the people's."""
     verbs = {}
     for r in result.resources:
-        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:Role":
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:Role" and r.inputs["metadata"]["name"].endswith(
+            "-submitter"
+        ):
             for rule in r.inputs["rules"]:
                 if "pods" in rule["resources"]:
                     verbs[r.inputs["metadata"]["namespace"]] = rule["verbs"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from preview.report import render_report
 from tests.stack_runner import config_value, run_stack
 
@@ -69,13 +71,25 @@ def test_the_tenancy_section_shows_who_may_create_what_and_what_holds_it_to_a_qu
 def test_the_tenancy_section_shows_how_skypilot_is_exposed() -> None:
     report = render_report("skypilot", run_stack("skypilot").resources, None)
     text = report[report.index("### Tenancy and access") :]
+    assert "- Gateway `skypilot-gateway/skypilot` (class `gke-l7-rilb`, no team's): listeners HTTPS." in text
     assert (
-        "- Ingress controller `skypilot-ingress/skypilot-ingress` (its own release, no team's): "
-        "GKE internal load balancer (VPC only); snippet annotations off." in text
-    )
-    assert (
-        "- SkyPilot `team2/skypilot-team2`: HTTPS on `skypilot.example.com/team2`, basic auth; ClusterRole management off."
+        "- SkyPilot `team2/skypilot-team2`: HTTPS through the Gateway on `team2.skypilot.example.com`; "
+        "the server authenticates every request (basic auth, user management); ClusterRole management off."
         in text
+    )
+    assert "ngress controller" not in text
+
+
+def test_a_server_without_its_own_auth_is_marked() -> None:
+    """The report decides as the pack's skypilot-server-unauthenticated does (server_auth)."""
+    resources = copy.deepcopy(run_stack("skypilot").resources)  # never edit a shared run
+    for release in resources:
+        if release.type == "kubernetes:helm.sh/v3:Release" and release.inputs.get("name") == "skypilot-team1":
+            release.inputs["values"]["apiService"]["enableUserManagement"] = False
+    report = render_report("skypilot", resources, None)
+    assert (
+        "`team1/skypilot-team1`: HTTPS through the Gateway on `team1.skypilot.example.com`; **the server authenticates no request itself**"
+        in report
     )
 
 

@@ -1,5 +1,6 @@
-"""Per-team SkyPilot API servers (seed 004): releases, their queue wiring, the shared ingress,
-and basic auth from a Pulumi secret that never reaches the plan or the outputs in plain text."""
+"""Per-team SkyPilot API servers (seed 004): releases, their queue wiring, and the server's own
+basic auth from a Pulumi secret that never reaches the plan or the outputs in plain text (the
+Gateway in front of them: tests/test_skypilot_gateway.py)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class TestReleases:
             assert inputs["repositoryOpts"] == {"repo": SKYPILOT_REPO}
             assert inputs["namespace"] == team
             assert inputs["createNamespace"] is False
-            assert inputs["values"]["apiService"]["enableUserManagement"] is False
+            assert inputs["values"]["apiService"]["enableUserManagement"] is True
 
     def test_pods_are_labelled_with_the_team_local_queue(self, sky: RunResult) -> None:
         local_queues = {
@@ -78,24 +79,8 @@ class TestReleases:
             == "team-default"
         )
 
-    def test_no_team_owns_the_ingress_controller(self, sky: RunResult) -> None:
-        """Issue 19 #3: the controller is its own release; removing team1 leaves team2 served."""
-        planned = servers(sky)
-        first, second = planned["skypilot-team1"], planned["skypilot-team2"]
-        controller = next(r for r in of_type(sky, RELEASE) if r.inputs["name"] == "skypilot-ingress")
-        assert (
-            controller.inputs["chart"] == "ingress-nginx"
-            and controller.inputs["namespace"] == "skypilot-ingress"
-        )
-        for release in (first, second):
-            assert release.inputs["values"]["ingress-nginx"] == {"enabled": False}
-            assert controller.urn in release.dependencies
-        assert first.urn not in second.dependencies
-        assert first.inputs["values"]["ingress"]["path"] == "/"
-        assert second.inputs["values"]["ingress"]["path"] == "/team2"
-
-    def test_least_privilege_tls_internal_and_no_snippets(self, sky: RunResult) -> None:
-        """Issue 19 #3: no ClusterRole management, TLS, an internal balancer, snippets off."""
+    def test_least_privilege(self, sky: RunResult) -> None:
+        """Issue 19 #3: no ClusterRole management, tasks run as the named service account."""
         release = servers(sky)["skypilot-team1"]
         values = release.inputs["values"]
         rbac = values["rbac"]
@@ -103,15 +88,9 @@ class TestReleases:
         # No Deployments: their ReplicaSet-made pods would escape the queue label.
         assert not [r for r in rbac["namespaceRules"] if "deployments" in r["resources"]]
         config = yaml.safe_load(values["apiService"]["config"])
-        assert config["kubernetes"]["remote_identity"] == "skypilot-team1-api-sa"
         assert (
-            values["ingress"]["tls"] == {"enabled": True}
-            and values["ingress"]["host"] == "skypilot.example.com"
-        )
-        controller = next(r for r in of_type(sky, RELEASE) if r.inputs["name"] == "skypilot-ingress")
-        nginx = controller.inputs["values"]["controller"]
-        assert nginx["allowSnippetAnnotations"] is False
-        assert nginx["service"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+            config["kubernetes"]["remote_identity"] == "skypilot-team1-tasks"
+        )  # tests/test_skypilot_tasks.py
 
     def test_servers_wait_for_namespace_queue_and_kueue(self, sky: RunResult) -> None:
         release = servers(sky)["skypilot-team1"]
@@ -128,15 +107,25 @@ class TestReleases:
 
     def test_endpoints_exported_without_credentials(self, sky: RunResult) -> None:
         assert sky.outputs["skypilotServers"] == {
-            "team1": {"namespace": "team1", "path": "/", "user": "team1-user"},
-            "team2": {"namespace": "team2", "path": "/team2", "user": "team2-user"},
+            "team1": {
+                "namespace": "team1",
+                "url": "https://team1.skypilot.example.com",
+                "user": "team1-user",
+            },
+            "team2": {
+                "namespace": "team2",
+                "url": "https://team2.skypilot.example.com",
+                "user": "team2-user",
+            },
         }
 
 
 class TestSecretBasicAuth:
     def test_credentials_are_a_secret_htpasswd_line_of_the_password(self, sky: RunResult) -> None:
         for team in ("team1", "team2"):
-            line = unwrap(servers(sky)[f"skypilot-{team}"].inputs["values"]["ingress"]["authCredentials"])
+            line = unwrap(
+                servers(sky)[f"skypilot-{team}"].inputs["values"]["apiService"]["initialBasicAuthCredentials"]
+            )
             user, hashed = line.split(":", 1)
             assert user == f"{team}-user"
             assert hashed.startswith("$2y$10$")
@@ -144,11 +133,14 @@ class TestSecretBasicAuth:
             assert line == htpasswd_line(user, SECRET_PLACEHOLDER, f"gpu-batch/skypilot/{team}")
 
     def test_hash_verifies_with_the_system_crypt(self, sky: RunResult) -> None:
-        """An independent bcrypt implementation (libxcrypt) accepts the hash, as nginx's crypt(3) must."""
+        """An independent bcrypt implementation (libxcrypt) accepts the hash, as the server's passlib
+        bcrypt does (skypilot 0.13.0 sky/server/common.py crypt_ctx)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             crypt = pytest.importorskip("crypt")
-        line = unwrap(servers(sky)["skypilot-team1"].inputs["values"]["ingress"]["authCredentials"])
+        line = unwrap(
+            servers(sky)["skypilot-team1"].inputs["values"]["apiService"]["initialBasicAuthCredentials"]
+        )
         hashed = line.split(":", 1)[1]
         if crypt.crypt("probe", "$2y$05$" + "a" * 21 + "e") is None:
             pytest.skip("this libc crypt has no bcrypt")
@@ -159,7 +151,7 @@ class TestSecretBasicAuth:
         text = json.dumps(plan_document("gpu-batch", "skypilot", sky.resources, sky.outputs))
         assert SECRET_PLACEHOLDER not in text
         hashes = [
-            unwrap(r.inputs["values"]["ingress"]["authCredentials"]).split(":", 1)[1]
+            unwrap(r.inputs["values"]["apiService"]["initialBasicAuthCredentials"]).split(":", 1)[1]
             for r in servers(sky).values()
         ]
         assert len(hashes) == 2
@@ -169,7 +161,7 @@ class TestSecretBasicAuth:
         assert "[secret]" in text
         # The wire form still carries them, wrapped: the engine (and a real state file) encrypts them.
         assert all(
-            r.inputs["values"]["ingress"]["authCredentials"][SIG_KEY] == SECRET_SIG
+            r.inputs["values"]["apiService"]["initialBasicAuthCredentials"][SIG_KEY] == SECRET_SIG
             for r in servers(sky).values()
         )
         assert SECRET_PLACEHOLDER not in json.dumps(sky.outputs)

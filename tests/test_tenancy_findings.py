@@ -26,6 +26,7 @@ from gpu_batch_policy.rules import (
     ingress_exposure,
     kueue_pod_bypass,
     service_account_rbac,
+    skypilot,
 )
 from gpu_batch_policy.values import plain
 
@@ -147,43 +148,16 @@ class TestSkypilot:
         found = findings(kueue_pod_bypass.check_bypass, model(declared), "skypilot", "kueue-pod-bypass")
         assert len(found) == 1 and "skypilot-team1-api-role" in found[0] and "Deployments" in found[0]
 
-    def test_basic_auth_over_plain_http_on_a_public_balancer(self) -> None:
+    def test_a_team_release_turning_its_bundled_ingress_nginx_back_on(self) -> None:
+        """The ingress rules' own cases are tests/policies/rules/test_exposure.py; here: the stack,
+        which serves through GKE's Gateway (issue 27), is caught once a team release installs the
+        chart's bundled ingress-nginx again."""
         declared = items("skypilot")
-        release_values(declared, "skypilot-team2")["ingress"]["tls"]["enabled"] = False
-        rule = "basic-auth-plain-http-public"
-        # Internal load balancer: plain HTTP stays inside the VPC.
-        assert not findings(ingress_exposure.check_basic_auth_over_http, model(declared), "skypilot", rule)
-        release_values(declared, "skypilot-ingress")["controller"]["service"]["annotations"] = {}
-        found = findings(ingress_exposure.check_basic_auth_over_http, model(declared), "skypilot", rule)
-        assert len(found) == 1 and "skypilot-team2-ingress" in found[0]
-
-    def test_an_external_balancer_needs_source_ranges_and_tls_a_host(self) -> None:
-        with pytest.raises(ConfigError, match=r"skypilotIngress\.sourceRanges"):
-            run_stack(
-                "skypilot", {"gpu-batch:skypilotIngress": {"exposure": "external", "host": "h.example.com"}}
-            )
-        with pytest.raises(ConfigError, match=r"skypilotIngress\.host"):
-            run_stack("skypilot", {"gpu-batch:skypilotIngress": {"tls": True}})
-
-    def test_snippet_annotations_and_a_team_owned_controller(self) -> None:
-        declared = items("skypilot")
-        release_values(declared, "skypilot-ingress")["controller"]["allowSnippetAnnotations"] = True
-        found = findings(
-            ingress_exposure.check_snippet_annotations,
-            model(declared),
-            "skypilot",
-            "ingress-nginx-snippet-annotations",
-        )
-        assert len(found) == 1
         release_values(declared, "skypilot-team1")["ingress-nginx"] = {"enabled": True}
-        found = findings(
-            ingress_exposure.check_team_owned_ingress,
-            model(declared),
-            "skypilot",
-            "skypilot-ingress-owned-by-a-team",
-        )
+        rule = "skypilot-ingress-owned-by-a-team"
+        found = findings(ingress_exposure.check_team_owned_ingress, model(declared), "skypilot", rule)
         assert len(found) == 1 and "offline" in found[0]
-        assert level("skypilot-ingress-owned-by-a-team", "skypilot") == "mandatory"
+        assert level(rule, "skypilot") == "mandatory"
 
 
 class TestClosedControlPlane:
@@ -211,5 +185,7 @@ def test_the_stacks_are_clean_under_these_rules() -> None:
             (ingress_exposure.check_basic_auth_over_http, "basic-auth-plain-http-public"),
             (ingress_exposure.check_snippet_annotations, "ingress-nginx-snippet-annotations"),
             (ingress_exposure.check_team_owned_ingress, "skypilot-ingress-owned-by-a-team"),
+            (ingress_exposure.check_ingress_nginx_retired, "ingress-nginx-retired"),
+            (skypilot.check_server_unauthenticated, "skypilot-server-unauthenticated"),
         ):
             assert not findings(check, m, stack, rule), (stack, rule)

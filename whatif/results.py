@@ -8,7 +8,8 @@ while its ProvisioningRequest is provisioned or failed, and the retry back-off);
 really hold: per GPU flavor, its nominal quota or the GPUs of the pools behind the flavor when
 fewer; ``gpuUtilisation`` is the GPU-seconds its admitted workloads held between time 0 and the end
 of the simulation over ``gpuCapacity`` times that span (above 1 when it borrows; null without GPU
-quota); per node pool, ``nodeUtilisation`` is node-time held over ``maxNodes`` times the span;
+quota); ``gpusHeldByFlavor`` splits the same GPU-seconds by the GPU flavor each admitted pod set
+was assigned (the ``admitted`` event's flavors) over the span: the mean GPUs held per flavor; per node pool, ``nodeUtilisation`` is node-time held over ``maxNodes`` times the span;
 ``neverAdmitted`` lists workloads still not admitted when the simulation ends (starved, rejected
 by an admission check, or unable ever to fit).
 """
@@ -21,8 +22,10 @@ from typing import Any
 from whatif.amounts import figure
 from whatif.cluster import Cluster
 from whatif.simulator import GPU, Outcome
+from whatif.workload import Workload
 
 NO_QUEUE = "(no ClusterQueue)"
+UNASSIGNED = "(no GPU flavor)"  # a GPU pod set the admission gave no flavor for: never expected
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -47,21 +50,27 @@ def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any
     admitted = dict.fromkeys(names, 0)
     preempted = dict.fromkeys(names, 0)
     gpu_seconds = dict.fromkeys(names, 0.0)
-    open_since: dict[str, tuple[float, int]] = {}
+    by_flavor: dict[str, dict[str, float]] = {n: {} for n in names}
+    open_since: dict[str, tuple[float, dict[str, int]]] = {}
     gpus_of = {w.key: w for w in outcome.workloads}
     span_end = max(outcome.end, 0.0)
+
+    def held(cq: str, start: float, until: float, gpus: dict[str, int]) -> None:
+        seconds = max(0.0, min(until, span_end) - max(start, 0.0))
+        for flavor, milli in gpus.items():
+            gpu_seconds[cq] += milli / 1000 * seconds
+            by_flavor[cq][flavor] = by_flavor[cq].get(flavor, 0.0) + milli / 1000 * seconds
+
     for ev in outcome.events:
         cq = ev.cluster_queue
         if cq not in admitted:
             continue
         if ev.event == "admitted":
             admitted[cq] += 1
-            wl = gpus_of[ev.workload]
-            gpus = sum(ps.total().get(GPU, 0) for ps in wl.pod_sets)
-            open_since[ev.workload] = (ev.time, gpus)
+            open_since[ev.workload] = (ev.time, _gpus_by_flavor(gpus_of[ev.workload], ev.flavors))
         elif ev.event in ("preempted", "finished") and ev.workload in open_since:
             start, gpus = open_since.pop(ev.workload)
-            gpu_seconds[cq] += gpus / 1000 * max(0.0, min(ev.time, span_end) - max(start, 0.0))
+            held(cq, start, ev.time, gpus)
             if ev.event == "preempted":
                 preempted[cq] += 1
         elif ev.event == "preempted":
@@ -69,7 +78,7 @@ def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any
     for key, (start, gpus) in open_since.items():
         cq = gpus_of[key].cluster_queue
         if cq in gpu_seconds:
-            gpu_seconds[cq] += gpus / 1000 * max(0.0, span_end - max(start, 0.0))
+            held(cq, start, span_end, gpus)
     waits: dict[str, list[float]] = {n: [] for n in names}
     for_capacity: dict[str, list[float]] = {n: [] for n in names}
     failed_requests = dict.fromkeys(names, 0)
@@ -101,8 +110,25 @@ def queue_figures(cluster: Cluster, outcome: Outcome) -> dict[str, dict[str, Any
             "gpuUtilisation": round(gpu_seconds.get(name, 0.0) / (capacity * span_end), 4)
             if capacity and span_end > 0
             else None,
+            "gpusHeldByFlavor": {
+                flavor: round(seconds / span_end, 4)
+                for flavor, seconds in sorted(by_flavor.get(name, {}).items())
+                if span_end > 0
+            },
             "neverAdmitted": sorted(never[name]),
         }
+    return out
+
+
+def _gpus_by_flavor(wl: Workload, flavors: dict[str, dict[str, str]] | None) -> dict[str, int]:
+    """Milli-GPUs of an admitted workload per GPU flavor its pod sets were assigned (the
+    ``admitted`` event's ``flavors``, Kueue's ``status.admission.podSetAssignments``)."""
+    out: dict[str, int] = {}
+    for ps in wl.pod_sets:
+        milli = ps.total().get(GPU, 0)
+        if milli:
+            flavor = (flavors or {}).get(ps.name, {}).get(GPU, UNASSIGNED)
+            out[flavor] = out.get(flavor, 0) + milli
     return out
 
 

@@ -2,16 +2,18 @@
 
 The team's week is the sum of the expected weeks (``cost.json`` ``expectedWeekly``: the what-if's
 GPU-hours at cited prices) of the ClusterQueues its LocalQueues point at (``TeamConfig.local_queues``:
-``clusterQueue`` and ``gpuQueues``).  A ClusterQueue shared with other teams counts whole: the
-estimate cannot split one queue's bill.  When a queue of the team has no expected week (no
+``clusterQueue`` and ``gpuQueues``) and of its leaf KAI queue (``kaiQueue``).  A queue shared
+with other teams counts whole: the estimate cannot split one queue's bill.  When a queue of the team has no expected week (no
 what-if, or unpriced) the budget cannot be checked: a "cannot check" note, never a pass.
 The finding points at the budget's own line and flows into findings.json and the SARIF.
+It is advisory unless the stack's policy config file raises it (``policies/config.<stack>.json``
+entry ``team-weekly-gpu-budget``, read by ``preview.findings.levels``): prod makes it mandatory.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -24,27 +26,33 @@ DESCRIPTION = (
 )
 
 
-def budget_findings(config: Mapping[str, str], cost: Mapping[str, Any], locator: Locator) -> list[Finding]:
+def budget_findings(
+    config: Mapping[str, str], cost: Mapping[str, Any], locator: Locator, level: str = "advisory"
+) -> list[Finding]:
+    """``level``: the stack's policy config file's (``preview.findings.levels.preview_level``);
+    ``disabled`` checks nothing.  A budget that cannot be checked stays an advisory note at any
+    level: a missing price or what-if proves no breach."""
+    if level == "disabled":
+        return []
     teams = json.loads(config.get("gpu-batch:teams", "[]"))
-    queues = {q["queue"]: q for q in cost["queues"]}
+    queues = {(q["scheduler"], q["queue"]): q for q in cost["queues"]}
     out: list[Finding] = []
     for i, team in enumerate(teams if isinstance(teams, list) else []):
         if not isinstance(team, dict) or team.get("weeklyGpuBudget") is None:
             continue
         budget = Decimal(str(team["weeklyGpuBudget"]))
-        targets = sorted(
-            {team["clusterQueue"]} if team.get("localQueue") and team.get("clusterQueue") else set()
-        ) + sorted(set((team.get("gpuQueues") or {}).values()) - {team.get("clusterQueue")})
-        weeks = [queues.get(name, {}).get("expectedWeekly") for name in targets]
-        currency = next((queues[n]["currency"] for n in targets if n in queues and queues[n]["currency"]), "")
+        keys = _team_queues(team)
+        targets = [name for _, name in keys]
+        weeks = [queues.get(key, {}).get("expectedWeekly") for key in keys]
+        currency = next((queues[k]["currency"] for k in keys if k in queues and queues[k]["currency"]), "")
         name = str(team.get("name"))
         if not targets or None in weeks:
-            missing = [n for n, w in zip(targets, weeks, strict=True) if w is None] or ["(no ClusterQueue)"]
+            missing = [n for n, w in zip(targets, weeks, strict=True) if w is None] or ["(no queue)"]
             message = (
                 f"team '{name}': weeklyGpuBudget {budget} cannot be checked: no expected week for "
                 f"{', '.join(missing)} (no what-if load profile, or no cited price for its pools)"
             )
-            out.append(_finding(locator, i, message, cannot_check=True))
+            out.append(_finding(locator, i, message, cannot_check=True, level="advisory"))
             continue
         week = sum((Decimal(w) for w in weeks if w is not None), Decimal(0))
         if week > budget:
@@ -53,12 +61,27 @@ def budget_findings(config: Mapping[str, str], cost: Mapping[str, Any], locator:
                 f"what-if's GPU-hours at cited prices) is over its weeklyGpuBudget {budget} {currency}. "
                 "Fix: lower the queues' nominal quota or borrowing limits, or raise the budget"
             )
-            out.append(_finding(locator, i, message, cannot_check=False))
+            out.append(_finding(locator, i, message, cannot_check=False, level=level))
     return out
 
 
-def _finding(locator: Locator, index: int, message: str, *, cannot_check: bool) -> Finding:
+def _team_queues(team: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(scheduler, queue) the team's work is charged to: its ClusterQueue (when it has a
+    LocalQueue), the ClusterQueues of its per-GPU-type LocalQueues, and its leaf KAI queue."""
+    kueue = sorted({team["clusterQueue"]} if team.get("localQueue") and team.get("clusterQueue") else set())
+    kueue += sorted(set((team.get("gpuQueues") or {}).values()) - {team.get("clusterQueue")})
+    kai = [team["kaiQueue"]] if isinstance(team.get("kaiQueue"), str) else []
+    return [("kueue", q) for q in kueue] + [("kai", q) for q in kai]
+
+
+def blocks(findings: Sequence[Finding]) -> bool:
+    """A breach at level mandatory fails the preview (exit 1), as a mandatory pack finding fails
+    ``pulumi preview``; a budget that cannot be checked never does."""
+    return any(f.level == "mandatory" and not f.cannotCheck for f in findings)
+
+
+def _finding(locator: Locator, index: int, message: str, *, cannot_check: bool, level: str) -> Finding:
     key_path = f"gpu-batch:teams[{index}].weeklyGpuBudget"
     return key_finding(
-        locator, POLICY, "advisory", key_path, message, reference=DESCRIPTION, cannot_check=cannot_check
+        locator, POLICY, level, key_path, message, reference=DESCRIPTION, cannot_check=cannot_check
     )

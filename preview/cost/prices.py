@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from stacks.config.cost import GpuPriceConfig
+from stacks.config.cost import ClusterFeeConfig, GpuPriceConfig
 from stacks.errors import ConfigError, ConfigIssue, issues_from_validation
 
 TABLE = Path(__file__).with_name("prices.yaml")
@@ -83,6 +83,36 @@ def price_table(config: Mapping[str, str], table: Path = TABLE) -> dict[tuple[st
     if raw is not None:
         prices.update({p.key: p for p in _parse(json.loads(raw), CONFIG_KEY)})
     return prices
+
+
+@dataclass(frozen=True)
+class ClusterFee:
+    per_cluster_hour: Decimal
+    currency: str
+    effective: str
+    source: str
+
+    def cited(self) -> dict[str, str]:
+        return {
+            "perClusterHour": f"{self.per_cluster_hour}",
+            "currency": self.currency,
+            "effective": self.effective,
+            "source": self.source,
+        }
+
+
+def cluster_fee(table: Path = TABLE) -> ClusterFee | None:
+    """GKE's cluster management fee from the shipped table (``clusterManagementFee``); None
+    when the table cites none."""
+    raw = (yaml.safe_load(table.read_text()) or {}).get("clusterManagementFee")
+    if raw is None:
+        return None
+    try:
+        model = ClusterFeeConfig.model_validate(raw)
+    except ValidationError as error:
+        root = f"{table.name}: clusterManagementFee"
+        raise ConfigError(issues_from_validation(root, error, lambda _: [])) from None
+    return ClusterFee(Decimal(model.per_cluster_hour), model.currency, model.effective, model.source)
 
 
 def region_of(location: str) -> str:

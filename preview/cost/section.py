@@ -97,9 +97,26 @@ def cost_section(document: Mapping[str, Any], table: Table) -> list[str]:
         "Node-hour prices per machine type, region and provisioning model (queued provisioning is "
         "DWS capacity, priced as flex-start) from `preview/cost/prices.yaml` and the stack's "
         "`gpuPrices`; the expected week is the what-if's GPU-hours for the queue under the stack's "
-        "load profile (`whatif/<stack>.yaml`) over a 168-hour week; a GPU-hour is the node-hour over the GPUs per node. *unpriced* means no cited "
+        "load profile (`whatif/<stack>.yaml`) over a 168-hour week, each GPU flavor's at its own price "
+        "(KAI queues: the KAI what-if's); a GPU-hour is the node-hour over the GPUs per node. *unpriced* means no cited "
         "price covers it, never $0. Reservation pools are committed cost, not new spend. "
         "Figures: `build/<stack>/cost.json`.",
+        "",
+        *_management_line(document.get("clusterManagement")),
+    ]
+
+
+def _management_line(management: Mapping[str, Any] | None) -> list[str]:
+    """GKE's cluster management fee: the stack's, not a team's."""
+    if not management or not management["clusters"]:
+        return []
+    price = management["price"]
+    if price is None:
+        return [f"GKE cluster management fee for {management['clusters']} cluster(s): {UNPRICED}.", ""]
+    return [
+        f"GKE cluster management fee: {management['clusters']} cluster(s) x {price['perClusterHour']} "
+        f"{price['currency']} per hour = {management['perHour']} {price['currency']} per hour, in no team's "
+        f"row, before the free tier's monthly credit ({price['source']}, {price['effective']}).",
         "",
     ]
 
@@ -151,9 +168,15 @@ def cost_changes(base: Mapping[str, Any], head: Mapping[str, Any], ref: str, tab
 
 
 def _figures(queue: Mapping[str, Any] | None) -> Any:
+    """What a quota or price change moves.  Not the expected week: one queue's quota can shift
+    every queue's simulated use, and the changes table is about what the config bought."""
     if queue is None:
         return None
-    return [{k: v for k, v in f.items() if k != "pools"} for f in queue["flavors"]], queue["nominalPerHour"]
+    flavors = [{k: v for k, v in f.items() if k not in _NOT_COMPARED} for f in queue["flavors"]]
+    return flavors, queue["nominalPerHour"]
+
+
+_NOT_COMPARED = frozenset({"pools", "expectedWeeklyGpuHours", "expectedWeekly"})
 
 
 def _delta(b: Mapping[str, Any] | None, h: Mapping[str, Any] | None, key: str) -> Decimal | None:

@@ -62,7 +62,7 @@ COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:kai:Install": "kai",
     "gpu-batch:kai:Queues": "kaiQueues",
     "gpu-batch:kuberay:Operator": "kuberay",
-    "gpu-batch:skypilot:IngressController": "skypilotIngress",
+    "gpu-batch:skypilot:Gateway": "skypilotGateway",
     "gpu-batch:gpu:Operator": "gpuPools",
     # GPUDirect's VPCs and node objects follow the pools with `network: gpudirect`.
     "gpu-batch:gpudirect:Vpcs": "gpuPools",
@@ -71,6 +71,10 @@ COMPONENT_KEYS: dict[str, str] = {
     "gpu-batch:tenancy:QueueAdmission": "teams",
     # One policy for every team namespace (components/service_admission.py): the teams list.
     "gpu-batch:tenancy:ServiceAdmission": "teams",
+    # Likewise the tenant-pool placement policy (components/pool_admission.py), one for all teams.
+    "gpu-batch:tenancy:PoolAdmission": "teams",
+    # A KAI Topology per GPU family of the GPU pools (stacks/checks/topology.py kai_topologies).
+    "gpu-batch:kai:Topologies": "gpuPools",
     "gpu-batch:skypilot:Server": "teams",
     "gpu-batch:workloads:Ray": "workloads",
     "gpu-batch:gke:GpuNodePool": "gpuPools",

@@ -75,6 +75,21 @@ TYPES: Final[Mapping[str, tuple[str, tuple[str, ...], str]]] = {
         ("google-beta/services/compute/resource_compute_address.go",),
         "ResourceComputeAddress",
     ),
+    "gcp:certificatemanager/certificate:Certificate": (
+        "google_certificate_manager_certificate",
+        ("google-beta/services/certificatemanager/resource_certificate_manager_certificate.go",),
+        "ResourceCertificateManagerCertificate",
+    ),
+    "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": (
+        "google_certificate_manager_dns_authorization",
+        ("google-beta/services/certificatemanager/resource_certificate_manager_dns_authorization.go",),
+        "ResourceCertificateManagerDnsAuthorization",
+    ),
+    "gcp:dns/recordSet:RecordSet": (
+        "google_dns_record_set",
+        ("google-beta/services/dns/resource_dns_record_set.go",),
+        "ResourceDnsRecordSet",
+    ),
     "gcp:compute/globalAddress:GlobalAddress": (
         "google_compute_global_address",
         ("google-beta/services/compute/resource_compute_global_address.go",),

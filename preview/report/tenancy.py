@@ -9,8 +9,11 @@ program's resources are reported.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from gpu_batch_policy.rules.skypilot import server_auth
+from gpu_batch_policy.values import Unknown
 
 from preview.records import RecordedResource, for_display
 
@@ -63,8 +66,10 @@ def _policies_by_namespace(resources: Sequence[RecordedResource]) -> dict[str, l
 
 
 def _exposure_lines(resources: Sequence[RecordedResource]) -> list[str]:
-    """How each ingress controller and SkyPilot server is exposed, from the releases' values."""
-    lines: list[str] = []
+    """How each ingress controller, Gateway and SkyPilot server is exposed, from the releases'
+    values and the declared Gateway API objects."""
+    lines: list[str] = [_gateway_line(g) for g in sorted(_inputs(resources, GATEWAY), key=_where)]
+    routes = _inputs(resources, HTTP_ROUTE)
     for release in sorted(
         _inputs(resources, RELEASE), key=lambda r: (str(r.get("namespace")), str(r.get("name")))
     ):
@@ -90,21 +95,76 @@ def _exposure_lines(resources: Sequence[RecordedResource]) -> list[str]:
                 f"{where}; snippet annotations {snippets}."
             )
         elif release.get("chart") == "skypilot":
-            ingress = values.get("ingress") or {}
-            rbac = values.get("rbac") or {}
-            tls = (ingress.get("tls") or {}).get("enabled") is True
-            lines.append(
-                f"- SkyPilot `{release.get('namespace')}/{release.get('name')}`: "
-                + (f"HTTPS on `{ingress.get('host')}{ingress.get('path', '/')}`" if tls else "**plain HTTP**")
-                + ", basic auth; ClusterRole management "
-                + (
-                    "off"
-                    if rbac.get("manageRbacPolicies") is False
-                    else "**on (can make itself cluster-admin)**"
-                )
-                + "."
-            )
+            lines.append(_skypilot_line(release, values, routes))
     return lines
+
+
+GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
+HTTP_ROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute"
+AUTH_WORDS = {
+    "basic": "the server authenticates every request (basic auth, user management)",
+    "oauth": "the server authenticates every request (OAuth)",
+}
+
+
+def _where(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _gateway_line(gateway: Mapping[str, Any]) -> str:
+    spec = gateway.get("spec") or {}
+    listeners = spec.get("listeners") or []
+    protocols = sorted({str(listener.get("protocol")) for listener in listeners})
+    return (
+        f"- Gateway `{_where(gateway)}` (class `{spec.get('gatewayClassName')}`, no team's): "
+        f"listeners {', '.join(protocols) or 'none'}"
+        + ("" if protocols == ["HTTPS"] else " (**not HTTPS only**)")
+        + "."
+    )
+
+
+def _skypilot_line(
+    release: Mapping[str, Any], values: Mapping[str, Any], routes: Sequence[Mapping[str, Any]]
+) -> str:
+    """The server's entry (its HTTPRoute hosts, or its chart ingress) and who authenticates."""
+    name, namespace = release.get("name"), release.get("namespace")
+    service = f"{name}-api-service"  # skypilot 0.13.0 templates/api-service.yaml
+    hosts = sorted(
+        str(host)
+        for route in routes
+        if (route.get("metadata") or {}).get("namespace") == namespace
+        and any(
+            ref.get("name") == service
+            for rule in (route.get("spec") or {}).get("rules") or []
+            for ref in rule.get("backendRefs") or []
+        )
+        for host in (route.get("spec") or {}).get("hostnames") or []
+    )
+    ingress = values.get("ingress") or {}
+    if hosts:
+        entry = "HTTPS through the Gateway on " + ", ".join(f"`{h}`" for h in hosts)
+    elif ingress.get("enabled") is False:
+        entry = "no ingress, no route (ClusterIP only)"
+    elif (ingress.get("tls") or {}).get("enabled") is True:
+        entry = f"HTTPS on `{ingress.get('host')}{ingress.get('path', '/')}` (chart ingress)"
+    else:
+        entry = "**plain HTTP** (chart ingress)"
+    auth = server_auth(values)
+    if isinstance(auth, Unknown):
+        who = "authentication unknown until apply"
+    elif auth is None:
+        who = "**the server authenticates no request itself**"
+    else:
+        who = AUTH_WORDS[auth]
+    rbac = values.get("rbac") or {}
+    return (
+        f"- SkyPilot `{namespace}/{name}`: {entry}; "
+        + who
+        + "; ClusterRole management "
+        + ("off" if rbac.get("manageRbacPolicies") is False else "**on (can make itself cluster-admin)**")
+        + "."
+    )
 
 
 def tenancy_section(resources: Sequence[RecordedResource], table: Any) -> list[str]:

@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from stacks.config import StackConfig
-from stacks.config.tenancy import TEAMS_KEY, check_skypilot_ingress
+from stacks.config.tenancy import TEAMS_KEY, check_skypilot_gateway
 from stacks.errors import ConfigIssue
 
 CLUSTER_KEY = "gpu-batch:cluster"
 
 
 def check_access(config: StackConfig) -> Iterator[ConfigIssue]:
-    yield from check_skypilot_ingress(config.skypilot_ingress, config.teams)
+    yield from check_skypilot_gateway(config.skypilot_gateway, config.teams)
     cluster = config.cluster
     if cluster.security_group is None:
         for index, team in enumerate(config.teams):

@@ -20,6 +20,7 @@ from components.gpu_pool import GpuNodePool, GpuNodePoolArgs, GpuSharing
 from components.k8s_provider import cluster_provider, kubeconfig_for
 from components.node_identity import NodeServiceAccount, NodeServiceAccountArgs, node_account_id
 from stacks.checks.gpudirect import compact_placement
+from stacks.compose.gateway import build_gateway
 from stacks.compose.gpu_operator import GpuOperatorLayer, install_gpu_operator
 from stacks.compose.gpudirect import (
     build_vpcs,
@@ -36,6 +37,7 @@ from stacks.compose.schedulers import Schedulers, install_schedulers
 from stacks.config import StackConfig
 from stacks.config.cluster import SystemPoolConfig, TenantPoolConfig
 from stacks.config.maintenance import MaintenanceConfig
+from stacks.config.tenancy import skypilot_teams
 from stacks.gke_versions import check_channel_default
 
 
@@ -129,6 +131,8 @@ def build_cluster(
         dcgm=any(p.gpu_stack == "gke" for p in config.gpu_pools),
         dataplane_v2=spec.dataplane_v2,
         multi_networking=multi_networking(spec, config.gpu_pools),
+        # GKE's Gateway controller for the SkyPilot servers' Gateway (components.gateway).
+        gateway_api=bool(skypilot_teams(config.teams)),
         gcs_fuse=any(
             b.mount
             for t in config.teams
@@ -231,6 +235,7 @@ def build_cluster(
         prefix=prefix,
         extra_checks=extra_checks,
     )
+    build_gateway(config, cluster_args, provider, queues, prefix)
     if access:
         # Team Workload Identity is project-level (a Google service account per team): declared
         # once, with the manager (multiKueue refuses it on workers, stacks/checks/multikueue.py).

@@ -24,9 +24,7 @@ from components.network import (
     WebhookIngressArgs,
     region_of,
 )
-from components.skypilot import INGRESS_NGINX_WEBHOOK_PORT
 from stacks.config import StackConfig
-from stacks.config.tenancy import skypilot_teams
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,6 @@ def webhook_ports(config: StackConfig) -> list[int]:
         ports.update((KUEUE_WEBHOOK_PORT, KUEUE_VISIBILITY_PORT))
     if config.kai.enabled:
         ports.add(KAI_WEBHOOK_PORT)
-    if skypilot_teams(config.teams):
-        ports.add(INGRESS_NGINX_WEBHOOK_PORT)
     return sorted(ports)
 
 

@@ -16,10 +16,9 @@ from typing import Any
 
 import pulumi
 
-from components.gke import SYSTEM_POOL_SELECTOR
+from components.gateway.objects import team_host
 from components.gpu_pool import GPU_TAINT_KEY, GPU_TAINT_VALUE, NODEPOOL_LABEL
 from components.gpudirect.pod_wiring import PodWiring, pod_wiring
-from components.ingress_controller import INGRESS_NAMESPACE, IngressController, IngressControllerArgs
 from components.kai_queues import KaiQueueArgs, KaiQueues, KaiResource
 from components.kai_topology import KaiTopologies, KaiTopologyArgs
 from components.kuberay import KUBERAY_NAMESPACE
@@ -198,20 +197,17 @@ def _team_args(team: TeamConfig, config: StackConfig, pods: bool) -> TeamArgs:
         pod_security=team.pod_security,
         network_isolation=config.cluster.dataplane_v2,
         priority_classes=tuple(team.priority_classes) if team.priority_classes is not None else None,
-        platform_namespaces=_platform_namespaces(team, config),
+        platform_namespaces=_platform_namespaces(config),
         **_team_queue(team, config),
     )
 
 
-def _platform_namespaces(team: TeamConfig, config: StackConfig) -> tuple[str, ...]:
+def _platform_namespaces(config: StackConfig) -> tuple[str, ...]:
     """Where the platform's connections into a team's pods come from: the KubeRay operator (it
-    polls each Ray head's dashboard), GKE Managed Prometheus, and the SkyPilot ingress controller
-    for a team with a server (components.tenant_network)."""
-    return (
-        *((KUBERAY_NAMESPACE,) if config.kuberay.enabled else ()),
-        GMP_NAMESPACE,
-        *((INGRESS_NAMESPACE,) if team.skypilot is not None else ()),
-    )
+    polls each Ray head's dashboard) and GKE Managed Prometheus (components.tenant_network).  A
+    SkyPilot server's callers come through GKE's Gateway, from the proxy-only subnet, not from a
+    namespace: components.gateway.objects.gateway_policy allows them."""
+    return (*((KUBERAY_NAMESPACE,) if config.kuberay.enabled else ()), GMP_NAMESPACE)
 
 
 def _team_queue(team: TeamConfig, config: StackConfig) -> dict[str, Any]:
@@ -448,22 +444,9 @@ def _skypilot_servers(
     exported: dict[str, dict[str, str]] = {}
     sky_teams = skypilot_teams(config.teams)
     passwords = skypilot_passwords(sky_teams)
-    first: SkypilotServer | None = None
     scope = f"{pulumi.get_project()}/{pulumi.get_stack()}"
-    ingress = config.skypilot_ingress
-    controller = (
-        IngressController(
-            "skypilot-ingress",
-            IngressControllerArgs(
-                exposure=ingress.exposure,
-                source_ranges=tuple(ingress.source_ranges),
-                node_selector=dict(SYSTEM_POOL_SELECTOR),
-            ),
-            opts=pulumi.ResourceOptions(provider=provider),
-        )
-        if sky_teams
-        else None
-    )
+    domain = config.skypilot_gateway.domain
+    assert domain is not None or not sky_teams  # stacks.config.tenancy.check_skypilot_gateway
     for team in sky_teams:
         server = team.skypilot
         assert server is not None and team.local_queue is not None
@@ -471,8 +454,6 @@ def _skypilot_servers(
         waits.append(teams[team.name].namespace)
         if kueue is not None and f"{team.namespace_name}/{team.local_queue}" in kueue.local_queues:
             waits.append(kueue.local_queues[f"{team.namespace_name}/{team.local_queue}"])
-        if controller is not None:
-            waits.append(controller.release)  # its IngressClass and admission webhook
         args = SkypilotServerArgs(
             team=team.name,
             namespace=team.namespace_name,
@@ -481,16 +462,17 @@ def _skypilot_servers(
             password=passwords[team.name],
             auth_scope=f"{scope}/{team.namespace_name}",
             local_queue=team.local_queue,
-            ingress_path="/" if first is None else f"/{team.name}",
+            host=team_host(team.name, domain or ""),
             priority_class=server.priority_class,
-            ingress_host=server.ingress_host or ingress.host,
-            tls=ingress.tls,
         )
         servers[team.name] = SkypilotServer(
             f"skypilot-{team.name}", args, depends_on=waits, opts=pulumi.ResourceOptions(provider=provider)
         )
-        exported[team.name] = {"namespace": args.namespace, "path": args.ingress_path, "user": args.username}
-        first = first or servers[team.name]
+        exported[team.name] = {
+            "namespace": args.namespace,
+            "url": f"https://{args.host}",
+            "user": args.username,
+        }
     if servers:
         pulumi.export("skypilotServers", exported)
     return servers

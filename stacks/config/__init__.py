@@ -23,7 +23,7 @@ from stacks.config.schedulers import (
     default_kuberay,
     default_kueue,
 )
-from stacks.config.tenancy import SkypilotIngressConfig, TeamConfig
+from stacks.config.tenancy import SkypilotGatewayConfig, TeamConfig
 from stacks.config.workloads import WorkloadConfig
 
 
@@ -49,9 +49,9 @@ class StackConfig(ConfigModel):
     teams: list[TeamConfig] = Field(
         default_factory=list, description="Teams: namespace, members, queues, SkyPilot servers (teams[].*)."
     )
-    skypilot_ingress: SkypilotIngressConfig = Field(
-        default_factory=lambda: SkypilotIngressConfig.model_validate({}),
-        description="The SkyPilot servers' shared ingress controller: exposure, TLS, host (see skypilotIngress.*).",
+    skypilot_gateway: SkypilotGatewayConfig = Field(
+        default_factory=lambda: SkypilotGatewayConfig.model_validate({}),
+        description="GKE's internal Gateway in front of the SkyPilot servers (see skypilotGateway.*).",
     )
     workloads: list[WorkloadConfig] = Field(
         default_factory=list, description="RayJobs/RayClusters declared as code (see workloads[].*)."

@@ -31,6 +31,17 @@ Region = Annotated[
 ]
 
 
+Currency = Annotated[
+    str, StringConstraints(pattern=pattern(r"^[A-Z]{3}$", "an ISO 4217 currency code such as 'USD'"))
+]
+Effective = Annotated[
+    str, StringConstraints(pattern=pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "a date as YYYY-MM-DD"))
+]
+Source = Annotated[
+    str, StringConstraints(pattern=pattern(r"^https://\S+$", "an https:// URL of the published price"))
+]
+
+
 class GpuPriceConfig(ConfigModel):
     """One node-hour price: a machine type in a region under one provisioning model."""
 
@@ -38,12 +49,16 @@ class GpuPriceConfig(ConfigModel):
     region: Region = Field(description="Region the price applies to, such as us-central1.")
     provisioning: PriceModel = Field(description="on-demand, spot, flex-start (also queued) or reservation.")
     node_hour: Money = Field(description="Price of one node for one hour, as a decimal string.")
-    currency: Annotated[
-        str, StringConstraints(pattern=pattern(r"^[A-Z]{3}$", "an ISO 4217 currency code such as 'USD'"))
-    ] = Field("USD", description="ISO 4217 currency of nodeHour.")
-    effective: Annotated[
-        str, StringConstraints(pattern=pattern(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "a date as YYYY-MM-DD"))
-    ] = Field(description="Date the price was read from its source.")
-    source: Annotated[
-        str, StringConstraints(pattern=pattern(r"^https://\S+$", "an https:// URL of the published price"))
-    ] = Field(description="Where the price is published (a GCP pricing page or a contract).")
+    currency: Currency = Field("USD", description="ISO 4217 currency of nodeHour.")
+    effective: Effective = Field(description="Date the price was read from its source.")
+    source: Source = Field(description="Where the price is published (a GCP pricing page or a contract).")
+
+
+class ClusterFeeConfig(ConfigModel):
+    """GKE's flat cluster management fee (``prices.yaml`` ``clusterManagementFee``): per cluster
+    and hour, whatever its size; shipped data, not a stack key."""
+
+    per_cluster_hour: Money = Field(description="Fee for one cluster for one hour, as a decimal string.")
+    currency: Currency = Field("USD", description="ISO 4217 currency of perClusterHour.")
+    effective: Effective = Field(description="Date the fee was read from its source.")
+    source: Source = Field(description="Where the fee is published.")

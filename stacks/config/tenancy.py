@@ -8,6 +8,7 @@ entries, so a team can only ever reach the ClusterQueues it is listed against.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
@@ -53,33 +54,31 @@ class SkypilotServerConfig(ConfigModel):
     """The team's own SkyPilot API server (Helm chart `skypilot` from https://helm.skypilot.co)."""
 
     username: NonEmptyStr | None = Field(
-        None, description="Basic-auth user of the server's ingress; default <team>-user."
+        None, description="The server's basic-auth user (checked by the server itself); default <team>-user."
     )
     chart_version: SemVer = Field(SKYPILOT_CHART_VERSION, description="Pinned `skypilot` chart version.")
-    ingress_host: NonEmptyStr | None = Field(
-        None, description="Host the shared ingress answers for; omitted: any host."
-    )
     priority_class: str | None = Field(
         None, description="WorkloadPriorityClass label put on every pod the server launches."
     )
 
 
-class SkypilotIngressConfig(ConfigModel):
-    """The ingress controller the SkyPilot servers share (its own release, owned by no team)."""
+class SkypilotGatewayConfig(ConfigModel):
+    """GKE's internal Gateway in front of the SkyPilot servers (components/gateway): one host per
+    team, ``<team>.<domain>``, TLS from a Certificate Manager certificate the stack creates."""
 
-    exposure: Literal["internal", "external"] = Field(
-        "internal",
-        description="internal: a GKE internal load balancer (VPC only); external: restricted to sourceRanges.",
+    domain: NonEmptyStr | None = Field(
+        None, description="DNS domain of the servers: team T answers at T.<domain> (required with a server)."
     )
-    source_ranges: list[NonEmptyStr] = Field(
-        default_factory=list, description="CIDRs that may reach an external load balancer (required then)."
+    dns_zone: NonEmptyStr | None = Field(
+        None,
+        description="Cloud DNS managed zone of the domain: the certificate's DNS authorization and the hosts' record.",
     )
-    tls: bool = Field(
-        True,
-        description="Serve HTTPS: each team's Secret skypilot-<team>-tls-secrets holds the host's certificate.",
+    proxy_subnet_range: NonEmptyStr | None = Field(
+        None,
+        description="CIDR of the region's proxy-only subnet (/26 or larger); the NetworkPolicies allow it.",
     )
-    host: NonEmptyStr | None = Field(
-        None, description="Host every SkyPilot server answers on (teams[].skypilot.ingressHost overrides)."
+    create_proxy_subnet: bool = Field(
+        True, description="Create that subnet; false: the network's owner already runs it (its range above)."
     )
 
 
@@ -114,7 +113,7 @@ class WorkloadIdentityConfig(ConfigModel):
 class TeamConfig(ConfigModel):
     """One team: its namespace, members, queues and optional SkyPilot server."""
 
-    name: DnsLabel = Field(description="Team name; also the SkyPilot ingress path /<name>.")
+    name: DnsLabel = Field(description="Team name; also the SkyPilot host <name>.<skypilotGateway.domain>.")
     namespace: DnsLabel | None = Field(None, description="The team's namespace; default: the team name.")
     create_namespace: bool = Field(
         True,
@@ -307,31 +306,42 @@ def _check_skypilot(at: str, team: TeamConfig, priority_classes: list[str]) -> I
         )
 
 
-SKYPILOT_INGRESS_KEY = "gpu-batch:skypilotIngress"
+SKYPILOT_GATEWAY_KEY = "gpu-batch:skypilotGateway"
+# Cloud Load Balancing docs, proxy-only-subnets: "at least 64 IP addresses", a /26 or larger.
+PROXY_SUBNET_MAX_PREFIX = 26
 
 
-def check_skypilot_ingress(ingress: SkypilotIngressConfig, teams: list[TeamConfig]) -> Iterator[ConfigIssue]:
-    """No public plain-HTTP endpoint (issue 19 #3): an external load balancer needs source
-    ranges, none of them everything; TLS needs a host for every server (the chart's tls block
-    lists ``ingress.host``, skypilot 0.13.0 templates/ingress.yaml)."""
-    if ingress.exposure == "external":
-        if not ingress.source_ranges:
-            yield ConfigIssue(
-                f"{SKYPILOT_INGRESS_KEY}.sourceRanges",
-                "the CIDRs that may reach the external load balancer (exposure: external)",
-            )
-        for index, cidr in enumerate(ingress.source_ranges):
-            if cidr.endswith("/0"):
-                yield ConfigIssue(
-                    f"{SKYPILOT_INGRESS_KEY}.sourceRanges[{index}]",
-                    "a CIDR narrower than the whole internet",
-                    cidr,
-                )
-    if ingress.tls:
-        for index, team in enumerate(teams):
-            if team.skypilot is not None and not (team.skypilot.ingress_host or ingress.host):
-                yield ConfigIssue(
-                    f"{SKYPILOT_INGRESS_KEY}.host",
-                    f"the host the SkyPilot servers answer on, for TLS ({TEAMS_KEY}[{index}] runs one)",
-                )
-                return
+def check_skypilot_gateway(gateway: SkypilotGatewayConfig, teams: list[TeamConfig]) -> Iterator[ConfigIssue]:
+    """A stack with a SkyPilot server names the domain, the DNS zone that proves it (the
+    certificate is issued only then) and the proxy-only subnet's range (components/gateway)."""
+    running = [index for index, team in enumerate(teams) if team.skypilot is not None]
+    if not running:
+        return
+    why = f"({TEAMS_KEY}[{running[0]}] runs a SkyPilot server)"
+    if gateway.domain is None:
+        yield ConfigIssue(f"{SKYPILOT_GATEWAY_KEY}.domain", f"the DNS domain the servers answer under {why}")
+    if gateway.dns_zone is None:
+        yield ConfigIssue(
+            f"{SKYPILOT_GATEWAY_KEY}.dnsZone",
+            f"the Cloud DNS managed zone of that domain, for its certificate {why}",
+        )
+    if gateway.proxy_subnet_range is None:
+        yield ConfigIssue(
+            f"{SKYPILOT_GATEWAY_KEY}.proxySubnetRange", f"the CIDR of the region's proxy-only subnet {why}"
+        )
+        return
+    try:
+        network = ipaddress.IPv4Network(gateway.proxy_subnet_range)
+    except ValueError:
+        yield ConfigIssue(
+            f"{SKYPILOT_GATEWAY_KEY}.proxySubnetRange",
+            "an IPv4 CIDR such as 10.129.0.0/23",
+            gateway.proxy_subnet_range,
+        )
+        return
+    if network.prefixlen > PROXY_SUBNET_MAX_PREFIX:
+        yield ConfigIssue(
+            f"{SKYPILOT_GATEWAY_KEY}.proxySubnetRange",
+            f"a range of /{PROXY_SUBNET_MAX_PREFIX} or larger (64 proxy addresses at least)",
+            gateway.proxy_subnet_range,
+        )

@@ -88,22 +88,16 @@ def test_skypilot_api_servers_request_what_the_chart_demands() -> None:
         assert {"cpu": "4", "memory": "8Gi"} in requests
 
 
-def test_skypilot_ingress_nginx_admission_webhook_targets_8443_once() -> None:
-    # The controller is its own ingress-nginx release (issue 19); no skypilot release installs one.
+def test_skypilot_renders_no_ingress_nginx() -> None:
+    """Issue 27: GKE's Gateway replaced the shared ingress-nginx release (retired upstream); no
+    skypilot release renders the bundled subchart either."""
     assert not [
-        d
-        for d in of_kind(objects("skypilot", "skypilot"), "Deployment")
-        if d["metadata"]["name"].endswith("ingress-nginx-controller")
+        r for r in releases("skypilot") if r.render.reference and r.render.reference.name == "ingress-nginx"
     ]
-    sky = objects("skypilot", "ingress-nginx")
-    controllers = [
-        d for d in of_kind(sky, "Deployment") if d["metadata"]["name"].endswith("ingress-nginx-controller")
-    ]
-    assert len(controllers) == 1, "one shared ingress controller"
-    ports = {p["name"]: p["containerPort"] for c in containers(controllers[0]) for p in c.get("ports", [])}
-    assert ports["webhook"] == 8443
-    (admission,) = [s for s in of_kind(sky, "Service") if s["metadata"]["name"].endswith("-admission")]
-    assert admission["spec"]["ports"][0]["targetPort"] == "webhook"
+    rendered = objects("skypilot", "skypilot")
+    assert rendered
+    assert not [o for o in rendered if "ingress-nginx" in o["metadata"]["name"]]
+    assert not of_kind(rendered, "ValidatingWebhookConfiguration")
 
 
 def test_kai_chart_creates_its_priority_classes_and_operator() -> None:

@@ -24,7 +24,14 @@ ServiceAccount (read access to every Secret in the cluster; CVE-2021-25742).
 ingress-nginx subchart (``ingress-nginx.enabled``, default true) and the others are served by it,
 so uninstalling that team's release takes every other team offline.
 
-All three are risks: advisory by default, mandatory where a stack's config raises them (prod,
+**ingress-nginx-retired**: a Helm release of the ``ingress-nginx`` chart (any version, any
+repository), or a ``skypilot`` release installing its bundled copy (``ingress-nginx.enabled``,
+default true in skypilot 0.13.0 values.yaml).  Kubernetes SIG Network retired the project: best
+effort maintenance until March 2026, then no releases and no security fixes (kubernetes.io blog,
+2025-11-11, "Ingress NGINX Retirement").  On GKE the built-in Gateway API replaces it without a
+chart (components/gateway).
+
+All four are risks: advisory by default, mandatory where a stack's config raises them (prod,
 skypilot).
 """
 
@@ -38,6 +45,7 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.base import KubeObject
+from ..model.helm import HelmRelease
 from ..report import Reporter
 from ..values import Unknown, dig
 
@@ -114,15 +122,21 @@ def check_snippet_annotations(model: StackModel, reporter: Reporter, _config: Ma
             )
 
 
+def _installs_bundled_nginx(release: HelmRelease, reporter: Reporter) -> bool:
+    """A skypilot release's ``ingress-nginx.enabled`` (default true); unknown: cannot check, False."""
+    installs = release.value("ingress-nginx", "enabled")
+    if isinstance(installs, Unknown):
+        reporter.cannot_check(release, "ingress-nginx.enabled")
+        return False
+    return installs is not False
+
+
 def check_team_owned_ingress(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     releases = model.skypilot_releases()
     if len(releases) < 2:
         return
     for release in releases:
-        installs = release.value("ingress-nginx", "enabled")
-        if isinstance(installs, Unknown):
-            reporter.cannot_check(release, "ingress-nginx.enabled")
-        elif installs is not False:
+        if _installs_bundled_nginx(release, reporter):
             reporter.violation(
                 release,
                 f"installs the ingress controller {len(releases) - 1} other SkyPilot server(s) are served by: "
@@ -132,7 +146,48 @@ def check_team_owned_ingress(model: StackModel, reporter: Reporter, _config: Map
             )
 
 
+RETIREMENT = (
+    "Kubernetes SIG Network retired ingress-nginx: no releases or security fixes after March 2026 "
+    '(kubernetes.io blog, 2025-11-11, "Ingress NGINX Retirement")'
+)
+
+
+def _chart_basename(chart: object) -> str | None:
+    """``ingress-nginx``, ``repo/ingress-nginx``, ``oci://host/path/ingress-nginx``: the last segment."""
+    if not isinstance(chart, str):
+        return None
+    return chart.rstrip("/").rsplit("/", 1)[-1] or None
+
+
+def check_ingress_nginx_retired(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for release in model.helm_releases():
+        if isinstance(release.chart, Unknown):
+            reporter.cannot_check(release, "chart")
+            continue
+        if _chart_basename(release.chart) == "ingress-nginx":
+            reporter.violation(
+                release,
+                f"installs ingress-nginx. {RETIREMENT}",
+                "on GKE use the built-in Gateway API (gatewayApiConfig.channel: CHANNEL_STANDARD, GatewayClass "
+                "gke-l7-rilb or gke-l7-regional-external-managed) and remove this release",
+            )
+    for release in model.skypilot_releases():
+        if _installs_bundled_nginx(release, reporter):
+            reporter.violation(
+                release,
+                f"installs the chart's bundled ingress-nginx (ingress-nginx.enabled defaults to true). {RETIREMENT}",
+                "set ingress-nginx.enabled: false and ingress.enabled: false and serve the API server through the "
+                "GKE Gateway API (an HTTPRoute to its ClusterIP Service)",
+            )
+
+
 POLICIES: list[Policy] = [
+    stack_policy(
+        "ingress-nginx-retired",
+        "No ingress-nginx: the project is retired (Kubernetes SIG Network, 2025-11-11).",
+        check_ingress_nginx_retired,
+        enforcement_level=EnforcementLevel.ADVISORY,
+    ),
     stack_policy(
         "ingress-nginx-snippet-annotations",
         "The shared ingress-nginx controller does not accept snippet annotations.",

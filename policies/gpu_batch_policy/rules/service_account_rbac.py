@@ -61,7 +61,7 @@ def check_service_account_escalation(
                 f"gives ServiceAccount(s) {', '.join(accounts)} escalate/bind or * on ClusterRoles or "
                 "ClusterRoleBindings: they can grant themselves cluster-admin",
                 "grant only the verbs the workload needs (for SkyPilot: rbac.manageRbacPolicies: false with "
-                "kubernetes.remote_identity naming the chart's ServiceAccount)",
+                "kubernetes.remote_identity naming a ServiceAccount bound to a Role of what its pods need)",
             )
 
 

@@ -9,6 +9,21 @@ Facts (kai-kuberay-skypilot.md §3; the two-team example in SkyPilot's
   precedence) or the older ``kubernetes.pod_config.metadata.labels["kueue.x-k8s.io/queue-name"]``.
   Without it the team's pods bypass Kueue; with another namespace's queue name they never match a
   LocalQueue (Kueue looks in the pod's namespace) and stay gated.
+* **skypilot-server-unauthenticated** (advisory; the skypilot stack's config raises it): the API
+  server does not authenticate requests itself, decided from the release's values as the chart and
+  the server decide.  The chart passes ``--enable-basic-auth`` to ``sky api start`` exactly when
+  ``apiService.enableUserManagement`` is on and ``ingress.oauth2-proxy.enabled`` is off
+  (skypilot 0.13.0 ``templates/_helpers.tpl`` ``skypilot.enableBasicAuthInAPIServer``,
+  ``skypilot.apiArgs``), which sets ``ENABLE_BASIC_AUTH`` (``sky/server/common.py``
+  ``_start_api_server``); ``sky/server/server.py`` then adds ``BasicAuthMiddleware`` unless
+  ``SKYPILOT_DISABLE_BASIC_AUTH_MIDDLEWARE`` (chart ``auth.disableBasicAuthMiddleware``), and its
+  ``dispatch`` answers 401 to every request without valid credentials but ``/api/health``.  With
+  ``auth.oauth.enabled`` the server's ``OAuth2ProxyMiddleware`` authenticates instead
+  (``sky/server/auth/oauth2_proxy.py``).  Otherwise the server serves every request it receives:
+  the ingress's basic auth (``ingress.authCredentials``) guards only the path through the
+  ingress, not the ClusterIP Service any pod can reach.  Basic auth whose only user is the chart's
+  published default (values.yaml ``apiService.initialBasicAuthCredentials``, used when neither it
+  nor ``apiService.initialBasicAuthSecret`` is set) is no authentication either.
 * The chart installs ingress-nginx by default (``ingress-nginx.enabled: true``) and serves at
   ``ingress.path: /``: a second release must turn its ingress-nginx off and use its own path,
   or the two controllers / routes collide.
@@ -20,12 +35,12 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import Policy
+from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
 from ..model import HelmRelease, StackModel
 from ..report import Reporter
-from ..values import Unknown, as_bool, as_str
+from ..values import Unknown, as_bool, as_str, dig
 
 QUEUE_KEYS = (
     "kubernetes.quota.queue",
@@ -101,10 +116,7 @@ def check_team_local_queue(model: StackModel, reporter: Reporter, _config: Mappi
 
 # --- skypilot-shared-ingress --------------------------------------------------------------------
 def _flag(release: HelmRelease, *keys: str, default: bool) -> bool | Unknown:
-    value = as_bool(release.value(*keys))
-    if isinstance(value, Unknown):
-        return value
-    return default if value is None else value
+    return _switch(release.values, *keys, default=default)
 
 
 def check_shared_ingress(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
@@ -143,7 +155,79 @@ def check_shared_ingress(model: StackModel, reporter: Reporter, _config: Mapping
             )
 
 
+# --- skypilot-server-unauthenticated ------------------------------------------------------------
+# skypilot 0.13.0 values.yaml apiService.initialBasicAuthCredentials: the published default user.
+CHART_DEFAULT_BASIC_AUTH = "skypilot:$apr1$c1h4rNxt$2NnL7dIDUV0tWsnuNMGSr/"
+
+
+def _switch(values: Any, *keys: str, default: bool) -> bool | Unknown:
+    value = as_bool(dig(values, *keys))
+    if isinstance(value, Unknown):
+        return value
+    return default if value is None else value
+
+
+def server_auth(values: Any) -> str | Unknown | None:
+    """How a skypilot release's server authenticates requests ("oauth", "basic"), None when it
+    does not, Unknown when a deciding value is unknown (see the module doc).  The preview's report
+    reads the same function."""
+    oauth = _switch(values, "auth", "oauth", "enabled", default=False)
+    if isinstance(oauth, Unknown) or oauth:
+        return oauth if isinstance(oauth, Unknown) else "oauth"
+    managed = _switch(values, "apiService", "enableUserManagement", default=False)
+    proxy = _switch(values, "ingress", "oauth2-proxy", "enabled", default=False)
+    disabled = _switch(values, "auth", "disableBasicAuthMiddleware", default=False)
+    for flag in (managed, proxy, disabled):
+        if isinstance(flag, Unknown):
+            return flag
+    return "basic" if managed and not proxy and not disabled else None
+
+
+def check_server_unauthenticated(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for release in model.skypilot_releases():
+        auth = server_auth(release.values)
+        if isinstance(auth, Unknown):
+            reporter.cannot_check(
+                release,
+                "apiService.enableUserManagement / auth.oauth.enabled / ingress.oauth2-proxy.enabled / "
+                "auth.disableBasicAuthMiddleware",
+            )
+            continue
+        if auth is None:
+            reporter.violation(
+                release,
+                "runs a SkyPilot API server that authenticates no request itself (apiService.enableUserManagement "
+                "off, no auth.oauth): whoever reaches its Service -- any pod the network allows -- can launch and "
+                "read every job; ingress basic auth guards only the ingress",
+                "set apiService.enableUserManagement: true with apiService.initialBasicAuthSecret (or "
+                "initialBasicAuthCredentials from a secret), or auth.oauth.enabled",
+            )
+            continue
+        if auth != "basic":
+            continue
+        secret = as_str(release.value("apiService", "initialBasicAuthSecret"))
+        credentials = release.value("apiService", "initialBasicAuthCredentials")
+        if isinstance(secret, Unknown) or secret:
+            continue
+        if isinstance(credentials, Unknown):
+            continue  # a secret Output: the program's own credentials
+        if credentials is None or credentials == CHART_DEFAULT_BASIC_AUTH:
+            reporter.violation(
+                release,
+                "authenticates against the chart's published default user (apiService.initialBasicAuthCredentials "
+                "left at its default): anyone who read the chart logs in as admin",
+                "set apiService.initialBasicAuthSecret or initialBasicAuthCredentials to the team's own htpasswd line",
+            )
+
+
 POLICIES: list[Policy] = [
+    stack_policy(
+        "skypilot-server-unauthenticated",
+        "Each SkyPilot API server authenticates every request itself (user management or OAuth), "
+        "not only at an ingress.",
+        check_server_unauthenticated,
+        enforcement_level=EnforcementLevel.ADVISORY,
+    ),
     stack_policy(
         "skypilot-team-local-queue",
         "Each SkyPilot API server labels its pods with a Kueue LocalQueue that exists in its own namespace.",

@@ -36,6 +36,7 @@ from ..charts.manifests import (
     ManifestUnavailableError,
     load_documents,
     locked_manifests,
+    resolve_manifest,
 )
 from ..charts.resolver import REPO_ROOT
 from .crd import CrdCatalog
@@ -110,6 +111,41 @@ def _manifest_crds() -> tuple[CrdDocuments, tuple[str, ...]]:
                 if doc.get("kind") == "CustomResourceDefinition"
             )
     return tuple(found), tuple(problems)
+
+
+@functools.cache
+def unavailable_crd_files() -> frozenset[str]:
+    """Base names of the pinned plain-manifest files that could not be had here (no cache, no
+    mirror, no network), e.g. ``gateway.networking.k8s.io_gateways.yaml``."""
+    missing: set[str] = set()
+    try:
+        entries = locked_manifests(LOCK_FILE)
+    except ManifestLockError:
+        return frozenset()
+    for entry in entries.values():
+        for path in entry.files:
+            try:
+                resolve_manifest(entry.key, path)
+            except (ManifestUnavailableError, ManifestLockError, OSError):
+                missing.add(path.rsplit("/", 1)[-1])
+    return frozenset(missing)
+
+
+def pinned_but_unavailable(api_version: str, kind: str) -> bool:
+    """Whether a kind's CRD is pinned (``manifests:`` of charts.lock.yaml) in a file that could not
+    be had here.  controller-gen names a CRD file ``<group>_<plural>.yaml``; the plural is the
+    kind lower-cased with the regular English plural (consonant + ``y`` -> ``ies``, ``...s`` ->
+    ``...ses``, else ``...s``: Gateway -> gateways, HealthCheckPolicy -> healthcheckpolicies), which is what every pinned CRD file uses.  Such an object is not
+    validated, and the reason is the pin's, not the stack's (as for an unresolvable chart)."""
+    group = api_version.split("/", maxsplit=1)[0] if "/" in api_version else ""
+    lower = kind.lower()
+    if lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u"):
+        plural = lower[:-1] + "ies"
+    elif lower.endswith("s"):
+        plural = lower + "es"
+    else:
+        plural = lower + "s"
+    return f"{group}_{plural}.yaml" in unavailable_crd_files()
 
 
 def pinned_crd_documents(references: Sequence[ChartReference] | None = None) -> CrdDocuments:
