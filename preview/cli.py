@@ -170,9 +170,9 @@ def _preview(
     costs = cost_section(cost, markdown_table)
     locator = Locator(args.project_dir, files.project, files.stack, result.resources)
     found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
-    config_file = _policy_config_file(args, files.stack)
-    file_config = load_policy_config_file(config_file) if config_file is not None else None
-    budgets = budget_findings(files.config, cost, locator, preview_level(file_config, BUDGET))
+    budgets = budget_findings(
+        files.config, cost, locator, preview_level(_policy_config(args, files.stack), BUDGET)
+    )
     found += budgets
     for finding in budgets:  # the preview's own findings, said where the pack's are
         print(f"{finding.level}: [{finding.policy}] {finding.message}")
