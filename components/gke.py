@@ -14,8 +14,10 @@ the pools).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from types import MappingProxyType
 
 import pulumi
 import pulumi_gcp as gcp
@@ -178,6 +180,12 @@ class GkeClusterArgs:
     # `protect=True` on the cluster and its pools, so `pulumi destroy` stops before deleting
     # anything (deletionProtection alone only fails on the cluster, after the pools are gone).
     protect: bool = False
+    # GKE Fleet membership at creation (``fleet.project``, the cluster's own project) and the
+    # cluster's resource labels; a MultiKueue stack with ``credentials: clusterProfile`` sets both
+    # (components/multikueue_fleet.py, after gke-fleet-management multikueue-clusterprofile
+    # 1-infrastructure/main.tf ``google_container_cluster.hub`` / ``.clusters``).
+    fleet: bool = False
+    resource_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def node_tag(self) -> str:
@@ -258,6 +266,8 @@ class GkeCluster(pulumi.ComponentResource):
             # ClusterUpdate.desiredCostManagementConfig; gcloud `clusters update
             # --enable-cost-allocation`); terraform-provider-google `cost_management_config`.
             cost_management_config=gcp.container.ClusterCostManagementConfigArgs(enabled=True),
+            fleet=gcp.container.ClusterFleetArgs(project=args.project) if args.fleet else None,
+            resource_labels=dict(args.resource_labels) or None,
             opts=child.merge(pulumi.ResourceOptions(ignore_changes=_cluster_ignored(args))),
         )
         tainted = args.tenant_pool is not None

@@ -265,6 +265,10 @@ class KueueConfiguration:
     # A MultiKueue manager's dispatcher (``multiKueue.dispatcherName``, Kueue v0.19.2
     # apis/config/v1beta2/configuration_types.go); None: not a manager, Kueue's default applies.
     multikueue_dispatcher: str | None = None
+    # ``multiKueue.clusterProfile.accessProviders`` (v0.19.2 configuration_types.go
+    # ``ClusterProfile``): how the manager reaches workers named by ClusterProfile
+    # (components/multikueue_fleet.py); empty: none, as Kueue's default.
+    multikueue_access_providers: tuple[Mapping[str, Any], ...] = ()
     # ``metrics.enableClusterQueueResources``: without it Kueue never sets the per-flavor quota
     # and usage gauges (kueue v0.19.2 cmd/kueue/main.go passes it to
     # ``schdcache.WithResourceMetrics`` / ``qcache.WithResourceMetrics``;
@@ -351,6 +355,10 @@ class KueueConfiguration:
             doc["fairSharing"] = {"preemptionStrategies": list(self.fair_sharing_strategies)}
         if self.multikueue_dispatcher is not None:
             doc["multiKueue"] = {"dispatcherName": self.multikueue_dispatcher}
+        if self.multikueue_access_providers:
+            doc.setdefault("multiKueue", {})["clusterProfile"] = {
+                "accessProviders": [dict(p) for p in self.multikueue_access_providers]
+            }
         return doc
 
     def to_yaml(self) -> str:

@@ -165,10 +165,12 @@ def token_kubeconfig(
 
 @dataclass(frozen=True)
 class WorkerLink:
-    """One worker as the manager sees it: its name and its kubeconfig (a secret output)."""
+    """One worker as the manager sees it: its name and either its kubeconfig (a secret output)
+    or the ClusterProfile GKE's fleet writes for it (components/multikueue_fleet.py)."""
 
     name: str
-    kubeconfig: pulumi.Input[str]
+    kubeconfig: pulumi.Input[str] | None = None
+    cluster_profile: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,8 @@ class ManagerArgs:
 
 
 class MultiKueueManager(pulumi.ComponentResource):
-    """The manager's MultiKueue objects: a kubeconfig Secret and a MultiKueueCluster per worker,
+    """The manager's MultiKueue objects: a MultiKueueCluster (and its kubeconfig Secret, unless the
+    worker is reached through a ClusterProfile) per worker,
     the MultiKueueConfig listing them in order, and the AdmissionCheck ClusterQueues use."""
 
     check: KubeObject
@@ -189,23 +192,15 @@ class MultiKueueManager(pulumi.ComponentResource):
         super().__init__("gpu-batch:multikueue:Manager", name, None, opts)
         clusters: list[pulumi.Resource] = []
         for worker in args.workers:
-            secret_name = f"{worker.name}-kubeconfig"
-            secret = k8s.core.v1.Secret(
-                f"{name}-{secret_name}",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=secret_name, namespace=args.namespace),
-                string_data={SECRET_KEY: pulumi.Output.secret(worker.kubeconfig)},
-                opts=pulumi.ResourceOptions(parent=self, additional_secret_outputs=["stringData", "data"]),
-            )
+            source, needs = self._source(name, worker, args.namespace)
             clusters.append(
                 KubeObject(
                     f"{name}-cluster-{worker.name}",
                     api_version=API_VERSION,
                     kind="MultiKueueCluster",
                     metadata={"name": worker.name},
-                    spec={
-                        "clusterSource": {"kubeConfig": {"locationType": "Secret", "location": secret_name}}
-                    },
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[secret]),
+                    spec={"clusterSource": source},
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
                 )
             )
         config = KubeObject(
@@ -232,3 +227,21 @@ class MultiKueueManager(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[config]),
         )
         self.register_outputs({"workers": [w.name for w in args.workers]})
+
+    def _source(
+        self, name: str, worker: WorkerLink, namespace: str
+    ) -> tuple[dict[str, Any], list[pulumi.Resource]]:
+        """The worker's ``clusterSource`` and what it needs first: a ClusterProfile reference (no
+        Secret: Kueue builds the credentials from its access provider), else a kubeconfig Secret."""
+        if worker.cluster_profile is not None:
+            return {"clusterProfileRef": {"name": worker.cluster_profile}}, []
+        if worker.kubeconfig is None:
+            raise ValueError(f"MultiKueue worker {worker.name}: neither a kubeconfig nor a ClusterProfile")
+        secret_name = f"{worker.name}-kubeconfig"
+        secret = k8s.core.v1.Secret(
+            f"{name}-{secret_name}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=secret_name, namespace=namespace),
+            string_data={SECRET_KEY: pulumi.Output.secret(worker.kubeconfig)},
+            opts=pulumi.ResourceOptions(parent=self, additional_secret_outputs=["stringData", "data"]),
+        )
+        return {"kubeConfig": {"locationType": "Secret", "location": secret_name}}, [secret]

@@ -13,7 +13,7 @@ import json
 import resource
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,9 @@ from preview.manifests import (
 from preview.plan import plan_document, write_plan
 from preview.plan_diff import diff_plans, render_changes
 from preview.project import PROJECT_DIR
+from preview.records import RecordedResource
 from preview.report import capacity_sections, markdown_table, policy_section
+from preview.ssa_patches import applied, identity, is_patch
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
 from preview.upgrades.plans import blocked_upgrades, cluster_minor_sections, upgrade_sections
@@ -169,9 +171,9 @@ def _preview(
     costs = cost_section(cost, markdown_table)
     locator = Locator(args.project_dir, files.project, files.stack, result.resources)
     found = policy_findings(analysis, result.resources, locator) if analysis is not None else []
-    config_file = _policy_config_file(args, files.stack)
-    file_config = load_policy_config_file(config_file) if config_file is not None else None
-    budgets = budget_findings(files.config, cost, locator, preview_level(file_config, BUDGET))
+    budgets = budget_findings(
+        files.config, cost, locator, preview_level(_policy_config(args, files.stack), BUDGET)
+    )
     found += budgets
     for finding in budgets:  # the preview's own findings, said where the pack's are
         print(f"{finding.level}: [{finding.policy}] {finding.message}")
@@ -335,8 +337,12 @@ def _charts_and_manifests(
         write_manifests(manifests_path, declared, releases)
         kubernetes = stack_kubernetes_minor(result.resources)
         catalog = crd_catalog_for(releases, declared)
-        patches = patch_identities(result.resources)
-        invalid = validate_manifests(objects, catalog=catalog, kubernetes=kubernetes, patches=patches)
+        invalid = validate_manifests(
+            _patches_applied(result.resources, releases),
+            catalog=catalog,
+            kubernetes=kubernetes,
+            patches=_standalone_patches(result.resources, releases),
+        )
         unvalidated = unvalidated_pinned(objects)
     for line in invalid:
         print(f"[invalid] {line}")
@@ -357,6 +363,24 @@ def _charts_and_manifests(
     return len(invalid) + refused
 
 
+def _patches_applied(
+    resources: Sequence[RecordedResource], releases: list[ReleaseManifests]
+) -> list[Mapping[str, Any]]:
+    """What the API server validates: every object, each ``<Kind>Patch`` merged into its target
+    (:mod:`preview.ssa_patches`)."""
+    whole = [*render_manifests([r for r in resources if not is_patch(r)]), *rendered_objects(releases)]
+    return applied(whole, render_manifests([r for r in resources if is_patch(r)]))
+
+
+def _standalone_patches(
+    resources: Sequence[RecordedResource], releases: list[ReleaseManifests]
+) -> frozenset[tuple[str, str, str, str]]:
+    """The patches :func:`_patches_applied` leaves as they stand (nothing here declares their
+    target): judged as partial objects (``gpu_batch_policy.schema.patches``), as the pack does."""
+    whole = [*render_manifests([r for r in resources if not is_patch(r)]), *rendered_objects(releases)]
+    return patch_identities(resources) - {identity(o) for o in whole}
+
+
 def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> int:
     """``manifests.yaml`` with one section per cluster, each validated as its API server would."""
     sections: list[str] = []
@@ -365,8 +389,12 @@ def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> 
         declared = render_manifests(group.resources)
         objects = [*declared, *rendered_objects(list(group.releases))]
         catalog = crd_catalog_for(list(group.releases), declared)
-        patches = patch_identities(group.resources)
-        invalid = validate_manifests(objects, catalog=catalog, kubernetes=group.kubernetes, patches=patches)
+        invalid = validate_manifests(
+            _patches_applied(group.resources, list(group.releases)),
+            catalog=catalog,
+            kubernetes=group.kubernetes,
+            patches=_standalone_patches(group.resources, list(group.releases)),
+        )
         for line in invalid:
             print(f"[invalid] {group.title}: {line}")
         for line in unvalidated_pinned(objects):

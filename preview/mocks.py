@@ -33,11 +33,18 @@ class PreviewMocks(pulumi.runtime.Mocks):
         # (A bare dict is the SDK mocks' form for "no check failures".)
         if args.token == ENGINE_VERSIONS_TOKEN:
             return dict(OFFLINE_ENGINE_VERSIONS), []
+        if args.token == PROJECT_TOKEN:
+            # The project number is not knowable offline: a visible stand-in, never a real one.
+            return {"projectId": args.args.get("projectId"), "number": OFFLINE_PROJECT_NUMBER}, []
         # Any other invoke: answer empty rather than inventing cloud data.
         return {}, []
 
 
-# The one invoke the program makes: which version each GKE release channel defaults to
+# The project's number, for Workload Identity principals (components/multikueue_fleet.py).
+PROJECT_TOKEN = "gcp:organizations/getProject:getProject"
+OFFLINE_PROJECT_NUMBER = "PROJECT_NUMBER"
+
+# The invoke the program makes on every stack: which version each GKE release channel defaults to
 # (stacks/gke_versions.py).  Offline there is no project to ask, so the preview answers with
 # this stand-in -- channel defaults as GKE's release notes listed them when it was written -- and
 # says so; tests swap it to prove a too-old channel is refused.

@@ -22,11 +22,14 @@ here must be exactly those ``docs/ci.md`` and ``docs/runbook.md`` list for the d
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 CONTAINER_ADMIN: Final = "roles/container.admin"
 NODE_SA_USER: Final = "roles/iam.serviceAccountUser"
+
+# Not a type token: a GKE cluster registered in the project's fleet (its ``fleet`` input set).
+FLEET_MEMBER: Final = "gcp:container/cluster:Cluster[fleet]"
 
 GCP_ROLES: Final[dict[str, tuple[str, ...]]] = {
     "gcp:container/cluster:Cluster": (CONTAINER_ADMIN, NODE_SA_USER),
@@ -56,6 +59,13 @@ GCP_ROLES: Final[dict[str, tuple[str, ...]]] = {
     # roles/monitoring.editor holds monitoring.dashboards.* and monitoring.alertPolicies.*.
     "gcp:monitoring/dashboard:Dashboard": ("roles/monitoring.editor",),
     "gcp:monitoring/alertPolicy:AlertPolicy": ("roles/monitoring.editor",),
+    # multiKueue.credentials clusterProfile (components/multikueue_fleet.py): enabling the GKE Hub
+    # and Connect Gateway APIs needs serviceusage.services.enable (roles/serviceusage.serviceUsageAdmin).
+    "gcp:projects/service:Service": ("roles/serviceusage.serviceUsageAdmin",),
+    # A cluster with fleet.project: GKE creates (and on delete removes) its fleet membership with
+    # the caller's gkehub.memberships.create/delete, which roles/gkehub.admin ("Fleet Admin",
+    # Google Cloud IAM "GKE Hub roles and permissions") holds.
+    FLEET_MEMBER: ("roles/gkehub.admin",),
 }
 
 # The readiness gates (components/readiness_gate.py, runtime_class_gate.py) call the cluster's
@@ -79,6 +89,14 @@ def roles_for(type_token: str) -> tuple[str, ...]:
     raise UnknownResourceTypeError(
         f"{type_token}: no deploy role recorded; add it to stacks/deploy_roles.py, docs/ci.md and docs/runbook.md"
     )
+
+
+def role_keys(type_token: str, inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The keys one planned resource needs roles for: its type, plus :data:`FLEET_MEMBER` for a
+    cluster that joins the fleet (the same type needs more when this input is set)."""
+    if type_token == "gcp:container/cluster:Cluster" and inputs.get("fleet"):
+        return (type_token, FLEET_MEMBER)
+    return (type_token,)
 
 
 def every_role() -> set[str]:

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from stacks.deploy_roles import UnknownResourceTypeError, deploy_roles, every_role, roles_for
+from stacks.deploy_roles import UnknownResourceTypeError, deploy_roles, every_role, role_keys, roles_for
 from tests.stack_runner import ROOT, config_value, run_stack
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -42,16 +42,25 @@ STACKS = sorted(p.name.split(".")[1] for p in ROOT.glob("Pulumi.*.yaml"))
 
 def plan_types() -> set[str]:
     """Every resource type of every repo stack's plan (each Pulumi.<stack>.yaml)."""
-    return {r.type for stack in STACKS for r in run_stack(stack).resources if r.custom}
+    return {
+        k
+        for stack in STACKS
+        for r in run_stack(stack).resources
+        if r.custom
+        for k in role_keys(r.type, r.inputs)
+    }
 
 
 def test_every_planned_resource_type_has_its_roles_and_the_docs_list_exactly_those() -> None:
     # Every stack's plan, plus one with per-team Workload Identity (types no shipped stack uses).
     teams = config_value("prod", "gpu-batch:teams")
     teams[0]["workloadIdentity"] = {"buckets": [{"bucket": "research-datasets"}]}
-    types = plan_types() | {
-        r.type for r in run_stack("prod", {"gpu-batch:teams": teams}).resources if r.custom
-    }
+    # And the multi-region stack reaching its workers through GKE Fleet ClusterProfiles.
+    mk = config_value("multiregion", "gpu-batch:multiKueue")
+    mk.update(credentials="clusterProfile", authPluginImage="registry.example/gcp-auth-plugin:v0.0.1")
+    edited = [*run_stack("prod", {"gpu-batch:teams": teams}).resources]
+    edited += run_stack("multiregion", {"gpu-batch:multiKueue": mk}).resources
+    types = plan_types() | {k for r in edited if r.custom for k in role_keys(r.type, r.inputs)}
     needed = deploy_roles(types)
     assert needed == every_role()  # nothing recorded that the program never creates
     assert documented_in_ci() == needed

@@ -207,7 +207,7 @@ def test_every_rule_of_kueues_script_is_covered_exactly() -> None:
         ),
         (lambda mk: mk.update(dispatcher="RoundRobin"), "multiKueue.dispatcher", "AllAtOnce"),
         (lambda mk: mk.update(workers=[]), "multiKueue.workers", ""),
-        (lambda mk: mk.update(credentials="clusterProfile"), "multiKueue.credentials", "not built"),
+        (lambda mk: mk.update(credentials="clusterProfile"), "multiKueue.authPluginImage", "gcp-auth-plugin"),
         (lambda mk: mk.update(credentials="fleet"), "multiKueue.credentials", "clusterProfile"),
     ],
 )

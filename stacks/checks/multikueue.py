@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from stacks.config import StackConfig
-from stacks.config.multikueue import manager_config, worker_config
+from stacks.config.multikueue import CLUSTER_PROFILE_GATE, manager_config, worker_config
 from stacks.config.tenancy import skypilot_teams
 from stacks.errors import ConfigIssue
 
@@ -34,13 +34,24 @@ def check_multikueue(
     """``single``: the single-cluster checks (``stacks.checks.semantic_issues``)."""
     mk = config.multi_kueue
     assert mk is not None
-    if mk.credentials == "clusterProfile":
+    if mk.credentials == "clusterProfile" and not mk.auth_plugin_image:
         yield ConfigIssue(
-            f"{KEY}.credentials",
-            "token: clusterProfile (GKE Fleet membership, Workload Identity, the fleet-clusterinventory "
-            "labels, the Kueue principal's IAM, Connect Gateway and the MultiKueueClusterProfile gate with "
-            "an access provider) is not built by this stack yet",
-            mk.credentials,
+            f"{KEY}.authPluginImage",
+            "an image holding /gcp-auth-plugin (gke-fleet-management gcp-auth-plugin): with credentials "
+            "clusterProfile the manager's Kueue runs it to reach the workers",
+            mk.auth_plugin_image,
+        )
+    if mk.credentials == "token" and mk.auth_plugin_image:
+        yield ConfigIssue(
+            f"{KEY}.authPluginImage",
+            "unset with credentials token (only credentials: clusterProfile runs the auth plugin)",
+            mk.auth_plugin_image,
+        )
+    if mk.credentials == "clusterProfile" and config.kueue.feature_gates.get(CLUSTER_PROFILE_GATE) is False:
+        yield ConfigIssue(
+            f"{NS}kueue.featureGates.{CLUSTER_PROFILE_GATE}",
+            "true or unset with multiKueue.credentials clusterProfile (Kueue marks the workers inactive without it)",
+            False,
         )
     if not config.kueue.enabled:
         yield ConfigIssue(f"{NS}kueue.enabled", "true: MultiKueue is Kueue's (multiKueue is set)", False)

@@ -8,7 +8,8 @@ This package is the only place that knows both the config model and the componen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import pulumi
 
@@ -87,12 +88,14 @@ def build_cluster(
     prefix: str = "",
     access: bool = True,
     extra_checks: tuple[str, ...] = (),
+    fleet_labels: Mapping[str, str] | None = None,
 ) -> Platform:
     """One cluster and everything on it.  ``prefix`` starts the Pulumi name of every top-level
     resource whose name is not the cluster's own (pools, operators, gates, queues, teams), so a
     second cluster of the same program gets its own URNs ("" keeps a single cluster's names);
     ``access``: grant the teams' project IAM (once per project, not per cluster); ``extra_checks``:
-    see :func:`stacks.compose.queues.build_queues`."""
+    see :func:`stacks.compose.queues.build_queues`; ``fleet_labels``: register the cluster in the
+    project's GKE fleet with these resource labels (None: no fleet membership)."""
     spec = config.cluster
     channel_default = check_channel_default(spec, config.gpu_pools, project)
     nodes = NodeServiceAccount(
@@ -137,6 +140,8 @@ def build_cluster(
             for b in t.workload_identity.buckets
         ),
     )
+    if fleet_labels is not None:
+        cluster_args = replace(cluster_args, fleet=True, resource_labels=dict(fleet_labels))
     cluster = GkeCluster(spec.name, cluster_args)
     network = build_network(config, cluster_args)
     gpudirect_vpcs = build_vpcs(config, project)

@@ -8,6 +8,12 @@ other resource.  Project IAM is granted once (the manager's build).  Each worker
 ServiceAccount access of Kueue's create-multikueue-kubeconfig.sh for the integrations its Kueue
 enables, and the manager the Secret, MultiKueueCluster, MultiKueueConfig (workers in config order)
 and AdmissionCheck (``components/multikueue.py``) once its Kueue serves.
+
+With ``credentials: clusterProfile`` (``components/multikueue_fleet.py``) no ServiceAccount or
+Secret is made: every cluster joins the project's fleet, the manager carries the
+fleet-clusterinventory labels, the project gets the fleet APIs and the Kueue principal's roles,
+the manager's Kueue the gate, access provider and auth plugin, and each MultiKueueCluster a
+``clusterProfileRef``.
 """
 
 from __future__ import annotations
@@ -23,6 +29,13 @@ from components.multikueue import (
     WorkerAccessArgs,
     WorkerLink,
     token_kubeconfig,
+)
+from components.multikueue_fleet import (
+    MANAGER_LABELS,
+    AuthPluginArgs,
+    AuthPluginPatch,
+    FleetAccess,
+    cluster_profile_name,
 )
 from stacks.compose import Platform, build_cluster, export_cluster
 from stacks.compose.queues import workload_needs
@@ -44,15 +57,28 @@ def build_multikueue(config: StackConfig, project: str) -> MultiKueuePlatform:
     mk = config.multi_kueue
     assert mk is not None
     manager_cfg = manager_config(config)
-    manager = build_cluster(manager_cfg, project, extra_checks=(CHECK_NAME,))
+    fleet = mk.credentials == "clusterProfile"
+    manager = build_cluster(
+        manager_cfg, project, extra_checks=(CHECK_NAME,), fleet_labels=MANAGER_LABELS if fleet else None
+    )
     export_cluster(manager_cfg, manager)
     workers: dict[str, Platform] = {}
     links: list[WorkerLink] = []
     for worker in mk.workers:
         cfg = worker_config(config, worker)
-        platform = build_cluster(cfg, project, prefix=f"{worker.name}-", access=False)
+        platform = build_cluster(
+            cfg, project, prefix=f"{worker.name}-", access=False, fleet_labels={} if fleet else None
+        )
         workers[worker.name] = platform
         assert platform.schedulers.kueue is not None  # checks: multiKueue needs kueue.enabled
+        if fleet:
+            links.append(
+                WorkerLink(
+                    worker.name,
+                    cluster_profile=cluster_profile_name(worker.cluster.name, worker.cluster.location),
+                )
+            )
+            continue
         access = MultiKueueWorkerAccess(
             f"{worker.name}-multikueue",
             WorkerAccessArgs(frameworks=kueue_configuration(cfg, workload_needs(cfg)).frameworks),
@@ -70,6 +96,18 @@ def build_multikueue(config: StackConfig, project: str) -> MultiKueuePlatform:
         )
     assert manager.schedulers.kueue is not None
     waits: list[pulumi.Resource] = [manager.kueue_ready or manager.schedulers.kueue.release]
+    if fleet:
+        assert mk.auth_plugin_image is not None  # checks: clusterProfile needs authPluginImage
+        waits.append(FleetAccess("multikueue-fleet", project))
+        waits.append(
+            AuthPluginPatch(
+                "multikueue-auth-plugin",
+                AuthPluginArgs(image=mk.auth_plugin_image),
+                opts=pulumi.ResourceOptions(
+                    provider=manager.provider, depends_on=[manager.schedulers.kueue.release]
+                ),
+            )
+        )
     objects = MultiKueueManager(
         "multikueue",
         ManagerArgs(workers=tuple(links), check_name=CHECK_NAME),
@@ -79,6 +117,7 @@ def build_multikueue(config: StackConfig, project: str) -> MultiKueuePlatform:
         "multiKueue",
         {
             "dispatcher": mk.dispatcher,
+            "credentials": mk.credentials,
             "workers": [
                 {"name": w.name, "cluster": w.cluster.name, "location": w.cluster.location}
                 for w in mk.workers

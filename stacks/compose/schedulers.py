@@ -40,6 +40,7 @@ from components.kueue_config import (
     WaitForPodsReady,
     frameworks_for,
 )
+from components.multikueue_fleet import access_providers
 from stacks.config import StackConfig
 from stacks.config.multikueue import DISPATCHERS
 
@@ -99,6 +100,9 @@ def kueue_configuration(config: StackConfig, needs: WorkloadNeeds) -> KueueConfi
         ),
         fair_sharing_strategies=strategies,
         multikueue_dispatcher=DISPATCHERS[config.multi_kueue.dispatcher] if config.multi_kueue else None,
+        multikueue_access_providers=access_providers()
+        if config.multi_kueue is not None and config.multi_kueue.credentials == "clusterProfile"
+        else (),
     )
 
 

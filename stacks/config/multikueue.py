@@ -6,7 +6,8 @@ cluster" and runs the job.  So the stack's ``cluster`` (and its ``gpuPools``, us
 manager; each ``workers[]`` entry is one more GKE cluster with its own GPU pools.  ``kueueQueues``
 and ``teams`` are declared once: every worker gets them as written (flavors on its own pools, the
 DWS ProvisioningRequest checks), and the manager gets the same ClusterQueues and LocalQueues with
-only the MultiKueue check (:func:`manager_config`, :func:`worker_config`).
+only the MultiKueue check (:func:`manager_config`, :func:`worker_config`); with ``credentials:
+clusterProfile`` the manager's Kueue also runs the ``MultiKueueClusterProfile`` gate.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 
 # Kueue v0.19.2 apis/config/v1beta2/configuration_types.go: MultiKueueDispatcherModeAllAtOnce /
 # MultiKueueDispatcherModeIncremental (the default is all-at-once, apis/config/v1beta2/defaults.go).
+# Kueue v0.19.2 pkg/features/kube_features.go MultiKueueClusterProfile (Alpha since 0.15, off).
+CLUSTER_PROFILE_GATE = "MultiKueueClusterProfile"
+
 DISPATCHERS = {
     "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
     "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
@@ -58,7 +62,14 @@ class MultiKueueConfig(ConfigModel):
     credentials: Literal["token", "clusterProfile"] = Field(
         "token",
         description="How the manager's Kueue signs in to the workers: token (a per-worker ServiceAccount "
-        "token kubeconfig in a Secret); clusterProfile (GKE Fleet ClusterProfiles) is refused: not built yet.",
+        "token kubeconfig in a Secret) or clusterProfile (GKE Fleet ClusterProfiles through Connect "
+        "Gateway, gke-fleet-management multikueue-clusterprofile; needs authPluginImage).",
+    )
+    auth_plugin_image: str | None = Field(
+        None,
+        description="credentials: clusterProfile only: the image holding /gcp-auth-plugin that an init "
+        "container copies into the manager's Kueue (built from gke-fleet-management gcp-auth-plugin; "
+        "Google publishes no official image yet).",
     )
 
 
@@ -91,8 +102,15 @@ def manager_config(config: StackConfig) -> StackConfig:
     cohorts = [
         c.model_copy(update={"resource_groups": _total(c.resource_groups, workers)}) for c in queues.cohorts
     ]
+    kueue = config.kueue
+    if config.multi_kueue is not None and config.multi_kueue.credentials == "clusterProfile":
+        # Kueue v0.19.2 multikueuecluster.go loadClientConfig: a clusterProfileRef needs the gate.
+        kueue = kueue.model_copy(
+            update={"feature_gates": {**kueue.feature_gates, CLUSTER_PROFILE_GATE: True}}
+        )
     return config.model_copy(
         update={
+            "kueue": kueue,
             "kueue_queues": queues.model_copy(
                 update={
                     "resource_flavors": flavors,
