@@ -81,6 +81,10 @@ COMPONENT_KEYS: dict[str, str] = {
     # The MultiKueue manager's objects and each worker's access for it (components/multikueue.py).
     "gpu-batch:multikueue:Manager": "multiKueue",
     "gpu-batch:multikueue:WorkerAccess": "multiKueue",
+    # The ClusterProfile way (multiKueue.credentials: clusterProfile, components/multikueue_fleet.py):
+    # the Kueue principal's fleet access and the auth-plugin patch on the manager's Kueue.
+    "gpu-batch:multikueue:FleetAccess": "multiKueue",
+    "gpu-batch:multikueue:AuthPlugin": "multiKueue",
 }
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # Resource type prefix -> top-level key: the stack's dashboard, alerting and Managed Prometheus

@@ -37,13 +37,17 @@ spec:
 """
 
 
-def _model(b_gpu: str, extra: str = "", more: str = "") -> StackModel:
+def _records(b_gpu: str, extra: str = "", more: str = "") -> list[Any]:
     docs = [
         _queue("dept", "{quota: 4, limit: -1, overQuotaWeight: 1}"),
         _queue("a", "{quota: 2, limit: -1, overQuotaWeight: 1}", "dept"),
         _queue("b", b_gpu, "dept", extra),
     ]
-    return StackModel.from_plain(manifests_items("---".join(docs) + more, "test"))
+    return list(manifests_items("---".join(docs) + more, "test"))
+
+
+def _model(b_gpu: str, extra: str = "", more: str = "") -> StackModel:
+    return StackModel.from_plain(_records(b_gpu, extra, more))
 
 
 BASE_B = "{quota: 2, limit: -1, overQuotaWeight: 1}"
@@ -118,7 +122,7 @@ def test_the_cli_prints_the_kai_diff_for_base(
 ) -> None:
     """``python -m whatif --stack kai --base REF`` (``make whatif STACK=kai BASE=...``) once went
     through the Kueue comparison only and failed on the KAI priority classes."""
-    monkeypatch.setattr(cli, "from_stack", lambda stack, build_dir, fresh: _model(HEAD_B))
+    monkeypatch.setattr(cli, "stack_records", lambda stack, build_dir, fresh: _records(HEAD_B))
     monkeypatch.setattr(cli, "model_at", lambda ref, stack: _model(BASE_B))
     trace = tmp_path / "trace.yaml"
     trace.write_text(yaml.safe_dump(TRACE))
@@ -132,7 +136,7 @@ def test_the_cli_prints_the_kai_diff_for_base(
 def test_the_cli_says_when_neither_side_has_queues(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "from_stack", lambda stack, build_dir, fresh: StackModel.from_plain([]))
+    monkeypatch.setattr(cli, "stack_records", lambda stack, build_dir, fresh: [])
     monkeypatch.setattr(cli, "model_at", lambda ref, stack: StackModel.from_plain([]))
     assert cli.main(["--stack", "kai", "--base", "main"]) == 0
     assert "nothing to compare" in capsys.readouterr().out
