@@ -28,7 +28,7 @@ from typing import Any, Final
 import pulumi
 
 from components.gke import SYSTEM_POOL_TAINT_KEY
-from components.service_admission import tenant_policy
+from components.service_admission import TenantAdmission, core_resource_rules
 
 POLICY_NAME: Final = "gpu-batch-tenant-placement"
 KEY: Final = json.dumps(SYSTEM_POOL_TAINT_KEY)
@@ -48,16 +48,7 @@ NO_SYSTEM_POOL_TOLERATION: Final = (
 def policy_spec() -> dict[str, Any]:
     return {
         "failurePolicy": "Fail",
-        "matchConstraints": {
-            "resourceRules": [
-                {
-                    "apiGroups": [""],
-                    "apiVersions": ["v1"],
-                    "resources": ["pods"],
-                    "operations": ["CREATE", "UPDATE"],
-                }
-            ]
-        },
+        "matchConstraints": core_resource_rules("pods"),
         "validations": [
             {
                 "expression": NO_SYSTEM_POOL_TOLERATION,
@@ -72,12 +63,12 @@ def policy_spec() -> dict[str, Any]:
     }
 
 
-class TenantPoolAdmission(pulumi.ComponentResource):
-    """The policy and its binding to every team namespace (both cluster-scoped)."""
+class TenantPoolAdmission(TenantAdmission):
+    """Team pods never tolerate the system pool's taint (:func:`policy_spec`)."""
 
     def __init__(
         self, name: str, namespaces: Sequence[str], opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("gpu-batch:tenancy:PoolAdmission", name, None, opts)
-        tenant_policy(name, POLICY_NAME, policy_spec(), namespaces, self)
-        self.register_outputs({"policy": POLICY_NAME})
+        super().__init__(
+            "gpu-batch:tenancy:PoolAdmission", name, (POLICY_NAME, policy_spec()), namespaces, opts
+        )

@@ -30,19 +30,24 @@ CLUSTER_IP_ONLY: Final = "!has(object.spec.type) || object.spec.type == 'Cluster
 NO_EXTERNAL_IPS: Final = "!has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0"
 
 
+def core_resource_rules(resource: str) -> dict[str, Any]:
+    """``matchConstraints`` for CREATE and UPDATE of one core (``v1``) resource."""
+    return {
+        "resourceRules": [
+            {
+                "apiGroups": [""],
+                "apiVersions": ["v1"],
+                "resources": [resource],
+                "operations": ["CREATE", "UPDATE"],
+            }
+        ]
+    }
+
+
 def policy_spec() -> dict[str, Any]:
     return {
         "failurePolicy": "Fail",
-        "matchConstraints": {
-            "resourceRules": [
-                {
-                    "apiGroups": [""],
-                    "apiVersions": ["v1"],
-                    "resources": ["services"],
-                    "operations": ["CREATE", "UPDATE"],
-                }
-            ]
-        },
+        "matchConstraints": core_resource_rules("services"),
         "validations": [
             {
                 "expression": CLUSTER_IP_ONLY,
@@ -97,12 +102,29 @@ def tenant_policy(
     )
 
 
-class TenantServiceAdmission(pulumi.ComponentResource):
-    """The policy and its binding to every team namespace (both cluster-scoped)."""
+class TenantAdmission(pulumi.ComponentResource):
+    """One admission policy and its binding to every team namespace (both cluster-scoped)."""
+
+    def __init__(
+        self,
+        type_name: str,
+        name: str,
+        policy: tuple[str, dict[str, Any]],
+        namespaces: Sequence[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(type_name, name, None, opts)
+        policy_name, spec = policy
+        tenant_policy(name, policy_name, spec, namespaces, self)
+        self.register_outputs({"policy": policy_name})
+
+
+class TenantServiceAdmission(TenantAdmission):
+    """Team namespaces hold ClusterIP Services only (:func:`policy_spec`)."""
 
     def __init__(
         self, name: str, namespaces: Sequence[str], opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("gpu-batch:tenancy:ServiceAdmission", name, None, opts)
-        tenant_policy(name, POLICY_NAME, policy_spec(), namespaces, self)
-        self.register_outputs({"policy": POLICY_NAME})
+        super().__init__(
+            "gpu-batch:tenancy:ServiceAdmission", name, (POLICY_NAME, policy_spec()), namespaces, opts
+        )
