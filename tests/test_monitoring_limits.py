@@ -22,6 +22,7 @@ from components.observability.alerts import MAX_CONDITIONS, MAX_POLICIES, alert_
 from components.observability.dashboard import COLUMNS, MAX_TILES, QueueView, dashboard_documents
 from stacks.compose.monitoring import alert_thresholds, queue_views
 from stacks.config import StackConfig
+from stacks.errors import ConfigError
 
 TEAMS = 1000
 
@@ -101,5 +102,10 @@ def test_teams_whose_policy_names_collide_are_refused_not_merged() -> None:
         QueueView("b", ("ml",), provisioning_check=False),
     ]
     rules = alert_rules(views, alert_thresholds(config(1)))
-    with pytest.raises(ValueError, match="'ML' and 'ml' would share the name alert-ml"):
+    with pytest.raises(ConfigError) as refused:
         policy_groups(rules)
+    assert str(refused.value) == (
+        'config error: gpu-batch:teams: got ["ML", "ml"], expected team names whose alert policies do '
+        "not share the name alert-ml (they differ only in case, punctuation, or past 63 characters): "
+        "rename one team"
+    )

@@ -33,6 +33,7 @@ import pulumi_gcp as gcp
 
 from components.observability import queries as q
 from components.observability.dashboard import QueueView
+from stacks.errors import PROJECT_NAMESPACE, ConfigError, ConfigIssue
 
 PLATFORM_TEAM: Final = "platform"
 ALL_QUEUES: Final = "all"
@@ -173,9 +174,15 @@ def policy_groups(rules: Sequence[AlertRule]) -> list[PolicyGroup]:
     for g in groups:
         other = seen.setdefault(g.key, g.team)
         if other != g.team:
-            raise ValueError(
-                f"alert policies of teams {other!r} and {g.team!r} would share the name alert-{g.key} "
-                "(their names differ only in case, punctuation, or past 63 characters): rename one team"
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        f"{PROJECT_NAMESPACE}:teams",
+                        f"team names whose alert policies do not share the name alert-{g.key} (they "
+                        "differ only in case, punctuation, or past 63 characters): rename one team",
+                        [other, g.team],
+                    )
+                ]
             )
     return groups
 
