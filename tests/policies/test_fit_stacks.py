@@ -119,7 +119,7 @@ def test_two_api_servers_do_not_fit_a_single_e2_standard_8() -> None:
     assert len(result.violations) == 1, result.text()
     text = result.text()
     assert "GKE NodePool 'system'" in text
-    assert "request cpu 8.6, memory 16.59Gi" in text
+    assert "request cpu 8.5, memory 16.5Gi" in text  # ingress-nginx (100m, 90Mi) is gone (issue 27)
     assert "maximum of 1 node(s) it offers cpu 7.91" in text
     assert "skypilot-team1-api-server' (apps/v1) × 1 = cpu 4, memory 8Gi" in text
 

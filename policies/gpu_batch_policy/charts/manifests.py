@@ -34,6 +34,7 @@ from .resolver import (
     REPO_ROOT,
     default_cache,
     default_mirror,
+    shown_path,
 )
 
 LOCK_FILE: Final = REPO_ROOT / "charts.lock.yaml"
@@ -151,7 +152,7 @@ def resolve_manifest(key: str, path: str) -> Path:
         if local.is_file():
             _install(target, local.read_bytes())
             return target
-        tried.append(f"mirror {os.path.relpath(local)}: not found")
+        tried.append(f"mirror {shown_path(local)}: not found")
     if os.environ.get(OFFLINE_ENV):
         tried.append(f"upstream: skipped ({OFFLINE_ENV} is set)")
     else:

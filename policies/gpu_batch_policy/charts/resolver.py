@@ -66,10 +66,14 @@ def _one_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _shown(path: Path) -> str:
-    """A path relative to the working directory when it is below or beside it (messages only)."""
+def shown_path(path: Path) -> str:
+    """A path relative to the checkout (messages only): ``../shared/...`` for the offline mirror.
+
+    Relative to the checkout rather than the working directory, so the pack's processes (started
+    in other directories) and the preview word the same file the same way, and a message never
+    names this machine's directories."""
     try:
-        return os.path.relpath(path)
+        return os.path.relpath(path, REPO_ROOT)
     except ValueError:
         return str(path)
 
@@ -120,7 +124,7 @@ class ChartResolver:
             bundled = _bundled(self.mirror_dir, reference)
             if bundled is not None:
                 return self._install(target, lambda tmp: _copy(bundled, tmp))
-            tried.append(f"mirror {_shown(mirrored)}: not found")
+            tried.append(f"mirror {shown_path(mirrored)}: not found")
         else:
             tried.append(f"mirror: none (set {MIRROR_ENV})")
         if self.offline:

@@ -183,6 +183,7 @@ def check_custom_resources(model: StackModel, reporter: Reporter, _config: Mappi
     catalog = stack_catalog(model)
     problems = pinned_problems()
     unchecked = _Unchecked()
+    told = False
     for obj in objects:
         if too_deep(obj, reporter):
             continue
@@ -200,7 +201,14 @@ def check_custom_resources(model: StackModel, reporter: Reporter, _config: Mappi
             )
             continue
         if result.outcome in (Outcome.NOT_CUSTOM_RESOURCE, Outcome.NO_SCHEMA, Outcome.TOO_DEEP):
-            why = f"; pinned charts not read: {'; '.join(problems)}" if problems else ""
+            why = ""
+            if problems:  # said in full once; each later object points back to it
+                why = (
+                    f"; pinned charts not read: {'; '.join(problems)}"
+                    if not told
+                    else ("; pinned charts not read (as above)")
+                )
+                told = True
             reporter.cannot_check(obj, f"schema and CEL rules not checked: {result.note}{why}")
             continue
         if result.unserved_version:
