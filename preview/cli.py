@@ -55,6 +55,7 @@ from preview.harness import RunResult, run_program
 from preview.hosted_session import HostedSession, start_session
 from preview.manifests import (
     manifests_text,
+    object_identity,
     patch_identities,
     render_manifests,
     rendered_objects,
@@ -68,7 +69,7 @@ from preview.plan_diff import diff_plans, render_changes
 from preview.project import PROJECT_DIR
 from preview.records import RecordedResource
 from preview.report import capacity_sections, markdown_table, policy_section
-from preview.ssa_patches import applied, identity, is_patch
+from preview.ssa_patches import applied, is_patch
 from preview.stack_files import StackFileError, StackFiles, load_stack_files
 from preview.tree import render_tree
 from preview.upgrades.plans import blocked_upgrades, cluster_minor_sections, upgrade_sections
@@ -378,7 +379,7 @@ def _standalone_patches(
     """The patches :func:`_patches_applied` leaves as they stand (nothing here declares their
     target): judged as partial objects (``gpu_batch_policy.schema.patches``), as the pack does."""
     whole = [*render_manifests([r for r in resources if not is_patch(r)]), *rendered_objects(releases)]
-    return patch_identities(resources) - {identity(o) for o in whole}
+    return patch_identities(resources) - {object_identity(o) for o in whole}
 
 
 def _per_cluster_manifests(groups: list[ClusterGroup], manifests_path: Path) -> int:

@@ -78,20 +78,21 @@ def patch_identities(resources: Iterable[RecordedResource]) -> frozenset[tuple[s
     (``gpu_batch_policy.schema.patches``).  A program that declares an object and also patches it
     has both judged as a patch: the identity is all ``manifests.yaml`` keeps."""
     return frozenset(
-        _identity(for_display(resource.inputs))
+        object_identity(for_display(resource.inputs))
         for resource in resources
         if is_kubernetes_object(resource)
         and is_patch(resource.type.rsplit(":", 1)[-1], resource.inputs.get("kind"))
     )
 
 
-def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+def object_identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """(apiVersion, kind, namespace, name): what server-side apply matches a patch to its target."""
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
     return (
         str(obj.get("apiVersion", "")),
         str(obj.get("kind", "")),
-        str(meta.get("namespace", "")),
+        str(meta.get("namespace") or ""),
         str(meta.get("name", "")),
     )
 
@@ -130,7 +131,7 @@ def validation_results(
     core = CoreValidator(kubernetes or kubernetes_minor(None))
     results = []
     for obj in objects:
-        patch = bool(patches) and isinstance(obj, Mapping) and _identity(obj) in patches
+        patch = bool(patches) and isinstance(obj, Mapping) and object_identity(obj) in patches
         result = chosen.validate(obj, patch=patch)
         if result.outcome is Outcome.NOT_CUSTOM_RESOURCE and isinstance(obj, Mapping):
             result = core.validate(obj, patch=patch)

@@ -21,6 +21,9 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from gpu_batch_policy.schema.patches import is_patch as is_patch_type
+
+from preview.manifests import object_identity
 from preview.records import RecordedResource
 
 # Kubernetes OpenAPI x-kubernetes-list-map-keys of the lists a patch may extend.
@@ -28,16 +31,9 @@ LIST_KEYS = {"volumeMounts": "mountPath"}
 
 
 def is_patch(resource: RecordedResource) -> bool:
-    return resource.type.startswith("kubernetes:") and resource.type.endswith("Patch")
-
-
-def identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    meta = obj.get("metadata") or {}
-    return (
-        str(obj.get("apiVersion", "")),
-        str(obj.get("kind", "")),
-        str(meta.get("namespace") or ""),
-        str(meta.get("name", "")),
+    """A ``<Kind>Patch`` registration, decided as the pack decides it (``IsPatchResource``)."""
+    return resource.type.startswith("kubernetes:") and is_patch_type(
+        resource.type.rsplit(":", 1)[-1], resource.inputs.get("kind")
     )
 
 
@@ -75,7 +71,7 @@ def applied(
     """``objects`` with each patch merged into its target; an untargeted patch appended as is."""
     result = list(objects)
     for patch in patches:
-        at = next((n for n, o in enumerate(result) if identity(o) == identity(patch)), None)
+        at = next((n for n, o in enumerate(result) if object_identity(o) == object_identity(patch)), None)
         if at is None:
             result.append(patch)
         else:
