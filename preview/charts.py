@@ -29,10 +29,10 @@ from gpu_batch_policy.charts import (
 from gpu_batch_policy.charts.objects import crd_cluster_scoped, with_release_namespace
 from gpu_batch_policy.charts.release import ReleaseRender, render_release
 from gpu_batch_policy.charts.render import store_text
+from gpu_batch_policy.primitives.values import Unknown
 from gpu_batch_policy.schema.crd import CrdCatalog
 from gpu_batch_policy.schema.markers import UNKNOWN_DISPLAY
 from gpu_batch_policy.schema.pinned import catalog_with, pinned_catalog
-from gpu_batch_policy.values import Unknown
 
 from components.chart_lock import locked_charts
 from preview.manifest_resources import HELM_RELEASE_TYPE

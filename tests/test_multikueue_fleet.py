@@ -191,7 +191,7 @@ def test_each_worker_is_a_cluster_profile_ref_without_a_secret_or_service_accoun
 
 
 def _items(result: RunResult) -> list[Item]:
-    from gpu_batch_policy.values import plain
+    from gpu_batch_policy.primitives.values import plain
 
     return [(r.type, plain(r.inputs), r.urn, r.name) for r in result.resources]
 

@@ -19,6 +19,7 @@ import pytest
 from gpu_batch_policy.charts.objects import render_releases
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model.base import build_resource
+from gpu_batch_policy.primitives.values import plain
 from gpu_batch_policy.registry import ALL_POLICIES
 from gpu_batch_policy.report import CannotCheckYetError, Reporter
 from gpu_batch_policy.rules import (
@@ -28,7 +29,6 @@ from gpu_batch_policy.rules import (
     service_account_rbac,
     skypilot,
 )
-from gpu_batch_policy.values import plain
 
 from stacks.errors import ConfigError
 from tests.stack_runner import ROOT, config_value, run_stack

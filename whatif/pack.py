@@ -17,7 +17,6 @@ if str(POLICIES_DIR) not in sys.path:
 from gpu_batch_policy import pools  # noqa: E402
 from gpu_batch_policy.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
 from gpu_batch_policy.fit.flavor_match import flavor_rejects  # noqa: E402
-from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
 from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402
 from gpu_batch_policy.model.base import build_resource  # noqa: E402
@@ -37,10 +36,11 @@ from gpu_batch_policy.multikueue.clusters import (  # noqa: E402
     provider_urn,
     topologies,
 )
+from gpu_batch_policy.primitives.go_duration import parse_go_duration  # noqa: E402
+from gpu_batch_policy.primitives.tokens import HELM_RELEASE  # noqa: E402
+from gpu_batch_policy.primitives.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.report import Reporter  # noqa: E402
 from gpu_batch_policy.rules.kueue_api import API_CHECKS  # noqa: E402
-from gpu_batch_policy.tokens import HELM_RELEASE  # noqa: E402
-from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
 
 __all__ = [

@@ -23,8 +23,8 @@ from typing import Any
 
 from .model import StackModel
 from .model.base import KubeObject
+from .primitives.values import Unknown, dig
 from .selectors import NAME_LABEL, selector_matches
-from .values import Unknown, dig
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 

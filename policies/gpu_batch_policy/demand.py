@@ -33,8 +33,8 @@ from .model.workloads import (
     RayGroup,
     RayWorkload,
 )
-from .quantity import QuantityError, parse_fraction
-from .values import Unknown, dig
+from .primitives.quantity import QuantityError, parse_fraction
+from .primitives.values import Unknown, dig
 
 GPU_FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
 

@@ -31,7 +31,7 @@ from typing import Literal
 
 from .model import NodePool, StackModel
 from .open_world import World
-from .values import Unknown, as_str, dig
+from .primitives.values import Unknown, as_str, dig
 
 DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from .model import StackModel
 from .open_world import World
-from .tokens import KAI_GROUP, KUEUE_GROUP
-from .values import as_bool, dig
+from .primitives.tokens import KAI_GROUP, KUEUE_GROUP
+from .primitives.values import as_bool, dig
 
 KAI_CHART = "kai-scheduler"
 KUEUE_CHART = "kueue"

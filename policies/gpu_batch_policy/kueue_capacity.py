@@ -32,8 +32,8 @@ from decimal import Decimal, InvalidOperation
 from .demand import CannotTellError
 from .model import AdmissionCheck, ClusterQueue, ProvisioningRequestConfig, StackModel
 from .model.kueue import PROVISIONING_REQUEST_CONTROLLER, ResourceQuota
-from .tokens import KUEUE_GROUP
-from .values import Quantity, Unknown
+from .primitives.tokens import KUEUE_GROUP
+from .primitives.values import Quantity, Unknown
 
 QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 

@@ -32,7 +32,7 @@ from .model import StackModel
 from .model.base import KubeObject
 from .model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
 from .model.kueue import QUEUE_NAME_LABEL
-from .values import Unknown, as_bool, dig
+from .primitives.values import Unknown, as_bool, dig
 from .workload_kinds.queue_names import POD_BASED_KINDS, pod_template
 from .workload_kinds.registry import FRAMEWORK_OF_KIND
 

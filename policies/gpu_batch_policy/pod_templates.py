@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .model import KubeObject, RayWorkload, StackModel
 from .model.workloads import PodTemplate
-from .values import Unknown, dig
+from .primitives.values import Unknown, dig
 
 _CONTROLLERS: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("spec", "template"),

@@ -27,7 +27,7 @@ from .model.gke import (
     NODEPOOL_LABEL,
     SPOT_LABEL,
 )
-from .values import Unknown, dig
+from .primitives.values import Unknown, dig
 
 # Keys the model derives completely from the pool: if it is not in node_labels(), no node has it.
 _MODELLED_KEYS = frozenset(

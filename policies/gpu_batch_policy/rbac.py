@@ -14,7 +14,7 @@ from typing import Any
 
 from .model import StackModel
 from .model.base import KubeObject
-from .values import Unknown, dig
+from .primitives.values import Unknown, dig
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 # The default user-facing ClusterRoles (kubernetes v1.34.0

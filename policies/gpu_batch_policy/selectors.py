@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .values import Unknown
+from .primitives.values import Unknown
 
 if TYPE_CHECKING:
     from .model import StackModel

@@ -22,8 +22,8 @@ from gpu_batch_policy.fit.resources import Resources
 from gpu_batch_policy.fit.system_load import PoolLoad, system_loads
 from gpu_batch_policy.kueue_capacity import InvalidQuotaError
 from gpu_batch_policy.model import ClusterQueue, StackModel
+from gpu_batch_policy.primitives.values import Unknown
 from gpu_batch_policy.tas.reservations import ReservationSize
-from gpu_batch_policy.values import Unknown
 
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn

@@ -32,7 +32,7 @@ from gpu_batch_policy.model import NodePool, StackModel
 from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, RayWorkload
 from gpu_batch_policy.open_world import World
 from gpu_batch_policy.pod_templates import OwnedTemplate, owned_templates
-from gpu_batch_policy.values import Unknown, as_int, dig
+from gpu_batch_policy.primitives.values import Unknown, as_int, dig
 
 Table = Callable[[Sequence[str], Sequence[Sequence[object]]], list[str]]
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from gpu_batch_policy.gpudirect.profiles import profile_for
 from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.primitives.values import Unknown
 from gpu_batch_policy.rules.gpudirect import extra_nics
 from gpu_batch_policy.tas.domains import domain_gpus, tas_flavors
 from gpu_batch_policy.tas.reservations import ReservationSize, declared_sizes
-from gpu_batch_policy.values import Unknown
 
 from preview.report.gpu_sharing import Table
 

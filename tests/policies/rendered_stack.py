@@ -18,7 +18,7 @@ from typing import Any
 from gpu_batch_policy.charts.objects import render_releases
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model.base import build_resource
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.primitives.values import plain
 
 from tests.stack_runner import config_value, run_stack
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..model.base import KubeObject, Resource, build_resource, is_namespaced
 from ..model.helm import helm_release
-from ..tokens import HELM_RELEASE, type_token
+from ..primitives.tokens import HELM_RELEASE, type_token
 from .operator_runtime import operand_manifests, runtime_manifests
 from .release import ReleaseRender, render_release
 from .resolver import ChartResolver, default_resolver

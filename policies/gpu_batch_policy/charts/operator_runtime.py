@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..values import dig
+from ..primitives.values import dig
 from .render import RenderedObject
 
 CLUSTER_POLICY_API = "nvidia.com/v1"

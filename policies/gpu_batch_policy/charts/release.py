@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..values import Unknown
+from ..primitives.values import Unknown
 from .reference import ChartReference, UnsupportedChartError, reference_from_release
 from .render import RenderedObject, RenderError, in_crds_dir, render_chart
 from .resolver import ChartResolver, ChartUnavailableError

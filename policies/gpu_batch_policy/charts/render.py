@@ -34,7 +34,7 @@ from typing import Any, Literal
 import helm_python
 import yaml
 
-from ..bounded import BoundedCache
+from ..primitives.bounded import BoundedCache
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HOOK_ANNOTATION = "helm.sh/hook"

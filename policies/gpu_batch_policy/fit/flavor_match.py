@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.kueue import ResourceFlavor
-from ..values import Unknown, as_str, dig, str_map
+from ..primitives.values import Unknown, as_str, dig, str_map
 from .placement import REQUIRED_NODE_TERMS, NodeTaint, affinity_matches, tolerates
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # the filter ``checkFlavorForPodSets`` passes

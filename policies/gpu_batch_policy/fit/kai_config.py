@@ -32,7 +32,7 @@ import yaml
 
 from ..model import KubeObject, StackModel
 from ..model.base import build_resource
-from ..values import Unknown, as_bool, as_int, as_str, dig
+from ..primitives.values import Unknown, as_bool, as_int, as_str, dig
 
 KAI_CONFIG_GROUP = "kai.scheduler"
 RUNTIME_CLASS_KEYS = ("gpuFractionRuntimeClassName", "gpuPodRuntimeClassName")

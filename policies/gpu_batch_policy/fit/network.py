@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..model import GkeCluster, Resource, StackModel
 from ..model.gke import is_zone
-from ..values import Unknown, as_bool, as_list, as_str, dig
+from ..primitives.values import Unknown, as_bool, as_list, as_str, dig
 
 FIREWALL = "gcp:compute/firewall:Firewall"
 ROUTER = "gcp:compute/router:Router"

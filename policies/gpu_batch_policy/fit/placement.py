@@ -47,7 +47,7 @@ from ..model import NodePool, StackModel
 from ..model.gke import QUEUED_TAINT_KEY
 from ..model.workloads import GPU_RESOURCE, PodTemplate
 from ..pools import node_label, pool_matches
-from ..values import Unknown, as_list, as_str, dig, quantity, str_map
+from ..primitives.values import Unknown, as_list, as_str, dig, quantity, str_map
 from .allocatable import node_allocatable
 from .machines import machine_shape
 from .resources import Resources

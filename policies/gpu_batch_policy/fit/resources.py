@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..values import fmt_num
+from ..primitives.values import fmt_num
 
 GIB = Decimal(1024**3)
 MIB = Decimal(1024**2)

@@ -18,7 +18,7 @@ from decimal import Decimal
 from ..model import KubeObject, NodePool, StackModel
 from ..model.workloads import PodTemplate
 from ..pod_templates import owned_templates
-from ..values import Unknown, as_int, dig
+from ..primitives.values import Unknown, as_int, dig
 from .placement import admission_tolerations, placement, pod_requests, pool_allocatable
 from .resources import Resources
 

@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..values import Unknown, dig
+from ..primitives.values import Unknown, dig
 from .profiles import GpuDirectProfile, gvnic_network_name, rdma_network_name
 
 INTERFACES = "networking.gke.io/interfaces"

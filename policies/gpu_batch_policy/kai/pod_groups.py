@@ -28,7 +28,7 @@ from ..demand import CannotTellError, PodSet
 from ..model import StackModel
 from ..model.base import KubeObject, ObjectView
 from ..model.workloads import PodTemplate
-from ..values import Unknown, as_int, as_str, dig
+from ..primitives.values import Unknown, as_int, as_str, dig
 
 KAI_SCHEDULING_GROUP = "scheduling.run.ai"
 POD_GROUP_ANNOTATION = "pod-group-name"  # pkg/common/constants PodGroupAnnotationForPod

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..model import RayWorkload, StackModel
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
-from ..values import Unknown, as_int
+from ..primitives.values import Unknown, as_int
 
 PRIORITY_LABEL = "priorityClassName"
 RAY_PRIORITY_LABEL = "ray.io/priority-class-name"

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from ..model import StackModel
 from ..model.base import KubeObject
-from ..values import Unknown, as_list, as_str, dig
+from ..primitives.values import Unknown, as_list, as_str, dig
 
 KAI_TOPOLOGY_GROUP: Final = "kai.scheduler"
 TOPOLOGY: Final = "kai.scheduler/topology"

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..model import HelmRelease, KaiQueue, StackModel, Subject
 from ..model.workloads import KaiResource
-from ..values import Unknown, as_bool, as_str, dig
+from ..primitives.values import Unknown, as_bool, as_str, dig
 
 # KAI chart defaults (deployments/kai-scheduler/values.yaml @v0.13.0, ``defaultQueue``).
 _DEFAULT_QUEUE_RESOURCES: dict[str, Any] = {

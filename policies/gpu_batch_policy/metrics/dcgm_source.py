@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from ..gpu_stack import GPU_OPERATOR_CHART
 from ..model import StackModel
+from ..primitives.values import Unknown, dig
 from ..rules.dcgm_exporters import DCGM_COMPONENT
-from ..values import Unknown, dig
 
 
 def operator_default_exporter_only(model: StackModel) -> bool | None:

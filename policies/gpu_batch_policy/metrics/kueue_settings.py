@@ -19,7 +19,7 @@ from typing import Any
 
 from ..kueue_install import KueueInstall, kueue_install
 from ..model import StackModel
-from ..values import Unknown, as_bool, dig
+from ..primitives.values import Unknown, as_bool, dig
 from .kueue import Setting
 
 GATE_DEFAULTS: dict[str, bool] = {

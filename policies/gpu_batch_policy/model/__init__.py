@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ..charts.release import ReleaseRender
-from ..tokens import (
+from ..primitives.tokens import (
     CORE_GROUP,
     GKE_CLUSTER,
     GKE_NODE_POOL,
@@ -31,7 +31,7 @@ from ..tokens import (
     TypeToken,
     parse_token,
 )
-from ..values import Unknown
+from ..primitives.values import Unknown
 from .base import DEFAULT_NAMESPACE, KubeObject, Resource, Subject, build_resource
 from .gke import GkeCluster, NodePool, gke_cluster, node_pool
 from .helm import KAI, KUBERAY, KUEUE, SKYPILOT, HelmRelease, helm_release

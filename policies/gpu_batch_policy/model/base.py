@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..primitives.tokens import CORE_GROUP, KAI_GROUP, KUEUE_GROUP, TypeToken, parse_token
+from ..primitives.values import Unknown, as_str, dig, plain, str_map
 from ..schema.patches import PATCH_SUFFIX
-from ..tokens import CORE_GROUP, KAI_GROUP, KUEUE_GROUP, TypeToken, parse_token
-from ..values import Unknown, as_str, dig, plain, str_map
 
 # Cluster-scoped kinds by API group (everything else in a served group is namespaced).
 # Kueue: ClusterQueue, ResourceFlavor, AdmissionCheck, ProvisioningRequestConfig,

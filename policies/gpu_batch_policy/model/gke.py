@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..values import Unknown, as_bool, as_int, as_list, as_str, dig, str_map
+from ..primitives.values import Unknown, as_bool, as_int, as_list, as_str, dig, str_map
 from .base import Resource
 
 # GPUs per node for accelerator-optimised machine types, where GKE attaches the GPUs implied by

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from ..values import Unknown, as_bool, as_str, dig, plain
-from ..values_yaml import YamlLimitError, load_limited
-from ..words import type_word
+from ..primitives.values import Unknown, as_bool, as_str, dig, plain
+from ..primitives.values_yaml import YamlLimitError, load_limited
+from ..primitives.words import type_word
 from .base import Resource
 
 KUEUE = "kueue"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..values import (
+from ..primitives.values import (
     Quantity,
     Unknown,
     as_int,

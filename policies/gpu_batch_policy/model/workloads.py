@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..values import Quantity, Unknown, as_bool, as_int, as_str, dig, quantity, str_map
+from ..primitives.values import Quantity, Unknown, as_bool, as_int, as_str, dig, quantity, str_map
 from .base import KubeObject, ObjectView
 
 GPU_RESOURCE = "nvidia.com/gpu"

@@ -31,7 +31,7 @@ from ..model import (
     Resource,
     StackModel,
 )
-from ..tokens import CORE_GROUP, HELM_RELEASE, KUEUE_GROUP
+from ..primitives.tokens import CORE_GROUP, HELM_RELEASE, KUEUE_GROUP
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_KINDS = ("MultiKueueCluster", "MultiKueueConfig")

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from ..k8s_names import dns1123_subdomain_error
+from ..primitives.k8s_names import dns1123_subdomain_error
 
 INSECURE = "InsecureKubeConfig"
 BAD = "BadKubeConfig"

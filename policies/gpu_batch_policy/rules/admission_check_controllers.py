@@ -32,8 +32,8 @@ from ..builders import stack_policy
 from ..kueue_install import INSTALL_PROPERTIES, feature_gate
 from ..model import StackModel
 from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
+from ..primitives.values import Unknown
 from ..report import Reporter
-from ..values import Unknown
 
 KUEUE_PREFIX = "kueue.x-k8s.io/"
 KUEUE_CONTROLLERS = (PROVISIONING_REQUEST_CONTROLLER, MULTIKUEUE_CONTROLLER)

@@ -40,10 +40,10 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import StackModel
+from ..primitives.values import Unknown
 from ..report import Reporter
 from ..schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 from ..schema.crd import Outcome
-from ..values import Unknown
 from .custom_resources import BUILT_IN_GROUPS, applied_manifest, too_deep
 
 

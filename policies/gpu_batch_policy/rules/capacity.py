@@ -43,9 +43,9 @@ from ..pools import (
     pool_capacity,
     select,
 )
+from ..primitives.tokens import KUEUE_GROUP
+from ..primitives.values import Unknown, dig, fmt_num, str_map
 from ..report import Reporter, config_value
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown, dig, fmt_num, str_map
 from ..workload_kinds.queue_names import kueue_queue_name
 from ..workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 

@@ -30,9 +30,9 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.gke import GkeCluster
+from ..primitives.values import Unknown, dig
 from ..rbac import bindings, subjects
 from ..report import Reporter, config_value
-from ..values import Unknown, dig
 
 
 def _groups_enabled(cluster: GkeCluster) -> bool | None:

@@ -21,9 +21,9 @@ from pulumi_policy import Policy
 
 from ..builders import resource_policy
 from ..model.base import KubeObject, ObjectView
-from ..quantity import QuantityError, parse_int_or_string, shown
+from ..primitives.quantity import QuantityError, parse_int_or_string, shown
+from ..primitives.values import Unknown
 from ..report import Reporter
-from ..values import Unknown
 
 _SECTIONS = ("requests", "limits")
 

@@ -44,6 +44,7 @@ from pulumi_policy import Policy
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.base import KubeObject
+from ..primitives.values import Unknown
 from ..report import Reporter
 from ..schema.cel import TRANSITION_RULE
 from ..schema.crd import CrdCatalog, Outcome
@@ -51,7 +52,6 @@ from ..schema.depth import MAX_SCHEMA_DEPTH, nesting_depth
 from ..schema.markers import UNKNOWN_DISPLAY
 from ..schema.patches import is_patch, patched_kind
 from ..schema.pinned import catalog_with, pinned_problems
-from ..values import Unknown
 
 # API groups the kube-apiserver serves itself (Kubernetes API reference v1.34, "API Groups"):
 # their objects have no CRD; the preview checks them against the OpenAPI schema instead.

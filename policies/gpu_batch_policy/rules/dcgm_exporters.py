@@ -25,8 +25,8 @@ from ..builders import stack_policy
 from ..gpu_stack import operator_installed, operator_manages, setup_of
 from ..model import StackModel
 from ..open_world import World
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 DCGM_COMPONENT = "DCGM"
 

@@ -29,8 +29,8 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import resource_policy
 from ..model import NodePool
 from ..model.kueue import ProvisioningRequestConfig
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 QUEUED_CLASS = "queued-provisioning.gke.io"
 REQUEST_LABEL = "autoscaling.gke.io/provisioning-request"

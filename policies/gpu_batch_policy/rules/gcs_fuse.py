@@ -24,8 +24,8 @@ from pulumi_policy import Policy
 from ..builders import stack_policy
 from ..model import StackModel
 from ..pod_templates import owned_templates
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 INJECT_ANNOTATION = "gke-gcsfuse/volumes"

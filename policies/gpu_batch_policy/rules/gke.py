@@ -17,11 +17,11 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import resource_policy, stack_policy
-from ..gke_version import satisfies
 from ..model import NodePool, StackModel
 from ..model.gke import GkeCluster
+from ..primitives.gke_version import satisfies
+from ..primitives.values import Unknown
 from ..report import Reporter
-from ..values import Unknown
 
 QUEUED_PROVISIONING_MIN_VERSION = "1.28.3-gke.1098000"
 

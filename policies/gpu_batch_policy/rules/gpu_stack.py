@@ -56,8 +56,8 @@ from ..model.helm import GPU_OPERATOR, HelmRelease
 from ..model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, PodTemplate
 from ..open_world import World, world_schema
 from ..pod_templates import owned_templates
+from ..primitives.values import Unknown, as_str, dig
 from ..report import Reporter
-from ..values import Unknown, as_str, dig
 
 KAI_FRACTION_ANNOTATIONS = (GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION)
 CRITICAL_CLASSES = frozenset({"system-node-critical", "system-cluster-critical"})

@@ -24,9 +24,9 @@ from ..gpudirect.wiring import missing_wiring, single_profile
 from ..model import NodePool, StackModel
 from ..model.base import ObjectView
 from ..pod_templates import owned_templates
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
 from ..tas.domains import flavor_pools
-from ..values import Unknown, dig
 from ..workload_kinds import kueue_gangs
 from .capacity import workload_queue
 from .gpudirect import extra_nics

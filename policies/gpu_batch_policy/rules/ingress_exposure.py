@@ -46,8 +46,8 @@ from ..builders import stack_policy
 from ..model import StackModel
 from ..model.base import KubeObject
 from ..model.helm import HelmRelease
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 AUTH_TYPE = "nginx.ingress.kubernetes.io/auth-type"
 INTERNAL_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")

@@ -29,8 +29,8 @@ from ..model import RayWorkload, StackModel
 from ..model.workloads import KAI_QUEUE_LABEL
 from ..open_world import World, unresolved, world_schema
 from ..pod_templates import owned_templates
+from ..primitives.values import Unknown
 from ..report import Reporter
-from ..values import Unknown
 
 _UNIT = {"cpu": "millicores of CPU", "memory": "MB of memory", "gpu": "GPUs"}
 

@@ -27,8 +27,8 @@ from pulumi_policy import Policy
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.base import KubeObject
+from ..primitives.values import Unknown, as_int, as_str, dig
 from ..report import Reporter
-from ..values import Unknown, as_int, as_str, dig
 from ..workload_kinds.batch_job import KAI_MIN_MEMBER
 
 KAI_SCHEDULER = "kai-scheduler"

@@ -24,8 +24,8 @@ from ..builders import stack_policy
 from ..demand import CannotTellError
 from ..kai.pod_groups import SUBGROUP_LABEL, ExplicitPodGroup, explicit_pod_groups
 from ..model import StackModel
+from ..primitives.values import Unknown, as_int, as_str, dig
 from ..report import Reporter
-from ..values import Unknown, as_int, as_str, dig
 from ..workload_kinds.queue_names import KAI_SCHEDULER_NAME
 
 

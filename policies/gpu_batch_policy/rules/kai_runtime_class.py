@@ -35,8 +35,8 @@ from pulumi_policy import Policy
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.helm import HelmRelease
+from ..primitives.values import Unknown, as_str, dig
 from ..report import Reporter
-from ..values import Unknown, as_str, dig
 
 CHART_DEFAULT_CLASS = "nvidia"
 FRACTION_ONLY_FROM = (0, 16, 0)

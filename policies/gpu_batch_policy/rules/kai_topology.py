@@ -13,8 +13,8 @@ from pulumi_policy import Policy
 from ..builders import stack_policy
 from ..kai.topology import annotated, kai_topologies, request_problems
 from ..model import StackModel
+from ..primitives.values import Unknown
 from ..report import Reporter
-from ..values import Unknown
 
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
 

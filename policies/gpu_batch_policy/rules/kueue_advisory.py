@@ -22,8 +22,8 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..model import ClusterQueue, StackModel
+from ..primitives.values import Unknown, dig, fmt_num
 from ..report import Reporter, config_value
-from ..values import Unknown, dig, fmt_num
 
 DEFAULT_INFINITE_GPU_QUOTA = 1_000_000
 DEFAULT_GPU_RESOURCES = ["nvidia.com/gpu"]

@@ -29,8 +29,8 @@ from ..builders import resource_policy
 from ..model import AdmissionCheck, ClusterQueue, Cohort, WorkloadPriorityClass
 from ..model.base import KubeObject
 from ..model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
+from ..primitives.values import Quantity, Unknown, dig, fmt_num
 from ..report import Reporter
-from ..values import Quantity, Unknown, dig, fmt_num
 
 QuotaOwner = ClusterQueue | Cohort
 

@@ -24,9 +24,9 @@ from ..kueue_install import framework_of, with_implicit
 from ..model import HelmRelease, StackModel
 from ..model.helm import FeatureGate
 from ..model.kueue import QUEUE_NAME_LABEL
+from ..primitives.tokens import RAY_GROUP
+from ..primitives.values import Unknown, as_bool, dig
 from ..report import Reporter
-from ..tokens import RAY_GROUP
-from ..values import Unknown, as_bool, dig
 from ..workload_kinds.queue_names import kueue_queue_name
 from ..workload_kinds.registry import FRAMEWORK_NAMES
 

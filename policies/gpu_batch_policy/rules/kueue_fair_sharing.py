@@ -24,8 +24,8 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import stack_policy
 from ..model import StackModel
 from ..model.helm import HelmRelease
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 
 def _fair_sharing(release: HelmRelease) -> bool | None:

@@ -44,10 +44,10 @@ from ..kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, req
 from ..model import ClusterQueue, ResourceFlavor, StackModel
 from ..model.base import ObjectView
 from ..model.kueue import ResourceGroup
+from ..primitives.tokens import KUEUE_GROUP
+from ..primitives.values import Unknown, as_list, as_str, dig
 from ..report import Reporter
 from ..tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown, as_list, as_str, dig
 from ..workload_kinds import Counted, kueue_gangs
 from .capacity import workload_queue
 

@@ -46,10 +46,10 @@ from ..builders import stack_policy
 from ..model import StackModel
 from ..model.base import KubeObject
 from ..model.helm import HelmRelease
+from ..primitives.values import Unknown, dig
 from ..rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
 from ..report import Reporter
 from ..selectors import namespace_labels, selector_matches
-from ..values import Unknown, dig
 
 CREATE_VERBS = ("create",)
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -25,10 +25,10 @@ from ..kueue_install import INSTALL_PROPERTIES, feature_gate
 from ..model import ClusterQueue, LocalQueue, Lookup, StackModel
 from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
 from ..open_world import World, unresolved, world_schema
+from ..primitives.tokens import KUEUE_GROUP
+from ..primitives.values import Unknown
 from ..report import Reporter
 from ..selectors import NAME_LABEL, selector_matches
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown
 
 
 def _declared_names(model: StackModel, kind: str) -> list[str]:

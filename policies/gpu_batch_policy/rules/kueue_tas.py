@@ -46,6 +46,7 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 from ..builders import resource_policy, stack_policy
 from ..model import ClusterQueue, NodePool, StackModel
 from ..model.base import ObjectView
+from ..primitives.values import Unknown
 from ..report import Reporter
 from ..tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
 from ..tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
@@ -53,7 +54,6 @@ from ..tas.levels import GKE_TOPOLOGY_LABELS, labelled
 from ..tas.placement import COMPACT_FLEX_MACHINES
 from ..tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
 from ..tas.reservations import ReservationSize, declared_sizes
-from ..values import Unknown
 from ..workload_kinds import kueue_gangs
 from .capacity import workload_queue
 

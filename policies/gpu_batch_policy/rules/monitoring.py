@@ -49,9 +49,9 @@ from ..builders import stack_policy
 from ..model import KubeObject, RayWorkload, StackModel
 from ..model.workloads import PodTemplate, RayGroup
 from ..pod_templates import OwnedTemplate, owned_templates
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
 from ..selectors import selector_matches
-from ..values import Unknown, dig
 
 GMP_GROUP = "monitoring.googleapis.com"
 POD_MONITORING_KINDS = ("PodMonitoring", "ClusterPodMonitoring")

@@ -49,8 +49,8 @@ from ..metrics.kueue_settings import kueue_metric_settings
 from ..metrics.promql import expand_dashboard_variables, metric_names
 from ..model import StackModel
 from ..model.base import Resource
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"

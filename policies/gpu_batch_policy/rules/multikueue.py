@@ -77,9 +77,9 @@ from ..multikueue.clusters import (
     topologies,
 )
 from ..multikueue.kubeconfig import BAD, INSECURE, rejections
+from ..primitives.tokens import CORE_GROUP, KUEUE_GROUP
+from ..primitives.values import Unknown, dig, fmt_num
 from ..report import Reporter
-from ..tokens import CORE_GROUP, KUEUE_GROUP
-from ..values import Unknown, dig, fmt_num
 from ..workload_kinds import kueue_gangs
 from ..workload_kinds.queue_names import kueue_queue_name
 from .capacity import gang_vs_queued_pool

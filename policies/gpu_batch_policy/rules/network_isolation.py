@@ -26,9 +26,9 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import stack_policy
 from ..model import KubeObject, StackModel
 from ..model.gke import GkeCluster
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
 from ..selectors import CORE_GROUP, NAMESPACE_PATCH
-from ..values import Unknown, dig
 from .pod_security import tenant_namespaces
 
 NETWORKING_GROUP = "networking.k8s.io"

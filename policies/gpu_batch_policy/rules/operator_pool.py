@@ -48,8 +48,8 @@ from ..builders import stack_policy
 from ..fit.placement import placement
 from ..model import NodePool, StackModel
 from ..model.workloads import PodTemplate
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 # Controllers whose pods run on chosen nodes (a DaemonSet runs on every pool: it marks none).
 CONTROLLER_KINDS = ("Deployment", "StatefulSet")

@@ -30,9 +30,9 @@ from ..model import StackModel
 from ..pod_security import ENFORCE_LABEL, EnforcePolicy, cluster_minor, enforce_policy
 from ..pod_security.checks import Minor
 from ..pod_templates import owned_templates, ray_submitter_templates
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
 from ..selectors import namespace_labels
-from ..values import Unknown, dig
 
 _SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 

@@ -23,8 +23,8 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..model import StackModel
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..values import Unknown, dig
 
 TOKEN_MIN = (2, 52, 0)
 K8S_TOKEN_MIN = (2, 55, 0)

@@ -39,8 +39,8 @@ from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
 from ..model import HelmRelease, StackModel
+from ..primitives.values import Unknown, as_bool, as_str, dig
 from ..report import Reporter
-from ..values import Unknown, as_bool, as_str, dig
 
 QUEUE_KEYS = (
     "kubernetes.quota.queue",

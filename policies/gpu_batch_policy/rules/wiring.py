@@ -40,10 +40,10 @@ from ..model.workloads import (
 )
 from ..open_world import World, unresolved, world_schema
 from ..pod_templates import owned_templates
-from ..quantity import QuantityError, parse_fraction
+from ..primitives.quantity import QuantityError, parse_fraction
+from ..primitives.tokens import KUEUE_GROUP
+from ..primitives.values import Unknown, as_bool, dig
 from ..report import Reporter
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown, as_bool, dig
 from ..workload_kinds.queue_names import kueue_queue_name
 
 KAI_SCHEDULER = "kai-scheduler"

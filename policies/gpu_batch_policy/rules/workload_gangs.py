@@ -45,9 +45,9 @@ from ..model import RayWorkload, StackModel
 from ..model.base import KubeObject, ObjectView
 from ..model.kueue import QUEUE_NAME_LABEL
 from ..model.workloads import KAI_QUEUE_LABEL
+from ..primitives.tokens import KUEUE_GROUP
+from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown, dig
 from ..workload_kinds import Counted, kai_gangs, kueue_gangs
 from ..workload_kinds.queue_names import kai_queue_name
 from ..workload_kinds.registry import BY_KIND

@@ -48,7 +48,7 @@ from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError, base_functions
 
-from ..words import type_word
+from ..primitives.words import type_word
 from .markers import MARKERS
 
 # CEL macros cel-python expands itself (has() as a function, the rest as methods on lists/maps).

@@ -45,7 +45,7 @@ from typing import Any, Final
 
 import yaml
 
-from ..bounded import BoundedCache
+from ..primitives.bounded import BoundedCache
 from .cel import NodeRules, RuleResult, Verdict
 from .depth import MAX_SCHEMA_DEPTH, nesting_depth
 from .markers import MARKERS

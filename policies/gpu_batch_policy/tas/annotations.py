@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..values import Unknown
+from ..primitives.values import Unknown
 
 PREFIX: Final = "kueue.x-k8s.io/"
 REQUIRED: Final = PREFIX + "podset-required-topology"

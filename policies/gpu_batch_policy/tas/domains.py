@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from ..model import NodePool, StackModel
 from ..model.kueue import ResourceFlavor
 from ..pools import select
-from ..tokens import KUEUE_GROUP
-from ..values import Unknown, as_list, as_str, dig
+from ..primitives.tokens import KUEUE_GROUP
+from ..primitives.values import Unknown, as_list, as_str, dig
 from .levels import A4X_NVLINK_GPUS, BLOCK, HOST, HOSTNAME, NODEPOOL, SUBBLOCK
 from .reservations import ReservationSize, domain_nodes
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..model import NodePool
-from ..values import Unknown, as_list
+from ..primitives.values import Unknown, as_list
 from .levels import BLOCK, SUBBLOCK
 
 PROPERTY: Final = "reservations"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
-from ..values import Unknown
+from ..primitives.values import Unknown
 from .appwrapper_paths import UnreadableError, components, effective_pod_sets
 from .base import Gang
 

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..values import Unknown
+from ..primitives.values import Unknown
 
 TEMPLATE = "template"
 _STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")

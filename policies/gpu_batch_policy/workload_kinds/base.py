@@ -15,7 +15,7 @@ from typing import Any
 from ..demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
-from ..values import Unknown, as_int, dig
+from ..primitives.values import Unknown, as_int, dig
 
 
 @dataclass(frozen=True)

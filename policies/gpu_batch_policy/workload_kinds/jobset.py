@@ -20,7 +20,7 @@ from typing import Any
 
 from ..demand import CannotTellError, PodSet
 from ..model.base import KubeObject
-from ..values import Unknown, as_int, as_str, dig
+from ..primitives.values import Unknown, as_int, as_str, dig
 from .base import Gang, count_at, template_at
 from .batch_job import KAI_MIN_MEMBER
 

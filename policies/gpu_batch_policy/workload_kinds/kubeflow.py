@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..demand import CannotTellError, PodSet
 from ..model.base import KubeObject
-from ..values import Unknown, as_int, dig
+from ..primitives.values import Unknown, as_int, dig
 from .base import Gang, count_at, template_at
 
 REPLICA_SPECS = {

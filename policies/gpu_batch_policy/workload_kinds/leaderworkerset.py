@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..demand import PodSet
 from ..model.base import KubeObject
-from ..values import dig
+from ..primitives.values import dig
 from .base import Gang, count_at, template_at
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from ..demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
-from ..values import Unknown
+from ..primitives.values import Unknown
 from .base import Gang
 
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"

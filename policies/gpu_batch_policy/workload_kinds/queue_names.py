@@ -25,7 +25,7 @@ from __future__ import annotations
 from ..model.base import KubeObject
 from ..model.kueue import QUEUE_NAME_LABEL
 from ..model.workloads import KAI_QUEUE_LABEL, PodTemplate
-from ..values import Unknown, dig
+from ..primitives.values import Unknown, dig
 
 # Kinds whose pods Kueue's pod integration admits and whose template label therefore counts.
 POD_BASED_KINDS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})

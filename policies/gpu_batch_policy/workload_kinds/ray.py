@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..demand import CannotTellError, PodSet, kai_pod_sets, uses_existing_cluster
 from ..model.workloads import RayWorkload
-from ..values import Unknown, as_bool, as_str, dig
+from ..primitives.values import Unknown, as_bool, as_str, dig
 from .base import Gang, template_at, with_container
 
 SUBMITTER = {"cpu": "500m", "memory": "200Mi"}

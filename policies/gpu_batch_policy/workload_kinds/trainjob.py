@@ -42,7 +42,7 @@ from ..demand import CannotTellError, PodSet
 from ..model import StackModel
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
-from ..values import Unknown, as_int, as_str, dig
+from ..primitives.values import Unknown, as_int, as_str, dig
 from . import jobset
 from .base import Gang
 from .trainjob_patch import apply_runtime_patches

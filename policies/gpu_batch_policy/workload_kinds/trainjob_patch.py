@@ -23,7 +23,7 @@ import copy
 from typing import Any
 
 from ..demand import CannotTellError
-from ..values import Unknown
+from ..primitives.values import Unknown
 
 # Path (field names from the JobTemplateSpec down; "*" = any list item) -> patchMergeKey.
 MERGE_KEYS: dict[tuple[str, ...], str] = {

@@ -24,8 +24,8 @@ from ...builders import stack_policy
 from ...model import StackModel
 from ...open_world import World, world_schema
 from ...pod_templates import owned_templates
+from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter, config_value
-from ...values import Unknown, as_str, dig
 from .. import kai_config
 from ..network import has_cloud_nat, private_clusters
 

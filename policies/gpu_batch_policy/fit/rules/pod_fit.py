@@ -21,8 +21,8 @@ from ...builders import stack_policy
 from ...model import KubeObject, NodePool, RayWorkload, StackModel
 from ...pod_templates import OwnedTemplate, owned_templates
 from ...pools import auto_provisioning, known_pool_names
+from ...primitives.values import Unknown
 from ...report import Reporter
-from ...values import Unknown
 from ..placement import (
     KUEUE_QUEUE_LABEL,
     QUEUED_NODE_TAINT,

@@ -29,8 +29,8 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...model import StackModel, Subject
 from ...pod_templates import owned_templates
+from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter
-from ...values import Unknown, as_str, dig
 from .. import kai_config
 
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})

@@ -25,8 +25,8 @@ from ...builders import stack_policy
 from ...model import KubeObject, StackModel
 from ...open_world import World, world_schema
 from ...pod_templates import OwnedTemplate, owned_templates
+from ...primitives.values import Unknown, as_int, as_str, dig, str_map
 from ...report import Reporter
-from ...values import Unknown, as_int, as_str, dig, str_map
 from .. import kai_config
 from ..network import PrivateCluster, port_open, private_clusters
 

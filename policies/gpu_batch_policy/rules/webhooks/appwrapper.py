@@ -33,8 +33,8 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...model import StackModel
 from ...model.base import KubeObject
+from ...primitives.values import Unknown
 from ...report import Reporter
-from ...values import Unknown
 from ...workload_kinds.appwrapper_paths import (
     AwPodSet,
     Component,

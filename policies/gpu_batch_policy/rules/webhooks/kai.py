@@ -26,9 +26,9 @@ from ...builders import stack_policy
 from ...installs import kai_installed
 from ...model import StackModel
 from ...open_world import World, world_schema
+from ...primitives.tokens import KAI_GROUP
+from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter
-from ...tokens import KAI_GROUP
-from ...values import Unknown, as_str, dig
 
 Problem = tuple[str, str]
 

@@ -37,8 +37,8 @@ from ...installs import kueue_installed, manages_jobs_without_queue_name
 from ...model import RayWorkload, StackModel
 from ...model.kueue import QUEUE_NAME_LABEL
 from ...open_world import World, world_schema
+from ...primitives.values import Unknown, as_bool, dig
 from ...report import Reporter
-from ...values import Unknown, as_bool, dig
 from .kueue_scope import ELASTIC_GATE, gate_off
 
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"

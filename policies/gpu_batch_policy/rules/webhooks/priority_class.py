@@ -36,9 +36,9 @@ from ...builders import stack_policy
 from ...model import StackModel
 from ...model.base import KubeObject
 from ...open_world import World, unresolved, world_schema
-from ...quantity import shown
+from ...primitives.quantity import shown
+from ...primitives.values import Unknown, as_bool, as_int
 from ...report import Reporter
-from ...values import Unknown, as_bool, as_int
 from ...workload_kinds import kueue_gangs
 
 SCHEDULING_GROUP = "scheduling.k8s.io"
