@@ -14,8 +14,8 @@ POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 if str(POLICIES_DIR) not in sys.path:
     sys.path.insert(0, str(POLICIES_DIR))
 
-from gpu_batch_policy import pools  # noqa: E402
-from gpu_batch_policy.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
+from gpu_batch_policy.facts import pools  # noqa: E402
+from gpu_batch_policy.facts.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
 from gpu_batch_policy.fit.flavor_match import flavor_rejects  # noqa: E402
 from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
 from gpu_batch_policy.model import StackModel  # noqa: E402

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from gpu_batch_policy import kueue_capacity, pools
+from gpu_batch_policy.facts import kueue_capacity, pools
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model.gke import NodePool
 from gpu_batch_policy.primitives.values import Unknown

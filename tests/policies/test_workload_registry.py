@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_batch_policy.kueue_install import FRAMEWORKS
+from gpu_batch_policy.facts.kueue_install import FRAMEWORKS
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.rules import kueue_config
 from gpu_batch_policy.rules.webhooks import kueue_jobs

@@ -43,10 +43,10 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
+from ..facts.pools import node_label, pool_matches
 from ..model import NodePool, StackModel
 from ..model.gke import QUEUED_TAINT_KEY
 from ..model.workloads import GPU_RESOURCE, PodTemplate
-from ..pools import node_label, pool_matches
 from ..primitives.values import Unknown, as_list, as_str, dig, quantity, str_map
 from .allocatable import node_allocatable
 from .machines import machine_shape

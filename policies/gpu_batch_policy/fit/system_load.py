@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from ..facts.pod_templates import owned_templates
 from ..model import KubeObject, NodePool, StackModel
 from ..model.workloads import PodTemplate
-from ..pod_templates import owned_templates
 from ..primitives.values import Unknown, as_int, dig
 from .placement import admission_tolerations, placement, pod_requests, pool_allocatable
 from .resources import Resources

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model import StackModel
 from ..model.base import KubeObject, ObjectView
 from ..model.workloads import PodTemplate

@@ -14,7 +14,7 @@ default counters -- the one case the pack can judge a ``DCGM_`` name (:mod:`.dcg
 
 from __future__ import annotations
 
-from ..gpu_stack import GPU_OPERATOR_CHART
+from ..facts.gpu_stack import GPU_OPERATOR_CHART
 from ..model import StackModel
 from ..primitives.values import Unknown, dig
 from ..rules.dcgm_exporters import DCGM_COMPONENT

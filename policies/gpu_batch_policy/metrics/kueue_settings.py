@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..kueue_install import KueueInstall, kueue_install
+from ..facts.kueue_install import KueueInstall, kueue_install
 from ..model import StackModel
 from ..primitives.values import Unknown, as_bool, dig
 from .kueue import Setting

@@ -29,7 +29,7 @@ from typing import Any
 from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..kueue_install import INSTALL_PROPERTIES, feature_gate
+from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate
 from ..model import StackModel
 from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
 from ..primitives.values import Unknown

@@ -26,14 +26,9 @@ from typing import Any, TypeVar
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..demand import CannotTellError, PodSet, pod_request
-from ..kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
-from ..model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
-from ..model.base import ObjectView
-from ..model.gke import NODEPOOL_LABEL
-from ..model.kueue import MULTIKUEUE_CONTROLLER, ResourceQuota
-from ..model.workloads import GPU_RESOURCE, PodTemplate
-from ..pools import (
+from ..facts.demand import CannotTellError, PodSet, pod_request
+from ..facts.kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
+from ..facts.pools import (
     PoolCapacity,
     Selection,
     auto_provisioning,
@@ -43,6 +38,11 @@ from ..pools import (
     pool_capacity,
     select,
 )
+from ..model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
+from ..model.base import ObjectView
+from ..model.gke import NODEPOOL_LABEL
+from ..model.kueue import MULTIKUEUE_CONTROLLER, ResourceQuota
+from ..model.workloads import GPU_RESOURCE, PodTemplate
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, dig, fmt_num, str_map
 from ..report import Reporter, config_value

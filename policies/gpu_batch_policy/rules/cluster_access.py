@@ -28,10 +28,10 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
+from ..facts.rbac import bindings, subjects
 from ..model import StackModel
 from ..model.gke import GkeCluster
 from ..primitives.values import Unknown, dig
-from ..rbac import bindings, subjects
 from ..report import Reporter, config_value
 
 

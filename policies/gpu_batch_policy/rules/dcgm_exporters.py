@@ -22,9 +22,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..gpu_stack import operator_installed, operator_manages, setup_of
+from ..facts.gpu_stack import operator_installed, operator_manages, setup_of
+from ..facts.open_world import World
 from ..model import StackModel
-from ..open_world import World
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

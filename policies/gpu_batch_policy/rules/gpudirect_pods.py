@@ -18,12 +18,12 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
+from ..facts.pod_templates import owned_templates
 from ..fit.placement import placement
 from ..gpudirect.profiles import profile_for
 from ..gpudirect.wiring import missing_wiring, single_profile
 from ..model import NodePool, StackModel
 from ..model.base import ObjectView
-from ..pod_templates import owned_templates
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 from ..tas.domains import flavor_pools

@@ -37,9 +37,9 @@ from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
 from ..charts.render import RenderedObject, helm_hooks, in_crds_dir
+from ..facts.rbac import rules_grant
 from ..model import StackModel
 from ..primitives.values import dig
-from ..rbac import rules_grant
 from ..report import Reporter
 
 CRD_GROUP = "apiextensions.k8s.io"

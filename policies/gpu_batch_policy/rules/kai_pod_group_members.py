@@ -21,7 +21,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..demand import CannotTellError
+from ..facts.demand import CannotTellError
 from ..kai.pod_groups import SUBGROUP_LABEL, ExplicitPodGroup, explicit_pod_groups
 from ..model import StackModel
 from ..primitives.values import Unknown, as_int, as_str, dig

@@ -20,7 +20,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..kueue_install import framework_of, with_implicit
+from ..facts.kueue_install import framework_of, with_implicit
 from ..model import HelmRelease, StackModel
 from ..model.helm import FeatureGate
 from ..model.kueue import QUEUE_NAME_LABEL

@@ -38,9 +38,9 @@ from typing import Any
 from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..demand import PodSet
+from ..facts.demand import PodSet
+from ..facts.kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, requested
 from ..fit.flavor_match import flavor_rejects
-from ..kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, requested
 from ..model import ClusterQueue, ResourceFlavor, StackModel
 from ..model.base import ObjectView
 from ..model.kueue import ResourceGroup

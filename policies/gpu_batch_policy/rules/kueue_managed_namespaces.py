@@ -30,9 +30,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..facts.selectors import CORE_GROUP, NAMESPACE_PATCH
 from ..model import StackModel
 from ..report import Reporter
-from ..selectors import CORE_GROUP, NAMESPACE_PATCH
 from .webhooks.kueue_scope import gate_off, webhooks_cover
 
 ALWAYS_RESPECTED_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"

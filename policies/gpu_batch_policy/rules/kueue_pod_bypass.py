@@ -41,15 +41,15 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..admission_policies import Kind, enforced
 from ..builders import stack_policy
+from ..facts.admission_policies import Kind, enforced
+from ..facts.rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
+from ..facts.selectors import namespace_labels, selector_matches
 from ..model import StackModel
 from ..model.base import KubeObject
 from ..model.helm import HelmRelease
 from ..primitives.values import Unknown, dig
-from ..rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
 from ..report import Reporter
-from ..selectors import namespace_labels, selector_matches
 
 CREATE_VERBS = ("create",)
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -21,14 +21,14 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..kueue_install import INSTALL_PROPERTIES, feature_gate
+from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate
+from ..facts.open_world import World, unresolved, world_schema
+from ..facts.selectors import NAME_LABEL, selector_matches
 from ..model import ClusterQueue, LocalQueue, Lookup, StackModel
 from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
-from ..open_world import World, unresolved, world_schema
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown
 from ..report import Reporter
-from ..selectors import NAME_LABEL, selector_matches
 
 
 def _declared_names(model: StackModel, kind: str) -> list[str]:

@@ -46,12 +46,12 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..facts.pod_templates import OwnedTemplate, owned_templates
+from ..facts.selectors import selector_matches
 from ..model import KubeObject, RayWorkload, StackModel
 from ..model.workloads import PodTemplate, RayGroup
-from ..pod_templates import OwnedTemplate, owned_templates
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..selectors import selector_matches
 
 GMP_GROUP = "monitoring.googleapis.com"
 POD_MONITORING_KINDS = ("PodMonitoring", "ClusterPodMonitoring")

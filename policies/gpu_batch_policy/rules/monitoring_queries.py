@@ -38,7 +38,7 @@ from typing import Any
 from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..kueue_install import INSTALL_PROPERTIES
+from ..facts.kueue_install import INSTALL_PROPERTIES
 from ..metrics.dcgm import PREFIX as DCGM_PREFIX
 from ..metrics.dcgm import dcgm_problem
 from ..metrics.dcgm_source import operator_default_exporter_only

@@ -62,8 +62,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..demand import CannotTellError, pod_request, total
-from ..kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
+from ..facts.demand import CannotTellError, pod_request, total
+from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
 from ..model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
 from ..model.helm import KUEUE
 from ..multikueue.clusters import (

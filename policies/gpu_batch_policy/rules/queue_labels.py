@@ -44,8 +44,10 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..demand import CannotTellError, pod_request
-from ..installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
+from ..facts.demand import CannotTellError, pod_request
+from ..facts.installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
+from ..facts.open_world import World, world_schema
+from ..facts.pod_templates import owned_templates
 from ..model import KubeObject, RayWorkload, StackModel
 from ..model.kueue import QUEUE_NAME_LABEL
 from ..model.workloads import (
@@ -55,8 +57,6 @@ from ..model.workloads import (
     KAI_QUEUE_LABEL,
     PodTemplate,
 )
-from ..open_world import World, world_schema
-from ..pod_templates import owned_templates
 from ..report import Reporter
 from ..workload_kinds.queue_names import kueue_queue_name
 

@@ -29,7 +29,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..demand import CannotTellError, pod_request
+from ..facts.demand import CannotTellError, pod_request
+from ..facts.open_world import World, unresolved, world_schema
+from ..facts.pod_templates import owned_templates
 from ..model import HelmRelease, StackModel
 from ..model.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from ..model.workloads import (
@@ -38,8 +40,6 @@ from ..model.workloads import (
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
 )
-from ..open_world import World, unresolved, world_schema
-from ..pod_templates import owned_templates
 from ..primitives.quantity import QuantityError, parse_fraction
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, as_bool, dig

@@ -35,12 +35,12 @@ from typing import Any
 from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..demand import CannotTellError, pod_request
+from ..facts.demand import CannotTellError, pod_request
+from ..facts.kueue_capacity import InvalidQuotaError
+from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install, requested
 from ..kai.pod_groups import explicit_pod_groups, gang_pod_sets
 from ..kai.priority import object_preemptibility
 from ..kai.tree import QueueTree
-from ..kueue_capacity import InvalidQuotaError
-from ..kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install, requested
 from ..model import RayWorkload, StackModel
 from ..model.base import KubeObject, ObjectView
 from ..model.kueue import QUEUE_NAME_LABEL

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..facts.pools import select
 from ..model import NodePool, StackModel
 from ..model.kueue import ResourceFlavor
-from ..pools import select
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, as_list, as_str, dig
 from .levels import A4X_NVLINK_GPUS, BLOCK, HOST, HOSTNAME, NODEPOOL, SUBBLOCK

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from ..demand import CannotTellError
+from ..facts.demand import CannotTellError
 from ..model import StackModel
 from ..model.base import KubeObject
 from . import pods, ray, trainjob

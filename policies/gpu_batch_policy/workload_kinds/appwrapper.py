@@ -14,7 +14,7 @@ default_grouper.go`` ``GetPodGroupMetadata``).
 
 from __future__ import annotations
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
 from ..primitives.values import Unknown

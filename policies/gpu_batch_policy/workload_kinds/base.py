@@ -1,7 +1,7 @@
 """What every workload family module returns: gangs of pod sets, counted as one scheduler does.
 
 A :class:`Gang` is one unit of admission: one Kueue Workload, or one KAI PodGroup's minimum
-(minMember).  Its pod sets reuse :class:`gpu_batch_policy.demand.PodSet`, so the quota and
+(minMember).  Its pod sets reuse :class:`gpu_batch_policy.facts.demand.PodSet`, so the quota and
 capacity helpers that judge Ray gangs today (``rules.capacity``, ``rules.kai``) judge every kind.
 Absent fields take the API server's defaults, as a stored object would have them; a count that
 depends on a value unknown before apply raises :class:`CannotTellError`.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
 from ..primitives.values import Unknown, as_int, dig

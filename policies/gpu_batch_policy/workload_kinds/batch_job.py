@@ -10,7 +10,7 @@ it (kai-scheduler/KAI-Scheduler v0.17.0 ``pkg/podgrouper/podgrouper/plugins/job/
 
 from __future__ import annotations
 
-from ..demand import PodSet
+from ..facts.demand import PodSet
 from ..model.base import KubeObject
 from .base import Gang, annotation_int, count_at, template_at
 

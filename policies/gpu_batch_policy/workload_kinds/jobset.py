@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..primitives.values import Unknown, as_int, as_str, dig
 from .base import Gang, count_at, template_at

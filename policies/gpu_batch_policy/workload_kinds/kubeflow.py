@@ -21,7 +21,7 @@ xgboost,jax,mpi}``); a PaddleJob has none and gets the default grouper's ``MinAv
 
 from __future__ import annotations
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..primitives.values import Unknown, as_int, dig
 from .base import Gang, count_at, template_at

@@ -11,7 +11,7 @@ pods as Kueue's Workload.
 
 from __future__ import annotations
 
-from ..demand import PodSet
+from ..facts.demand import PodSet
 from ..model.base import KubeObject
 from ..primitives.values import dig
 from .base import Gang, count_at, template_at

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
 from ..primitives.values import Unknown

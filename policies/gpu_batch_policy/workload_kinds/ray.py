@@ -16,7 +16,7 @@ KAI's gang is the model's ``RayWorkload.gang_size`` (``demand.kai_pod_sets``).
 
 from __future__ import annotations
 
-from ..demand import CannotTellError, PodSet, kai_pod_sets, uses_existing_cluster
+from ..facts.demand import CannotTellError, PodSet, kai_pod_sets, uses_existing_cluster
 from ..model.workloads import RayWorkload
 from ..primitives.values import Unknown, as_bool, as_str, dig
 from .base import Gang, template_at, with_container

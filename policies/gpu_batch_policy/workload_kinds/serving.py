@@ -11,7 +11,7 @@ KAI: the default grouper's minMember is 1 for both (``defaultgrouper/default_gro
 
 from __future__ import annotations
 
-from ..demand import PodSet
+from ..facts.demand import PodSet
 from ..model.base import KubeObject
 from .base import Gang, count_at, template_at
 from .queue_names import queued_pod_by_pod

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate
 from ..primitives.values import Unknown, as_int, dig

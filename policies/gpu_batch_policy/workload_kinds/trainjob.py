@@ -38,7 +38,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from ..demand import CannotTellError, PodSet
+from ..facts.demand import CannotTellError, PodSet
 from ..model import StackModel
 from ..model.base import KubeObject
 from ..model.workloads import PodTemplate

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..demand import CannotTellError
+from ..facts.demand import CannotTellError
 from ..primitives.values import Unknown
 
 # Path (field names from the JobTemplateSpec down; "*" = any list item) -> patchMergeKey.

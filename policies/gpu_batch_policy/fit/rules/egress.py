@@ -21,9 +21,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...facts.open_world import World, world_schema
+from ...facts.pod_templates import owned_templates
 from ...model import StackModel
-from ...open_world import World, world_schema
-from ...pod_templates import owned_templates
 from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter, config_value
 from .. import kai_config

@@ -18,9 +18,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...facts.pod_templates import OwnedTemplate, owned_templates
+from ...facts.pools import auto_provisioning, known_pool_names
 from ...model import KubeObject, NodePool, RayWorkload, StackModel
-from ...pod_templates import OwnedTemplate, owned_templates
-from ...pools import auto_provisioning, known_pool_names
 from ...primitives.values import Unknown
 from ...report import Reporter
 from ..placement import (

@@ -27,8 +27,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...facts.pod_templates import owned_templates
 from ...model import StackModel, Subject
-from ...pod_templates import owned_templates
 from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter
 from .. import kai_config

@@ -22,9 +22,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...facts.open_world import World, world_schema
+from ...facts.pod_templates import OwnedTemplate, owned_templates
 from ...model import KubeObject, StackModel
-from ...open_world import World, world_schema
-from ...pod_templates import OwnedTemplate, owned_templates
 from ...primitives.values import Unknown, as_int, as_str, dig, str_map
 from ...report import Reporter
 from .. import kai_config

@@ -23,9 +23,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...installs import kai_installed
+from ...facts.installs import kai_installed
+from ...facts.open_world import World, world_schema
 from ...model import StackModel
-from ...open_world import World, world_schema
 from ...primitives.tokens import KAI_GROUP
 from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter

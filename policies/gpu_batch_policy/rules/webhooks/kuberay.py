@@ -53,7 +53,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...demand import CannotTellError
+from ...facts.demand import CannotTellError
 from ...model import RayWorkload, StackModel
 from ...model.workloads import RayGroup
 from ...primitives.go_duration import parse_go_duration

@@ -61,12 +61,12 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...demand import CannotTellError
-from ...installs import kueue_installed
+from ...facts.demand import CannotTellError
+from ...facts.installs import kueue_installed
+from ...facts.open_world import World, world_schema
 from ...model import StackModel
 from ...model.base import KubeObject
 from ...model.kueue import QUEUE_NAME_LABEL
-from ...open_world import World, world_schema
 from ...primitives.k8s_names import dns1123_subdomain_error, go_atoi, has_placeholder, qualified_name_error
 from ...primitives.values import Unknown, as_int, as_str, dig, str_map
 from ...report import Reporter

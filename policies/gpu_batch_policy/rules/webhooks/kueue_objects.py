@@ -32,8 +32,8 @@ from typing import Any
 from pulumi_policy import Policy, PolicyConfigSchema
 
 from ...builders import stack_policy
-from ...demand import CannotTellError
-from ...kueue_install import INSTALL_PROPERTIES, feature_gate
+from ...facts.demand import CannotTellError
+from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
 from ...model import StackModel
 from ...model.base import KubeObject
 from ...primitives.k8s_names import has_placeholder, label_value_error, qualified_name_error

@@ -26,7 +26,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...demand import CannotTellError
+from ...facts.demand import CannotTellError
 from ...model import StackModel
 from ...primitives.k8s_names import qualified_name_error
 from ...primitives.tokens import KUEUE_GROUP

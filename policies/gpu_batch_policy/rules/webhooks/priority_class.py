@@ -33,9 +33,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...facts.open_world import World, unresolved, world_schema
 from ...model import StackModel
 from ...model.base import KubeObject
-from ...open_world import World, unresolved, world_schema
 from ...primitives.quantity import shown
 from ...primitives.values import Unknown, as_bool, as_int
 from ...report import Reporter

@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .model import NodePool, StackModel
+from ..model import NodePool, StackModel
+from ..primitives.values import Unknown, as_str, dig
 from .open_world import World
-from .primitives.values import Unknown, as_str, dig
 
 DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"

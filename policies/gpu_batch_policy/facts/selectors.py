@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .primitives.values import Unknown
+from ..primitives.values import Unknown
 
 if TYPE_CHECKING:
-    from .model import StackModel
+    from ..model import StackModel
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 CORE_GROUP = ""
