@@ -8,11 +8,6 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from .fit.rules.egress import POLICIES as FIT_EGRESS
-from .fit.rules.pod_fit import POLICIES as FIT_POD_FIT
-from .fit.rules.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
-from .fit.rules.system_pool import POLICIES as FIT_SYSTEM_POOL
-from .fit.rules.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
 from .rules.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
 from .rules.capacity import POLICIES as RULES_CAPACITY
@@ -21,6 +16,11 @@ from .rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from .rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from .rules.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from .rules.dws import POLICIES as RULES_DWS
+from .rules.fit.egress import POLICIES as FIT_EGRESS
+from .rules.fit.pod_fit import POLICIES as FIT_POD_FIT
+from .rules.fit.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
+from .rules.fit.system_pool import POLICIES as FIT_SYSTEM_POOL
+from .rules.fit.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
 from .rules.gcs_fuse import POLICIES as RULES_GCS_FUSE
 from .rules.gke import POLICIES as RULES_GKE
 from .rules.gpu_stack import POLICIES as RULES_GPU_STACK

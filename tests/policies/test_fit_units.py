@@ -12,9 +12,9 @@ from gpu_batch_policy.fit.machines import MachineShape, machine_shape
 from gpu_batch_policy.fit.network import FIREWALL, port_open, private_clusters
 from gpu_batch_policy.fit.placement import placement, pod_requests, pool_allocatable
 from gpu_batch_policy.fit.resources import GIB, MIB, Resources
-from gpu_batch_policy.fit.rules.egress import is_google_registry, registry_of
 from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.model.workloads import PodTemplate
+from gpu_batch_policy.rules.fit.egress import is_google_registry, registry_of
 
 from tests.policies.pack_harness import Res, policy, run
 from tests.policies.pack_objects import POOL, gke_cluster, k8s, queued_pool

@@ -20,10 +20,7 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...facts.pod_templates import OwnedTemplate, owned_templates
 from ...facts.pools import auto_provisioning, known_pool_names
-from ...model import KubeObject, NodePool, RayWorkload, StackModel
-from ...primitives.values import Unknown
-from ...report import Reporter
-from ..placement import (
+from ...fit.placement import (
     KUEUE_QUEUE_LABEL,
     QUEUED_NODE_TAINT,
     Placement,
@@ -32,7 +29,10 @@ from ..placement import (
     pod_requests,
     pool_allocatable,
 )
-from ..resources import Resources
+from ...fit.resources import Resources
+from ...model import KubeObject, NodePool, RayWorkload, StackModel
+from ...primitives.values import Unknown
+from ...report import Reporter
 
 
 def template_placement(model: StackModel, owned: OwnedTemplate) -> Placement:

@@ -24,11 +24,11 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...facts.open_world import World, world_schema
 from ...facts.pod_templates import OwnedTemplate, owned_templates
+from ...fit import kai_config
+from ...fit.network import PrivateCluster, port_open, private_clusters
 from ...model import KubeObject, StackModel
 from ...primitives.values import Unknown, as_int, as_str, dig, str_map
 from ...report import Reporter
-from .. import kai_config
-from ..network import PrivateCluster, port_open, private_clusters
 
 WEBHOOK_GROUP = "admissionregistration.k8s.io"
 WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")

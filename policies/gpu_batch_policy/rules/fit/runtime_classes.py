@@ -28,10 +28,10 @@ from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...facts.pod_templates import owned_templates
+from ...fit import kai_config
 from ...model import StackModel, Subject
 from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter
-from .. import kai_config
 
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 GVISOR = "gvisor"

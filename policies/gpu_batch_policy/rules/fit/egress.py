@@ -23,11 +23,11 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...facts.open_world import World, world_schema
 from ...facts.pod_templates import owned_templates
+from ...fit import kai_config
+from ...fit.network import has_cloud_nat, private_clusters
 from ...model import StackModel
 from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter, config_value
-from .. import kai_config
-from ..network import has_cloud_nat, private_clusters
 
 GOOGLE_REGISTRIES = ("gcr.io",)
 GOOGLE_REGISTRY_SUFFIXES = (".gcr.io", ".pkg.dev")

@@ -14,9 +14,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...fit.system_load import system_loads
 from ...model import StackModel
 from ...report import Reporter
-from ..system_load import system_loads
 
 
 def check_system_pool(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
