@@ -11,8 +11,7 @@ from typing import Any
 
 from ..model import StackModel
 from ..model.base import KubeObject
-from ..model.kueue import ParametersRef
-from ..rules.kueue_advisory import _preempts
+from ..model.kueue import ParametersRef, preempts
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # kueue v0.19.2 pkg/controller/admissionchecks/provisioning/controller.go: objNameHashLength = 5,
@@ -103,7 +102,7 @@ def besteffortfifo_with_preemption(model: StackModel) -> list[KubeObject]:
     hits = []
     for cq in model.cluster_queues():
         strategy = (cq.obj.spec or {}).get("queueingStrategy", "BestEffortFIFO")
-        if strategy == "BestEffortFIFO" and _preempts(cq) is True:
+        if strategy == "BestEffortFIFO" and preempts(cq) is True:
             hits.append(cq.obj)
     return hits
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 from ..facts.gpu_stack import GPU_OPERATOR_CHART
 from ..model import StackModel
 from ..primitives.values import Unknown, dig
-from ..rules.dcgm_exporters import DCGM_COMPONENT
+
+# GKE's managed DCGM component name in `monitoringConfig.enableComponents` (components/gke.py writes it).
+DCGM_COMPONENT = "DCGM"
 
 
 def operator_default_exporter_only(model: StackModel) -> bool | None:

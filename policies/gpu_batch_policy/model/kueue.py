@@ -176,6 +176,23 @@ class ClusterQueue(ObjectView):
         return index
 
 
+def preempts(cq: ClusterQueue) -> bool | None:
+    """Whether the ClusterQueue preempts at all (any of its preemption policies is not ``Never``);
+    None while a policy is unknown until apply."""
+    if isinstance(dig(cq.obj.spec, "preemption"), Unknown):
+        return None
+    pre = cq.preemption
+    borrow = pre.get("borrowWithinCohort")
+    values = [
+        pre.get("withinClusterQueue", "Never"),
+        pre.get("reclaimWithinCohort", "Never"),
+        borrow.get("policy", "Never") if isinstance(borrow, dict) else "Never",
+    ]
+    if any(isinstance(v, Unknown) for v in values):
+        return None
+    return any(v != "Never" for v in values)
+
+
 def cluster_queue(obj: KubeObject) -> ClusterQueue:
     """Read the fields *the object's apiVersion defines*, as the API server would keep them.
 

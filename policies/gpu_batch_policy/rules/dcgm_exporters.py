@@ -24,11 +24,10 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import stack_policy
 from ..facts.gpu_stack import operator_installed, operator_manages, setup_of
 from ..facts.open_world import World
+from ..metrics.dcgm_source import DCGM_COMPONENT
 from ..model import StackModel
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
-
-DCGM_COMPONENT = "DCGM"
 
 
 def _exporter_enabled(model: StackModel) -> bool | None:

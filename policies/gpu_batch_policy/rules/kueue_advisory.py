@@ -22,7 +22,8 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..model import ClusterQueue, StackModel
-from ..primitives.values import Unknown, dig, fmt_num
+from ..model.kueue import preempts
+from ..primitives.values import Unknown, fmt_num
 from ..report import Reporter, config_value
 
 DEFAULT_INFINITE_GPU_QUOTA = 1_000_000
@@ -66,28 +67,13 @@ def check_infinite_quota(model: StackModel, reporter: Reporter, config: Mapping[
                     )
 
 
-def _preempts(cq: ClusterQueue) -> bool | None:
-    if isinstance(dig(cq.obj.spec, "preemption"), Unknown):
-        return None
-    pre = cq.preemption
-    borrow = pre.get("borrowWithinCohort")
-    values = [
-        pre.get("withinClusterQueue", "Never"),
-        pre.get("reclaimWithinCohort", "Never"),
-        borrow.get("policy", "Never") if isinstance(borrow, dict) else "Never",
-    ]
-    if any(isinstance(v, Unknown) for v in values):
-        return None
-    return any(v != "Never" for v in values)
-
-
 def check_priority_without_preemption(
     model: StackModel, reporter: Reporter, _config: Mapping[str, Any]
 ) -> None:
     classes = model.workload_priority_classes()
     if not classes:
         return
-    verdicts = [_preempts(cq) for cq in model.cluster_queues()]
+    verdicts = [preempts(cq) for cq in model.cluster_queues()]
     if any(v is True for v in verdicts):
         return
     if any(v is None for v in verdicts):
