@@ -12,7 +12,7 @@ every other resource is analysed as usual.
 
 from __future__ import annotations
 
-from gpu_batch_policy.schema.depth import nesting_depth as depth
+from gpu_batch_policy.facts.schema.depth import nesting_depth as depth
 
 __all__ = ["MAX_SEND_DEPTH", "TOO_DEEP_POLICY", "depth", "too_deep_message"]
 

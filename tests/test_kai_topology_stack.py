@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 import pytest
-from gpu_batch_policy.kai.topology import PREFERRED, REQUIRED, TOPOLOGY
+from gpu_batch_policy.facts.kai.topology import PREFERRED, REQUIRED, TOPOLOGY
 from gpu_batch_policy.primitives.values import plain
 
 from stacks.errors import ConfigError

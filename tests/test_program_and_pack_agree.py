@@ -8,7 +8,7 @@ tests fail the moment one copy is edited without the other.
 
 from __future__ import annotations
 
-from gpu_batch_policy.model import gke as model_gke
+from gpu_batch_policy.facts.model import gke as model_gke
 from gpu_batch_policy.rules import gke as rules_gke
 from gpu_batch_policy.rules import kueue_accelerator_mix
 from gpu_batch_policy.rules import kueue_config as rules_kueue_config

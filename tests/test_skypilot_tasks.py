@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
+from gpu_batch_policy.facts.model import StackModel
 from gpu_batch_policy.facts.rbac import bindings, role_rules, rules_grant
-from gpu_batch_policy.model import StackModel
 from gpu_batch_policy.primitives.values import plain
 
 from components.skypilot import service_account_name, task_service_account

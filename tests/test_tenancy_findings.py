@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts.objects import render_releases
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.base import build_resource
+from gpu_batch_policy.facts.charts.objects import render_releases
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.base import build_resource
 from gpu_batch_policy.primitives.values import plain
 from gpu_batch_policy.registry import ALL_POLICIES
 from gpu_batch_policy.report import CannotCheckYetError, Reporter

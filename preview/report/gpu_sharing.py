@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 
 from gpu_batch_policy.facts.demand import CannotTellError, kai_pod_gpus
+from gpu_batch_policy.facts.fit.placement import placement
 from gpu_batch_policy.facts.gpu_stack import (
     describe_source,
     gpu_source,
@@ -27,11 +28,10 @@ from gpu_batch_policy.facts.gpu_stack import (
     operator_manages,
     setup_of,
 )
+from gpu_batch_policy.facts.model import NodePool, StackModel
+from gpu_batch_policy.facts.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, RayWorkload
 from gpu_batch_policy.facts.open_world import World
 from gpu_batch_policy.facts.pod_templates import OwnedTemplate, owned_templates
-from gpu_batch_policy.fit.placement import placement
-from gpu_batch_policy.model import NodePool, StackModel
-from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, RayWorkload
 from gpu_batch_policy.primitives.values import Unknown, as_int, dig
 
 Table = Callable[[Sequence[str], Sequence[Sequence[object]]], list[str]]

@@ -28,7 +28,7 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-from gpu_batch_policy.model.gke import ACCELERATOR_LABEL  # noqa: E402
+from gpu_batch_policy.facts.model.gke import ACCELERATOR_LABEL  # noqa: E402
 from gpu_batch_policy.primitives.accelerator_mix import mixes_accelerator_types  # noqa: E402
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts import ChartReference, ChartUnavailableError, default_resolver
-from gpu_batch_policy.charts.render import in_crds_dir, render_chart
+from gpu_batch_policy.facts.charts import ChartReference, ChartUnavailableError, default_resolver
+from gpu_batch_policy.facts.charts.render import in_crds_dir, render_chart
 
 from tests.stack_runner import ROOT
 

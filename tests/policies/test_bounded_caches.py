@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from gpu_batch_policy.charts import render
+from gpu_batch_policy.facts.charts import render
 from gpu_batch_policy.primitives.bounded import BoundedCache
 from gpu_batch_policy.rule_guard import INTERNAL_ERRORS_KEPT
 

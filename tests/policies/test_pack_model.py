@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from gpu_batch_policy.model import StackModel, view
-from gpu_batch_policy.model.base import KubeObject, build_resource
+from gpu_batch_policy.facts.model import StackModel, view
+from gpu_batch_policy.facts.model.base import KubeObject, build_resource
 from gpu_batch_policy.primitives.gke_version import satisfies
 from gpu_batch_policy.primitives.tokens import parse_token
 from gpu_batch_policy.primitives.values import Unknown, plain, quantity

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from gpu_batch_policy.builders import resource_policy, stack_policy
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.kueue import ClusterQueue
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.kueue import ClusterQueue
 from gpu_batch_policy.report import Reporter
 from gpu_batch_policy.rule_guard import INTERNAL_ERRORS, InternalRuleError
 

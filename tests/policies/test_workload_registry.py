@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 from gpu_batch_policy.facts.kueue_install import FRAMEWORKS
-from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.workload_kinds import FAMILIES, kueue_gangs
+from gpu_batch_policy.facts.workload_kinds.registry import BY_KIND, FRAMEWORK_NAMES, INTEGRATIONS
+from gpu_batch_policy.facts.workload_kinds.spark import java_memory
 from gpu_batch_policy.rules import kueue_config
 from gpu_batch_policy.rules.webhooks import kueue_jobs
-from gpu_batch_policy.workload_kinds import FAMILIES, kueue_gangs
-from gpu_batch_policy.workload_kinds.registry import BY_KIND, FRAMEWORK_NAMES, INTEGRATIONS
-from gpu_batch_policy.workload_kinds.spark import java_memory
 
 from tests.policies.test_workload_kinds import counts
 from tests.policies.workload_stack import UNKNOWN, cluster_spec, k8s, pod, ray_cluster, ray_job, workers

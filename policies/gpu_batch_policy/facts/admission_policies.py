@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import StackModel
-from ..model.base import KubeObject
 from ..primitives.values import Unknown, dig
+from .model import StackModel
+from .model.base import KubeObject
 from .selectors import NAME_LABEL, selector_matches
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"

@@ -24,8 +24,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..kai.quota import cpu_to_kai, memory_to_kai
-from ..model.workloads import (
+from ..primitives.quantity import QuantityError, parse_fraction
+from ..primitives.values import Unknown, dig
+from .kai.quota import cpu_to_kai, memory_to_kai
+from .model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
@@ -33,8 +35,6 @@ from ..model.workloads import (
     RayGroup,
     RayWorkload,
 )
-from ..primitives.quantity import QuantityError, parse_fraction
-from ..primitives.values import Unknown, dig
 
 GPU_FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..model import NodePool, StackModel
 from ..primitives.values import Unknown, as_str, dig
+from .model import NodePool, StackModel
 from .open_world import World
 
 DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"

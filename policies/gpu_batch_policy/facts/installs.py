@@ -7,9 +7,9 @@ its Helm release or any of its objects (a queue implies its controller runs some
 
 from __future__ import annotations
 
-from ..model import StackModel
 from ..primitives.tokens import KAI_GROUP, KUEUE_GROUP
 from ..primitives.values import as_bool, dig
+from .model import StackModel
 from .open_world import World
 
 KAI_CHART = "kai-scheduler"

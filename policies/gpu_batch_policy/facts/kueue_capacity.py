@@ -29,11 +29,11 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from ..model import AdmissionCheck, ClusterQueue, ProvisioningRequestConfig, StackModel
-from ..model.kueue import PROVISIONING_REQUEST_CONTROLLER, ResourceQuota
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Quantity, Unknown
 from .demand import CannotTellError
+from .model import AdmissionCheck, ClusterQueue, ProvisioningRequestConfig, StackModel
+from .model.kueue import PROVISIONING_REQUEST_CONTROLLER, ResourceQuota
 
 QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 

@@ -27,14 +27,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import StackModel
-from ..model.base import KubeObject
-from ..model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
-from ..model.kueue import QUEUE_NAME_LABEL
 from ..primitives.values import Unknown, as_bool, dig
-from ..workload_kinds.queue_names import POD_BASED_KINDS, pod_template
-from ..workload_kinds.registry import FRAMEWORK_OF_KIND
 from .demand import PodSet
+from .model import StackModel
+from .model.base import KubeObject
+from .model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
+from .model.kueue import QUEUE_NAME_LABEL
+from .workload_kinds.queue_names import POD_BASED_KINDS, pod_template
+from .workload_kinds.registry import FRAMEWORK_OF_KIND
 
 KUEUE_VERSION = "0.19.2"
 CONFIG_KEY = "kueueConfiguration"

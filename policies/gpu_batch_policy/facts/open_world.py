@@ -28,8 +28,8 @@ from typing import Any
 
 from pulumi_policy import PolicyConfigSchema
 
-from ..model.base import Subject
 from ..report import Reporter
+from .model.base import Subject
 
 # Kinds a rule of the pack resolves by name; "Release" is a Helm install, named by its chart.
 EXTERNAL_KINDS = (

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import KubeObject, RayWorkload, StackModel
-from ..model.workloads import PodTemplate
 from ..primitives.values import Unknown, dig
+from .model import KubeObject, RayWorkload, StackModel
+from .model.workloads import PodTemplate
 
 _CONTROLLERS: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("spec", "template"),

@@ -19,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..model import GkeCluster, NodePool, StackModel
-from ..model.gke import (
+from ..primitives.values import Unknown, dig
+from .model import GkeCluster, NodePool, StackModel
+from .model.gke import (
     ACCELERATOR_LABEL,
     FLEX_START_LABEL,
     INSTANCE_TYPE_LABEL,
     NODEPOOL_LABEL,
     SPOT_LABEL,
 )
-from ..primitives.values import Unknown, dig
 
 # Keys the model derives completely from the pool: if it is not in node_labels(), no node has it.
 _MODELLED_KEYS = frozenset(

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..model import StackModel
-from ..model.base import KubeObject
 from ..primitives.values import Unknown, dig
+from .model import StackModel
+from .model.base import KubeObject
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 # The default user-facing ClusterRoles (kubernetes v1.34.0

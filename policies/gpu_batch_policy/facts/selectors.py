@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..primitives.values import Unknown
 
 if TYPE_CHECKING:
-    from ..model import StackModel
+    from .model import StackModel
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 CORE_GROUP = ""

@@ -30,8 +30,8 @@ from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate
-from ..model import StackModel
-from ..model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
+from ..facts.model import StackModel
+from ..facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
 from ..primitives.values import Unknown
 from ..report import Reporter
 

@@ -39,11 +39,11 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..model import StackModel
+from ..facts.model import StackModel
+from ..facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
+from ..facts.schema.crd import Outcome
 from ..primitives.values import Unknown
 from ..report import Reporter
-from ..schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
-from ..schema.crd import Outcome
 from .custom_resources import BUILT_IN_GROUPS, applied_manifest, too_deep
 
 

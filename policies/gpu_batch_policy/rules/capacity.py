@@ -28,6 +28,11 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 from ..builders import stack_policy
 from ..facts.demand import CannotTellError, PodSet, pod_request
 from ..facts.kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
+from ..facts.model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
+from ..facts.model.base import ObjectView
+from ..facts.model.gke import NODEPOOL_LABEL
+from ..facts.model.kueue import MULTIKUEUE_CONTROLLER, ResourceQuota
+from ..facts.model.workloads import GPU_RESOURCE, PodTemplate
 from ..facts.pools import (
     PoolCapacity,
     Selection,
@@ -38,16 +43,11 @@ from ..facts.pools import (
     pool_capacity,
     select,
 )
-from ..model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
-from ..model.base import ObjectView
-from ..model.gke import NODEPOOL_LABEL
-from ..model.kueue import MULTIKUEUE_CONTROLLER, ResourceQuota
-from ..model.workloads import GPU_RESOURCE, PodTemplate
+from ..facts.workload_kinds.queue_names import kueue_queue_name
+from ..facts.workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, dig, fmt_num, str_map
 from ..report import Reporter, config_value
-from ..workload_kinds.queue_names import kueue_queue_name
-from ..workload_kinds.ray import kueue_gangs as ray_kueue_gangs
 
 T = TypeVar("T")
 NO_POOLS = "no GKE node pools are declared, so pool capacity is unknown"

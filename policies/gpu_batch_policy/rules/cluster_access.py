@@ -28,9 +28,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
+from ..facts.model import StackModel
+from ..facts.model.gke import GkeCluster
 from ..facts.rbac import bindings, subjects
-from ..model import StackModel
-from ..model.gke import GkeCluster
 from ..primitives.values import Unknown, dig
 from ..report import Reporter, config_value
 

@@ -20,7 +20,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import resource_policy
-from ..model.base import KubeObject, ObjectView
+from ..facts.model.base import KubeObject, ObjectView
 from ..primitives.quantity import QuantityError, parse_int_or_string, shown
 from ..primitives.values import Unknown
 from ..report import Reporter

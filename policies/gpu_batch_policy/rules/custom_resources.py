@@ -42,16 +42,16 @@ from typing import Any, Final
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..model import StackModel
-from ..model.base import KubeObject
+from ..facts.model import StackModel
+from ..facts.model.base import KubeObject
+from ..facts.schema.cel import TRANSITION_RULE
+from ..facts.schema.crd import CrdCatalog, Outcome
+from ..facts.schema.depth import MAX_SCHEMA_DEPTH, nesting_depth
+from ..facts.schema.markers import UNKNOWN_DISPLAY
+from ..facts.schema.patches import is_patch, patched_kind
+from ..facts.schema.pinned import catalog_with, pinned_problems
 from ..primitives.values import Unknown
 from ..report import Reporter
-from ..schema.cel import TRANSITION_RULE
-from ..schema.crd import CrdCatalog, Outcome
-from ..schema.depth import MAX_SCHEMA_DEPTH, nesting_depth
-from ..schema.markers import UNKNOWN_DISPLAY
-from ..schema.patches import is_patch, patched_kind
-from ..schema.pinned import catalog_with, pinned_problems
 
 # API groups the kube-apiserver serves itself (Kubernetes API reference v1.34, "API Groups"):
 # their objects have no CRD; the preview checks them against the OpenAPI schema instead.

@@ -23,9 +23,9 @@ from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
 from ..facts.gpu_stack import operator_installed, operator_manages, setup_of
+from ..facts.metrics.dcgm_source import DCGM_COMPONENT
+from ..facts.model import StackModel
 from ..facts.open_world import World
-from ..metrics.dcgm_source import DCGM_COMPONENT
-from ..model import StackModel
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

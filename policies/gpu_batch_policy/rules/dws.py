@@ -27,8 +27,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import resource_policy
-from ..model import NodePool
-from ..model.kueue import ProvisioningRequestConfig
+from ..facts.model import NodePool
+from ..facts.model.kueue import ProvisioningRequestConfig
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

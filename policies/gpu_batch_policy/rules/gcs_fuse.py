@@ -22,8 +22,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..facts.model import StackModel
 from ..facts.pod_templates import owned_templates
-from ..model import StackModel
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

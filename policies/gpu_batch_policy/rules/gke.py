@@ -17,8 +17,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import resource_policy, stack_policy
-from ..model import NodePool, StackModel
-from ..model.gke import GkeCluster
+from ..facts.model import NodePool, StackModel
+from ..facts.model.gke import GkeCluster
 from ..primitives.gke_version import satisfies
 from ..primitives.values import Unknown
 from ..report import Reporter

@@ -39,6 +39,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..facts.fit.placement import placement
 from ..facts.gpu_stack import (
     DEVICE_PLUGIN_LABEL,
     SetupProblem,
@@ -50,12 +51,11 @@ from ..facts.gpu_stack import (
     setup_of,
     sharing_problems,
 )
+from ..facts.model import NodePool, StackModel
+from ..facts.model.helm import GPU_OPERATOR, HelmRelease
+from ..facts.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, PodTemplate
 from ..facts.open_world import World, world_schema
 from ..facts.pod_templates import owned_templates
-from ..fit.placement import placement
-from ..model import NodePool, StackModel
-from ..model.helm import GPU_OPERATOR, HelmRelease
-from ..model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, PodTemplate
 from ..primitives.values import Unknown, as_str, dig
 from ..report import Reporter
 

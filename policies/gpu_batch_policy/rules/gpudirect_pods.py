@@ -18,16 +18,16 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
+from ..facts.fit.placement import placement
+from ..facts.gpudirect.profiles import profile_for
+from ..facts.gpudirect.wiring import missing_wiring, single_profile
+from ..facts.model import NodePool, StackModel
+from ..facts.model.base import ObjectView
 from ..facts.pod_templates import owned_templates
-from ..fit.placement import placement
-from ..gpudirect.profiles import profile_for
-from ..gpudirect.wiring import missing_wiring, single_profile
-from ..model import NodePool, StackModel
-from ..model.base import ObjectView
+from ..facts.tas.domains import flavor_pools
+from ..facts.workload_kinds import kueue_gangs
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
-from ..tas.domains import flavor_pools
-from ..workload_kinds import kueue_gangs
 from .capacity import workload_queue
 from .gpudirect import extra_nics
 

@@ -17,7 +17,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..model import StackModel
+from ..facts.model import StackModel
 from ..report import Reporter
 
 

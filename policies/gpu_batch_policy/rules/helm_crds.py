@@ -36,9 +36,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..charts.render import RenderedObject, helm_hooks, in_crds_dir
+from ..facts.charts.render import RenderedObject, helm_hooks, in_crds_dir
+from ..facts.model import StackModel
 from ..facts.rbac import rules_grant
-from ..model import StackModel
 from ..primitives.values import dig
 from ..report import Reporter
 

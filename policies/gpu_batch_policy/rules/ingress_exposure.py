@@ -43,9 +43,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..model import StackModel
-from ..model.base import KubeObject
-from ..model.helm import HelmRelease
+from ..facts.model import StackModel
+from ..facts.model.base import KubeObject
+from ..facts.model.helm import HelmRelease
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

@@ -21,14 +21,14 @@ from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
 from ..facts.demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
+from ..facts.kai.pod_groups import explicit_pod_groups
+from ..facts.kai.priority import preemptibility
+from ..facts.kai.quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
+from ..facts.kai.tree import QueueNode, QueueTree
+from ..facts.model import RayWorkload, StackModel
+from ..facts.model.workloads import KAI_QUEUE_LABEL
 from ..facts.open_world import World, unresolved, world_schema
 from ..facts.pod_templates import owned_templates
-from ..kai.pod_groups import explicit_pod_groups
-from ..kai.priority import preemptibility
-from ..kai.quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
-from ..kai.tree import QueueNode, QueueTree
-from ..model import RayWorkload, StackModel
-from ..model.workloads import KAI_QUEUE_LABEL
 from ..primitives.values import Unknown
 from ..report import Reporter
 

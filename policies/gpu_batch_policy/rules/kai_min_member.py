@@ -25,11 +25,11 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..model import StackModel
-from ..model.base import KubeObject
+from ..facts.model import StackModel
+from ..facts.model.base import KubeObject
+from ..facts.workload_kinds.batch_job import KAI_MIN_MEMBER
 from ..primitives.values import Unknown, as_int, as_str, dig
 from ..report import Reporter
-from ..workload_kinds.batch_job import KAI_MIN_MEMBER
 
 KAI_SCHEDULER = "kai-scheduler"
 

@@ -33,8 +33,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..model import StackModel
-from ..model.helm import HelmRelease
+from ..facts.model import StackModel
+from ..facts.model.helm import HelmRelease
 from ..primitives.values import Unknown, as_str, dig
 from ..report import Reporter
 

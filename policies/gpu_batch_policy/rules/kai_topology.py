@@ -11,8 +11,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..kai.topology import annotated, kai_topologies, request_problems
-from ..model import StackModel
+from ..facts.kai.topology import annotated, kai_topologies, request_problems
+from ..facts.model import StackModel
 from ..primitives.values import Unknown
 from ..report import Reporter
 

@@ -1,6 +1,6 @@
 """Known bugs of the installed operator versions that this program can hit (issue 28, item 6).
 
-For each record of :mod:`gpu_batch_policy.known_bugs` whose ``affected`` range holds the version
+For each record of :mod:`gpu_batch_policy.facts.known_bugs` whose ``affected`` range holds the version
 of an installed release of its chart, and whose condition the program meets, one advisory names
 the bug, the objects that meet the condition, the release that fixes it and the references.
 Advisory: the program works, with a risk; a stack may raise it (``policies/config.<stack>.json``:
@@ -18,9 +18,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..known_bugs import known_bugs, parse_version
-from ..known_bugs.conditions import CONDITIONS
-from ..model import StackModel
+from ..facts.known_bugs import known_bugs, parse_version
+from ..facts.known_bugs.conditions import CONDITIONS
+from ..facts.model import StackModel
 from ..report import Reporter
 
 

@@ -53,9 +53,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..model import ClusterQueue, ResourceFlavor, StackModel
-from ..model.gke import ACCELERATOR_LABEL, INSTANCE_TYPE_LABEL, MACHINE_TYPE_GPUS
-from ..model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
+from ..facts.model import ClusterQueue, ResourceFlavor, StackModel
+from ..facts.model.gke import ACCELERATOR_LABEL, INSTANCE_TYPE_LABEL, MACHINE_TYPE_GPUS
+from ..facts.model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
 from ..primitives.accelerator_mix import mixes_accelerator_types
 from ..primitives.values import Unknown
 from ..report import Reporter

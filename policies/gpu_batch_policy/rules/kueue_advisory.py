@@ -21,8 +21,8 @@ import pulumi
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
-from ..model import ClusterQueue, StackModel
-from ..model.kueue import preempts
+from ..facts.model import ClusterQueue, StackModel
+from ..facts.model.kueue import preempts
 from ..primitives.values import Unknown, fmt_num
 from ..report import Reporter, config_value
 

@@ -14,7 +14,7 @@ covers it and ``checkFlavorForPodSets`` rejects a flavor when
   the requested level", ``TASFlavorSnapshot.HasLevel``), or a pod set that asks for none on a TAS
   flavor of a ClusterQueue that is not TAS-only ("Flavor %q supports only
   TopologyAwareScheduling");
-taints and node affinity are :func:`gpu_batch_policy.fit.flavor_match.flavor_rejects`, shared with
+taints and node affinity are :func:`gpu_batch_policy.facts.fit.flavor_match.flavor_rejects`, shared with
 the what-if simulator (one decision, no copy):
 
 * a ``NoSchedule``/``NoExecute`` ``nodeTaints`` entry of the flavor is tolerated neither by the
@@ -39,16 +39,16 @@ from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..facts.demand import PodSet
+from ..facts.fit.flavor_match import flavor_rejects
 from ..facts.kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, requested
-from ..fit.flavor_match import flavor_rejects
-from ..model import ClusterQueue, ResourceFlavor, StackModel
-from ..model.base import ObjectView
-from ..model.kueue import ResourceGroup
+from ..facts.model import ClusterQueue, ResourceFlavor, StackModel
+from ..facts.model.base import ObjectView
+from ..facts.model.kueue import ResourceGroup
+from ..facts.tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
+from ..facts.workload_kinds import Counted, kueue_gangs
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, as_list, as_str, dig
 from ..report import Reporter
-from ..tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
-from ..workload_kinds import Counted, kueue_gangs
 from .capacity import workload_queue
 
 TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)

@@ -30,8 +30,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..facts.model import StackModel
 from ..facts.selectors import CORE_GROUP, NAMESPACE_PATCH
-from ..model import StackModel
 from ..report import Reporter
 from .webhooks.kueue_scope import gate_off, webhooks_cover
 

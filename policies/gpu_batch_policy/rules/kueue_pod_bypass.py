@@ -43,11 +43,11 @@ from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
 from ..facts.admission_policies import Kind, enforced
+from ..facts.model import StackModel
+from ..facts.model.base import KubeObject
+from ..facts.model.helm import HelmRelease
 from ..facts.rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
 from ..facts.selectors import namespace_labels, selector_matches
-from ..model import StackModel
-from ..model.base import KubeObject
-from ..model.helm import HelmRelease
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

@@ -46,10 +46,10 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
+from ..facts.model import KubeObject, RayWorkload, StackModel
+from ..facts.model.workloads import PodTemplate, RayGroup
 from ..facts.pod_templates import OwnedTemplate, owned_templates
 from ..facts.selectors import selector_matches
-from ..model import KubeObject, RayWorkload, StackModel
-from ..model.workloads import PodTemplate, RayGroup
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

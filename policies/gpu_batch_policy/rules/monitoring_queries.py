@@ -39,16 +39,16 @@ from pulumi_policy import Policy, PolicyConfigSchema
 
 from ..builders import stack_policy
 from ..facts.kueue_install import INSTALL_PROPERTIES
-from ..metrics.dcgm import PREFIX as DCGM_PREFIX
-from ..metrics.dcgm import dcgm_problem
-from ..metrics.dcgm_source import operator_default_exporter_only
-from ..metrics.kai import kai_problem
-from ..metrics.kuberay import kuberay_problem
-from ..metrics.kueue import SETTING_KEYS, is_kueue_series, metric_for_series
-from ..metrics.kueue_settings import kueue_metric_settings
-from ..metrics.promql import expand_dashboard_variables, metric_names
-from ..model import StackModel
-from ..model.base import Resource
+from ..facts.metrics.dcgm import PREFIX as DCGM_PREFIX
+from ..facts.metrics.dcgm import dcgm_problem
+from ..facts.metrics.dcgm_source import operator_default_exporter_only
+from ..facts.metrics.kai import kai_problem
+from ..facts.metrics.kuberay import kuberay_problem
+from ..facts.metrics.kueue import SETTING_KEYS, is_kueue_series, metric_for_series
+from ..facts.metrics.kueue_settings import kueue_metric_settings
+from ..facts.metrics.promql import expand_dashboard_variables, metric_names
+from ..facts.model import StackModel
+from ..facts.model.base import Resource
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 
@@ -182,7 +182,7 @@ def _other_family_problem(
     if kuberay is not None:
         return (
             kuberay,
-            "use a metric of KubeRay v1.7.0 (policies/gpu_batch_policy/metrics/kuberay.py lists them)",
+            "use a metric of KubeRay v1.7.0 (policies/gpu_batch_policy/facts/metrics/kuberay.py lists them)",
         )
     if series.startswith("kuberay_") and kuberay_off:
         return (
@@ -192,7 +192,7 @@ def _other_family_problem(
     dcgm = dcgm_problem(series) if dcgm_judged else None
     if dcgm is not None:
         return dcgm, (
-            "use a default counter (policies/gpu_batch_policy/metrics/dcgm.py lists them), or give the "
+            "use a default counter (policies/gpu_batch_policy/facts/metrics/dcgm.py lists them), or give the "
             "exporter a counters ConfigMap that has it (dcgmExporter.config)"
         )
     return None
@@ -230,7 +230,7 @@ def check_metric_exported(model: StackModel, reporter: Reporter, config: Mapping
             reporter.violation(
                 res,
                 f"{where} reads {series}, which Kueue 0.19.2 does not export (pkg/metrics/metrics.go)",
-                "use a metric of Kueue 0.19.2 (policies/gpu_batch_policy/metrics/kueue.py lists them)",
+                "use a metric of Kueue 0.19.2 (policies/gpu_batch_policy/facts/metrics/kueue.py lists them)",
             )
             continue
         settings = settings or kueue_metric_settings(model, config)

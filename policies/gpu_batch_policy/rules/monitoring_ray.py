@@ -17,8 +17,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..metrics.ray import ray_undocumented
-from ..model import StackModel
+from ..facts.metrics.ray import ray_undocumented
+from ..facts.model import StackModel
 from ..report import Reporter
 from .monitoring_queries import series_read
 
@@ -30,7 +30,7 @@ def check_ray_metric_documented(model: StackModel, reporter: Reporter, _config: 
             reporter.violation(
                 res,
                 f"{where} reads {problem}",
-                "use a documented Ray system metric (policies/gpu_batch_policy/metrics/ray.py lists "
+                "use a documented Ray system metric (policies/gpu_batch_policy/facts/metrics/ray.py lists "
                 "them), or make sure the workload exports this one",
             )
 

@@ -64,9 +64,9 @@ from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 from ..builders import stack_policy
 from ..facts.demand import CannotTellError, pod_request, total
 from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
-from ..model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
-from ..model.helm import KUEUE
-from ..multikueue.clusters import (
+from ..facts.model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
+from ..facts.model.helm import KUEUE
+from ..facts.multikueue.clusters import (
     KueueCluster,
     Topology,
     cluster_model,
@@ -76,12 +76,12 @@ from ..multikueue.clusters import (
     provider_urn,
     topologies,
 )
-from ..multikueue.kubeconfig import BAD, INSECURE, rejections
+from ..facts.multikueue.kubeconfig import BAD, INSECURE, rejections
+from ..facts.workload_kinds import kueue_gangs
+from ..facts.workload_kinds.queue_names import kueue_queue_name
 from ..primitives.tokens import CORE_GROUP, KUEUE_GROUP
 from ..primitives.values import Unknown, dig, fmt_num
 from ..report import Reporter
-from ..workload_kinds import kueue_gangs
-from ..workload_kinds.queue_names import kueue_queue_name
 from .capacity import gang_vs_queued_pool
 
 GPU = "nvidia.com/gpu"

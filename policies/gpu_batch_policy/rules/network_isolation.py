@@ -24,9 +24,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
+from ..facts.model import KubeObject, StackModel
+from ..facts.model.gke import GkeCluster
 from ..facts.selectors import CORE_GROUP, NAMESPACE_PATCH
-from ..model import KubeObject, StackModel
-from ..model.gke import GkeCluster
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 from .pod_security import tenant_namespaces

@@ -45,9 +45,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..fit.placement import placement
-from ..model import NodePool, StackModel
-from ..model.workloads import PodTemplate
+from ..facts.fit.placement import placement
+from ..facts.model import NodePool, StackModel
+from ..facts.model.workloads import PodTemplate
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

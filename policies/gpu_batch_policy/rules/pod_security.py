@@ -26,11 +26,11 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
+from ..facts.model import StackModel
+from ..facts.pod_security import ENFORCE_LABEL, EnforcePolicy, cluster_minor, enforce_policy
+from ..facts.pod_security.checks import Minor
 from ..facts.pod_templates import owned_templates, ray_submitter_templates
 from ..facts.selectors import namespace_labels
-from ..model import StackModel
-from ..pod_security import ENFORCE_LABEL, EnforcePolicy, cluster_minor, enforce_policy
-from ..pod_security.checks import Minor
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

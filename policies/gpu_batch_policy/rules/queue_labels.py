@@ -46,19 +46,19 @@ from pulumi_policy import EnforcementLevel, Policy
 from ..builders import stack_policy
 from ..facts.demand import CannotTellError, pod_request
 from ..facts.installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
-from ..facts.open_world import World, world_schema
-from ..facts.pod_templates import owned_templates
-from ..model import KubeObject, RayWorkload, StackModel
-from ..model.kueue import QUEUE_NAME_LABEL
-from ..model.workloads import (
+from ..facts.model import KubeObject, RayWorkload, StackModel
+from ..facts.model.kueue import QUEUE_NAME_LABEL
+from ..facts.model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
     PodTemplate,
 )
+from ..facts.open_world import World, world_schema
+from ..facts.pod_templates import owned_templates
+from ..facts.workload_kinds.queue_names import kueue_queue_name
 from ..report import Reporter
-from ..workload_kinds.queue_names import kueue_queue_name
 
 KAI_SCHEDULER = "kai-scheduler"
 KAI_DEFAULT_QUEUE = "default-queue"

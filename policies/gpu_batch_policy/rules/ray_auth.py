@@ -22,7 +22,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ..builders import stack_policy
-from ..model import StackModel
+from ..facts.model import StackModel
 from ..primitives.values import Unknown, dig
 from ..report import Reporter
 

@@ -23,8 +23,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
+from ..facts.model import StackModel
 from ..facts.rbac import RBAC_GROUP, role_rules, rules_grant, subjects
-from ..model import StackModel
 from ..report import Reporter
 
 ESCALATING_VERBS = ("*", "escalate", "bind")

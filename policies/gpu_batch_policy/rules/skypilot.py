@@ -38,7 +38,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Policy
 
 from ..builders import stack_policy
-from ..model import HelmRelease, StackModel
+from ..facts.model import HelmRelease, StackModel
 from ..primitives.values import Unknown, as_bool, as_str, dig
 from ..report import Reporter
 

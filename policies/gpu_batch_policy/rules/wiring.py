@@ -30,21 +30,21 @@ from pulumi_policy import Policy
 
 from ..builders import stack_policy
 from ..facts.demand import CannotTellError, pod_request
-from ..facts.open_world import World, unresolved, world_schema
-from ..facts.pod_templates import owned_templates
-from ..model import HelmRelease, StackModel
-from ..model.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
-from ..model.workloads import (
+from ..facts.model import HelmRelease, StackModel
+from ..facts.model.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from ..facts.model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
 )
+from ..facts.open_world import World, unresolved, world_schema
+from ..facts.pod_templates import owned_templates
+from ..facts.workload_kinds.queue_names import kueue_queue_name
 from ..primitives.quantity import QuantityError, parse_fraction
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, as_bool, dig
 from ..report import Reporter
-from ..workload_kinds.queue_names import kueue_queue_name
 
 KAI_SCHEDULER = "kai-scheduler"
 BATCH_SCHEDULERS = ("volcano", "yunikorn", KAI_SCHEDULER, "scheduler-plugins")

@@ -82,7 +82,7 @@ def _without_worker_checks(resources: list[Res]) -> list[Res]:
 
 def test_a_flavor_selects_only_its_own_clusters_pools() -> None:
     """Both workers have pools of the same GKE names: worker-us's flavor reaches worker-us's."""
-    from gpu_batch_policy.model import StackModel
+    from gpu_batch_policy.facts.model import StackModel
     from gpu_batch_policy.rules.capacity import flavor_selection
 
     from tests.policies.pack_harness import policy_resources

@@ -18,9 +18,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...facts.pod_templates import OwnedTemplate, owned_templates
-from ...facts.pools import auto_provisioning, known_pool_names
-from ...fit.placement import (
+from ...facts.fit.placement import (
     KUEUE_QUEUE_LABEL,
     QUEUED_NODE_TAINT,
     Placement,
@@ -29,8 +27,10 @@ from ...fit.placement import (
     pod_requests,
     pool_allocatable,
 )
-from ...fit.resources import Resources
-from ...model import KubeObject, NodePool, RayWorkload, StackModel
+from ...facts.fit.resources import Resources
+from ...facts.model import KubeObject, NodePool, RayWorkload, StackModel
+from ...facts.pod_templates import OwnedTemplate, owned_templates
+from ...facts.pools import auto_provisioning, known_pool_names
 from ...primitives.values import Unknown
 from ...report import Reporter
 

@@ -27,9 +27,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
+from ...facts.fit import kai_config
+from ...facts.model import StackModel, Subject
 from ...facts.pod_templates import owned_templates
-from ...fit import kai_config
-from ...model import StackModel, Subject
 from ...primitives.values import Unknown, as_str, dig
 from ...report import Reporter
 

@@ -14,8 +14,8 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...fit.system_load import system_loads
-from ...model import StackModel
+from ...facts.fit.system_load import system_loads
+from ...facts.model import StackModel
 from ...report import Reporter
 
 

@@ -31,11 +31,9 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...builders import stack_policy
-from ...model import StackModel
-from ...model.base import KubeObject
-from ...primitives.values import Unknown
-from ...report import Reporter
-from ...workload_kinds.appwrapper_paths import (
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.workload_kinds.appwrapper_paths import (
     AwPodSet,
     Component,
     PathError,
@@ -46,6 +44,8 @@ from ...workload_kinds.appwrapper_paths import (
     infer_pod_sets,
     pod_template_at,
 )
+from ...primitives.values import Unknown
+from ...report import Reporter
 
 GROUP = "workload.codeflare.dev"
 KIND = "AppWrapper"

@@ -54,8 +54,8 @@ from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...facts.demand import CannotTellError
-from ...model import RayWorkload, StackModel
-from ...model.workloads import RayGroup
+from ...facts.model import RayWorkload, StackModel
+from ...facts.model.workloads import RayGroup
 from ...primitives.go_duration import parse_go_duration
 from ...primitives.k8s_names import (
     dns1035_label_error,

@@ -63,14 +63,14 @@ from pulumi_policy import Policy
 from ...builders import stack_policy
 from ...facts.demand import CannotTellError
 from ...facts.installs import kueue_installed
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.model.kueue import QUEUE_NAME_LABEL
 from ...facts.open_world import World, world_schema
-from ...model import StackModel
-from ...model.base import KubeObject
-from ...model.kueue import QUEUE_NAME_LABEL
+from ...facts.workload_kinds.registry import FRAMEWORK_OF_KIND
 from ...primitives.k8s_names import dns1123_subdomain_error, go_atoi, has_placeholder, qualified_name_error
 from ...primitives.values import Unknown, as_int, as_str, dig, str_map
 from ...report import Reporter
-from ...workload_kinds.registry import FRAMEWORK_OF_KIND
 from .kueue_scope import (
     ELASTIC_GATE,
     IDENTIFIER_ANNOTATIONS_GATE,

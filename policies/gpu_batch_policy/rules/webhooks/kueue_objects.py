@@ -34,8 +34,8 @@ from pulumi_policy import Policy, PolicyConfigSchema
 from ...builders import stack_policy
 from ...facts.demand import CannotTellError
 from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
-from ...model import StackModel
-from ...model.base import KubeObject
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
 from ...primitives.k8s_names import has_placeholder, label_value_error, qualified_name_error
 from ...primitives.tokens import KUEUE_GROUP
 from ...primitives.values import Unknown, dig, quantity

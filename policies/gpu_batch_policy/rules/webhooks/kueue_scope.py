@@ -14,9 +14,9 @@ Configuration sets it, else every namespace but ``kube-system`` and the release'
 
 from __future__ import annotations
 
+from ...facts.model import StackModel
+from ...facts.model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
 from ...facts.selectors import namespace_labels, selector_matches
-from ...model import StackModel
-from ...model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
 from ...primitives.values import Unknown, dig
 
 # pkg/features/kube_features.go at v0.19.2 (Beta, on by default): ElasticJobsViaWorkloadSlices

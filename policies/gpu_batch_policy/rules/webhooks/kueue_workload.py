@@ -27,7 +27,7 @@ from pulumi_policy import Policy
 
 from ...builders import stack_policy
 from ...facts.demand import CannotTellError
-from ...model import StackModel
+from ...facts.model import StackModel
 from ...primitives.k8s_names import qualified_name_error
 from ...primitives.tokens import KUEUE_GROUP
 from ...primitives.values import as_int, dig, quantity, unknowns_in
