@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_batch_policy.registry import ALL_POLICIES
-from gpu_batch_policy.report import CannotCheckYetError
+from gpu_batch_policy.rules.kit.report import CannotCheckYetError
 from pulumi_policy import (
     Policy,
     PolicyCustomTimeouts,

@@ -28,7 +28,7 @@ from typing import Any
 
 from pulumi_policy import PolicyConfigSchema
 
-from ..report import Reporter
+from ..rules.kit.report import Reporter
 from .model.base import Subject
 
 # Kinds a rule of the pack resolves by name; "Release" is a Helm install, named by its chart.

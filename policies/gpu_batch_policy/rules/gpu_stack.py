@@ -38,7 +38,6 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
 from ..facts.fit.placement import placement
 from ..facts.gpu_stack import (
     DEVICE_PLUGIN_LABEL,
@@ -57,7 +56,8 @@ from ..facts.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATI
 from ..facts.open_world import World, world_schema
 from ..facts.pod_templates import owned_templates
 from ..primitives.values import Unknown, as_str, dig
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 KAI_FRACTION_ANNOTATIONS = (GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION)
 CRITICAL_CLASSES = frozenset({"system-node-critical", "system-cluster-critical"})

@@ -17,7 +17,6 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..builders import stack_policy
 from ..facts.fit.placement import placement
 from ..facts.gpudirect.profiles import profile_for
 from ..facts.gpudirect.wiring import missing_wiring, single_profile
@@ -27,9 +26,10 @@ from ..facts.pod_templates import owned_templates
 from ..facts.tas.domains import flavor_pools
 from ..facts.workload_kinds import kueue_gangs
 from ..primitives.values import Unknown, dig
-from ..report import Reporter
 from .capacity import workload_queue
 from .gpudirect import extra_nics
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 GPU = "nvidia.com/gpu"
 

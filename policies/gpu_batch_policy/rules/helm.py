@@ -16,9 +16,9 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
 from ..facts.model import StackModel
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 
 def stack_of(urn: str) -> str:

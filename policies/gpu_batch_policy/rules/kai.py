@@ -19,7 +19,6 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..builders import stack_policy
 from ..facts.demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
 from ..facts.kai.pod_groups import explicit_pod_groups
 from ..facts.kai.priority import preemptibility
@@ -30,7 +29,8 @@ from ..facts.model.workloads import KAI_QUEUE_LABEL
 from ..facts.open_world import World, unresolved, world_schema
 from ..facts.pod_templates import owned_templates
 from ..primitives.values import Unknown
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 _UNIT = {"cpu": "millicores of CPU", "memory": "MB of memory", "gpu": "GPUs"}
 

@@ -21,11 +21,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..builders import stack_policy
 from ..facts.model import StackModel
 from ..facts.model.helm import HelmRelease
 from ..primitives.values import Unknown, dig
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 
 def _fair_sharing(release: HelmRelease) -> bool | None:

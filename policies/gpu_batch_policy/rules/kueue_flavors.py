@@ -37,7 +37,6 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ..builders import stack_policy
 from ..facts.demand import PodSet
 from ..facts.fit.flavor_match import flavor_rejects
 from ..facts.kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, requested
@@ -48,8 +47,9 @@ from ..facts.tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_S
 from ..facts.workload_kinds import Counted, kueue_gangs
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, as_list, as_str, dig
-from ..report import Reporter
 from .capacity import workload_queue
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
 UNDECIDED = None  # a flavor verdict: None = may fit, str = Kueue's reason it never does

@@ -29,10 +29,10 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
 from ..facts.model import StackModel
 from ..facts.selectors import CORE_GROUP, NAMESPACE_PATCH
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 from .webhooks.kueue_scope import gate_off, webhooks_cover
 
 ALWAYS_RESPECTED_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"

@@ -41,7 +41,6 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..builders import stack_policy
 from ..facts.admission_policies import Kind, enforced
 from ..facts.model import StackModel
 from ..facts.model.base import KubeObject
@@ -49,7 +48,8 @@ from ..facts.model.helm import HelmRelease
 from ..facts.rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
 from ..facts.selectors import namespace_labels, selector_matches
 from ..primitives.values import Unknown, dig
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 CREATE_VERBS = ("create",)
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

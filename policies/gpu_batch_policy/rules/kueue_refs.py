@@ -20,7 +20,6 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
 from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate
 from ..facts.model import ClusterQueue, LocalQueue, Lookup, StackModel
 from ..facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
@@ -28,7 +27,8 @@ from ..facts.open_world import World, unresolved, world_schema
 from ..facts.selectors import NAME_LABEL, selector_matches
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 
 def _declared_names(model: StackModel, kind: str) -> list[str]:

@@ -43,7 +43,6 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from ..builders import resource_policy, stack_policy
 from ..facts.model import ClusterQueue, NodePool, StackModel
 from ..facts.model.base import ObjectView
 from ..facts.tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
@@ -54,8 +53,9 @@ from ..facts.tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
 from ..facts.tas.reservations import ReservationSize, declared_sizes
 from ..facts.workload_kinds import kueue_gangs
 from ..primitives.values import Unknown
-from ..report import Reporter
 from .capacity import workload_queue
+from .kit.builders import resource_policy, stack_policy
+from .kit.report import Reporter
 
 GPU = "nvidia.com/gpu"
 

@@ -37,7 +37,6 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ..builders import stack_policy
 from ..facts.kueue_install import INSTALL_PROPERTIES
 from ..facts.metrics.dcgm import PREFIX as DCGM_PREFIX
 from ..facts.metrics.dcgm import dcgm_problem
@@ -50,7 +49,8 @@ from ..facts.metrics.promql import expand_dashboard_variables, metric_names
 from ..facts.model import StackModel
 from ..facts.model.base import Resource
 from ..primitives.values import Unknown, dig
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"

@@ -16,10 +16,10 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..builders import stack_policy
 from ..facts.metrics.ray import ray_undocumented
 from ..facts.model import StackModel
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 from .monitoring_queries import series_read
 
 

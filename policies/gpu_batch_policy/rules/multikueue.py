@@ -61,7 +61,6 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from ..builders import stack_policy
 from ..facts.demand import CannotTellError, pod_request, total
 from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
 from ..facts.model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
@@ -81,8 +80,9 @@ from ..facts.workload_kinds import kueue_gangs
 from ..facts.workload_kinds.queue_names import kueue_queue_name
 from ..primitives.tokens import CORE_GROUP, KUEUE_GROUP
 from ..primitives.values import Unknown, dig, fmt_num
-from ..report import Reporter
 from .capacity import gang_vs_queued_pool
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 GPU = "nvidia.com/gpu"
 

@@ -43,7 +43,6 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..builders import stack_policy
 from ..facts.demand import CannotTellError, pod_request
 from ..facts.installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
 from ..facts.model import KubeObject, RayWorkload, StackModel
@@ -58,7 +57,8 @@ from ..facts.model.workloads import (
 from ..facts.open_world import World, world_schema
 from ..facts.pod_templates import owned_templates
 from ..facts.workload_kinds.queue_names import kueue_queue_name
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 KAI_SCHEDULER = "kai-scheduler"
 KAI_DEFAULT_QUEUE = "default-queue"

@@ -37,10 +37,10 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..builders import stack_policy
 from ..facts.model import HelmRelease, StackModel
 from ..primitives.values import Unknown, as_bool, as_str, dig
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 QUEUE_KEYS = (
     "kubernetes.quota.queue",

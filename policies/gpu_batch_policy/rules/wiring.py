@@ -28,7 +28,6 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..builders import stack_policy
 from ..facts.demand import CannotTellError, pod_request
 from ..facts.model import HelmRelease, StackModel
 from ..facts.model.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
@@ -44,7 +43,8 @@ from ..facts.workload_kinds.queue_names import kueue_queue_name
 from ..primitives.quantity import QuantityError, parse_fraction
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, as_bool, dig
-from ..report import Reporter
+from .kit.builders import stack_policy
+from .kit.report import Reporter
 
 KAI_SCHEDULER = "kai-scheduler"
 BATCH_SCHEDULERS = ("volcano", "yunikorn", KAI_SCHEDULER, "scheduler-plugins")

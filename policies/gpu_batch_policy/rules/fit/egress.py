@@ -20,14 +20,14 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.fit import kai_config
 from ...facts.fit.network import has_cloud_nat, private_clusters
 from ...facts.model import StackModel
 from ...facts.open_world import World, world_schema
 from ...facts.pod_templates import owned_templates
 from ...primitives.values import Unknown, as_str, dig
-from ...report import Reporter, config_value
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter, config_value
 
 GOOGLE_REGISTRIES = ("gcr.io",)
 GOOGLE_REGISTRY_SUFFIXES = (".gcr.io", ".pkg.dev")

@@ -17,7 +17,6 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.fit.placement import (
     KUEUE_QUEUE_LABEL,
     QUEUED_NODE_TAINT,
@@ -32,7 +31,8 @@ from ...facts.model import KubeObject, NodePool, RayWorkload, StackModel
 from ...facts.pod_templates import OwnedTemplate, owned_templates
 from ...facts.pools import auto_provisioning, known_pool_names
 from ...primitives.values import Unknown
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 
 def template_placement(model: StackModel, owned: OwnedTemplate) -> Placement:

@@ -26,12 +26,12 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.fit import kai_config
 from ...facts.model import StackModel, Subject
 from ...facts.pod_templates import owned_templates
 from ...primitives.values import Unknown, as_str, dig
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 GVISOR = "gvisor"

@@ -13,10 +13,10 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.fit.system_load import system_loads
 from ...facts.model import StackModel
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 
 def check_system_pool(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:

@@ -21,14 +21,14 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.fit import kai_config
 from ...facts.fit.network import PrivateCluster, port_open, private_clusters
 from ...facts.model import KubeObject, StackModel
 from ...facts.open_world import World, world_schema
 from ...facts.pod_templates import OwnedTemplate, owned_templates
 from ...primitives.values import Unknown, as_int, as_str, dig, str_map
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 WEBHOOK_GROUP = "admissionregistration.k8s.io"
 WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")

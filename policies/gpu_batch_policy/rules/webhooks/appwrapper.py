@@ -30,7 +30,6 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...facts.workload_kinds.appwrapper_paths import (
@@ -45,7 +44,8 @@ from ...facts.workload_kinds.appwrapper_paths import (
     pod_template_at,
 )
 from ...primitives.values import Unknown
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 GROUP = "workload.codeflare.dev"
 KIND = "AppWrapper"

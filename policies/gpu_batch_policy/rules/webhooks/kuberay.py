@@ -52,7 +52,6 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.demand import CannotTellError
 from ...facts.model import RayWorkload, StackModel
 from ...facts.model.workloads import RayGroup
@@ -65,7 +64,8 @@ from ...primitives.k8s_names import (
     qualified_name_error,
 )
 from ...primitives.values import Unknown, as_bool, as_int, as_str, dig
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 MAX_INT32 = 2147483647
 MAX_RAYCLUSTER_NAME = 53

@@ -60,7 +60,6 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
 from ...facts.demand import CannotTellError
 from ...facts.installs import kueue_installed
 from ...facts.model import StackModel
@@ -70,7 +69,8 @@ from ...facts.open_world import World, world_schema
 from ...facts.workload_kinds.registry import FRAMEWORK_OF_KIND
 from ...primitives.k8s_names import dns1123_subdomain_error, go_atoi, has_placeholder, qualified_name_error
 from ...primitives.values import Unknown, as_int, as_str, dig, str_map
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .kueue_scope import (
     ELASTIC_GATE,
     IDENTIFIER_ANNOTATIONS_GATE,

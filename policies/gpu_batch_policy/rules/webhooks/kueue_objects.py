@@ -31,7 +31,6 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ...builders import stack_policy
 from ...facts.demand import CannotTellError
 from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
 from ...facts.model import StackModel
@@ -39,7 +38,8 @@ from ...facts.model.base import KubeObject
 from ...primitives.k8s_names import has_placeholder, label_value_error, qualified_name_error
 from ...primitives.tokens import KUEUE_GROUP
 from ...primitives.values import Unknown, dig, quantity
-from ...report import Reporter
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 SERVED_VERSIONS = ("v1beta1", "v1beta2")
 SERVED_KINDS = (

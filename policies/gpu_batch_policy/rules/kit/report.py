@@ -20,7 +20,7 @@ from typing import Any
 from pulumi_policy import ReportViolation
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from .facts.model.base import Subject
+from ...facts.model.base import Subject
 
 # Findings one rule lists for one resource in one call; the rest are counted in one more finding
 # at the rule's level.  A ClusterQueue with 3,000 copies of one resource group produced 18,000

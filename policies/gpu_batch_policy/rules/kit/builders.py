@@ -34,8 +34,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .facts.model import StackModel, view, view_class
-from .facts.model.base import build_resource
+from ...facts.model import StackModel, view, view_class
+from ...facts.model.base import build_resource
 from .report import Reporter
 from .rule_guard import guarded
 

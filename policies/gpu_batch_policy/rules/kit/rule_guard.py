@@ -24,7 +24,7 @@ from types import TracebackType
 
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from .primitives.quantity import ARITHMETIC
+from ...primitives.quantity import ARITHMETIC
 
 INTERNAL_ERROR_PREFIX = "internal error in rule"
 # (rule, resource, exception type) of every internal error in this process, oldest first.
