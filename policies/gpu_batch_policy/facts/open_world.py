@@ -21,15 +21,11 @@ one schema below; a split-stack user pastes the same block under each of those r
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import PolicyConfigSchema
-
-from ..rules.kit.report import Reporter
-from .model.base import Subject
 
 # Kinds a rule of the pack resolves by name; "Release" is a Helm install, named by its chart.
 EXTERNAL_KINDS = (
@@ -127,42 +123,7 @@ class World:
         return self.is_external("Release", chart)
 
 
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest declared name, or nothing."""
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def external_entry(kind: str, name: str, namespace: str | None = None) -> str:
     """The ``externalObjects`` entry that declares this object as living elsewhere."""
     where = f', "namespace": "{namespace}"' if namespace else ""
     return f'{{"kind": "{kind}"{where}, "name": "{name}"}}'
-
-
-def unresolved(
-    world: World,
-    reporter: Reporter,
-    subject: Subject,
-    ref: tuple[str, str, str | None],
-    *,
-    declared: Iterable[str],
-    problem: str,
-    fix: str,
-) -> None:
-    """Judge a reference the stack does not resolve: ``ref`` is (kind, name, namespace) and
-    ``declared`` the names of the objects of that kind the stack holds (in the namespace that
-    matters, for namespaced kinds).  Listed external: fine.  Closed world, or a kind the stack
-    holds: a violation (with a "did you mean").  Otherwise: advisory "not in this stack"."""
-    kind, name, namespace = ref
-    if world.is_external(kind, name, namespace):
-        return
-    names = list(declared)
-    if world.closed or names:
-        reporter.violation(subject, problem + did_you_mean(name, names), fix)
-        return
-    shown = f"{namespace}/{name}" if namespace else name
-    reporter.not_in_stack(
-        subject,
-        f"{kind} '{shown}' (this stack declares no {kind}; declare it here, or list "
-        f"{external_entry(kind, name, namespace)} under externalObjects in {CONFIG_HINT})",
-    )

@@ -26,10 +26,11 @@ from ..facts.kai.quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allo
 from ..facts.kai.tree import QueueNode, QueueTree
 from ..facts.model import RayWorkload, StackModel
 from ..facts.model.workloads import KAI_QUEUE_LABEL
-from ..facts.open_world import World, unresolved, world_schema
+from ..facts.open_world import World, world_schema
 from ..facts.pod_templates import owned_templates
 from ..primitives.values import Unknown
 from .kit.builders import stack_policy
+from .kit.references import unresolved
 from .kit.report import Reporter
 
 _UNIT = {"cpu": "millicores of CPU", "memory": "MB of memory", "gpu": "GPUs"}

@@ -37,13 +37,14 @@ from ..facts.model.workloads import (
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
 )
-from ..facts.open_world import World, unresolved, world_schema
+from ..facts.open_world import World, world_schema
 from ..facts.pod_templates import owned_templates
 from ..facts.workload_kinds.queue_names import kueue_queue_name
 from ..primitives.quantity import QuantityError, parse_fraction
 from ..primitives.tokens import KUEUE_GROUP
 from ..primitives.values import Unknown, as_bool, dig
 from .kit.builders import stack_policy
+from .kit.references import unresolved
 from .kit.report import Reporter
 
 KAI_SCHEDULER = "kai-scheduler"

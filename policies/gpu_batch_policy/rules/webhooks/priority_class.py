@@ -34,11 +34,12 @@ from pulumi_policy import Policy
 
 from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
-from ...facts.open_world import World, unresolved, world_schema
+from ...facts.open_world import World, world_schema
 from ...facts.workload_kinds import kueue_gangs
 from ...primitives.quantity import shown
 from ...primitives.values import Unknown, as_bool, as_int
 from ..kit.builders import stack_policy
+from ..kit.references import unresolved
 from ..kit.report import Reporter
 
 SCHEDULING_GROUP = "scheduling.k8s.io"
