@@ -20,7 +20,6 @@ from gpu_batch_policy.facts.charts.objects import render_releases
 from gpu_batch_policy.facts.model import StackModel
 from gpu_batch_policy.facts.model.base import build_resource
 from gpu_batch_policy.primitives.values import plain
-from gpu_batch_policy.registry import ALL_POLICIES
 from gpu_batch_policy.rules import (
     cluster_access,
     ingress_exposure,
@@ -29,6 +28,7 @@ from gpu_batch_policy.rules import (
     skypilot,
 )
 from gpu_batch_policy.rules.kit.report import CannotCheckYetError, Reporter
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 
 from stacks.errors import ConfigError
 from tests.stack_runner import ROOT, config_value, run_stack

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from gpu_batch_policy.facts.charts.manifests import ManifestUnavailableError, manifest_set, resolve_manifest
 from gpu_batch_policy.facts.charts.resolver import default_cache
-from gpu_batch_policy.registry import ALL_POLICIES
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 from pulumi_policy import EnforcementLevel
 
 from tests.mirrors import mirror_file

@@ -32,7 +32,7 @@ from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy.deserialize import deserialize_properties
 
-from .primitives.values import SECRET_SIG, SECRET_SIG_KEY
+from ..primitives.values import SECRET_SIG, SECRET_SIG_KEY
 
 REDACTED = "[secret]"
 PACK_ERROR_POLICY = "gpu-batch-pack"
