@@ -41,7 +41,7 @@ from gpu_batch_policy.primitives.go_duration import parse_go_duration  # noqa: E
 from gpu_batch_policy.primitives.tokens import HELM_RELEASE  # noqa: E402
 from gpu_batch_policy.primitives.values import Quantity, Unknown, quantity  # noqa: E402
 from gpu_batch_policy.rules.kit.report import Reporter  # noqa: E402
-from gpu_batch_policy.rules.kueue_api import API_CHECKS  # noqa: E402
+from gpu_batch_policy.rules.kueue.api import API_CHECKS  # noqa: E402
 
 __all__ = [
     "API_CHECKS",

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from gpu_batch_policy.facts.demand import PodSet
 from gpu_batch_policy.facts.model.workloads import PodTemplate
-from gpu_batch_policy.rules import capacity as rules_capacity
-from gpu_batch_policy.rules.capacity import nodes_needed
+from gpu_batch_policy.rules.kueue import capacity as rules_capacity
+from gpu_batch_policy.rules.kueue.capacity import nodes_needed
 
 from tests.policies.workload_stack import (
     UNKNOWN,

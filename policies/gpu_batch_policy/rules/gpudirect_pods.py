@@ -26,10 +26,10 @@ from ..facts.pod_templates import owned_templates
 from ..facts.tas.domains import flavor_pools
 from ..facts.workload_kinds import kueue_gangs
 from ..primitives.values import Unknown, dig
-from .capacity import workload_queue
 from .gpudirect import extra_nics
 from .kit.builders import stack_policy
 from .kit.report import Reporter
+from .kueue.capacity import workload_queue
 
 GPU = "nvidia.com/gpu"
 

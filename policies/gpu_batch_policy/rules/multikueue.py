@@ -80,9 +80,9 @@ from ..facts.workload_kinds import kueue_gangs
 from ..facts.workload_kinds.queue_names import kueue_queue_name
 from ..primitives.tokens import CORE_GROUP, KUEUE_GROUP
 from ..primitives.values import Unknown, dig, fmt_num
-from .capacity import gang_vs_queued_pool
 from .kit.builders import stack_policy
 from .kit.report import Reporter
+from .kueue.capacity import gang_vs_queued_pool
 
 GPU = "nvidia.com/gpu"
 

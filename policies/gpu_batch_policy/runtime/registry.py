@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from ..rules.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
 from ..rules.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
-from ..rules.capacity import POLICIES as RULES_CAPACITY
 from ..rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from ..rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from ..rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
@@ -35,16 +33,20 @@ from ..rules.kai_pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBER
 from ..rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from ..rules.kai_topology import POLICIES as RULES_KAI_TOPOLOGY
 from ..rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
-from ..rules.kueue_accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
-from ..rules.kueue_advisory import POLICIES as RULES_KUEUE_ADVISORY
-from ..rules.kueue_api import POLICIES as RULES_KUEUE_API
-from ..rules.kueue_config import POLICIES as RULES_KUEUE_CONFIG
-from ..rules.kueue_fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
-from ..rules.kueue_flavors import POLICIES as RULES_KUEUE_FLAVORS
-from ..rules.kueue_managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
-from ..rules.kueue_pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
-from ..rules.kueue_refs import POLICIES as RULES_KUEUE_REFS
-from ..rules.kueue_tas import POLICIES as RULES_KUEUE_TAS
+from ..rules.kueue.accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
+from ..rules.kueue.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
+from ..rules.kueue.advisory import POLICIES as RULES_KUEUE_ADVISORY
+from ..rules.kueue.api import POLICIES as RULES_KUEUE_API
+from ..rules.kueue.capacity import POLICIES as RULES_CAPACITY
+from ..rules.kueue.config import POLICIES as RULES_KUEUE_CONFIG
+from ..rules.kueue.fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
+from ..rules.kueue.flavors import POLICIES as RULES_KUEUE_FLAVORS
+from ..rules.kueue.managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
+from ..rules.kueue.pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
+from ..rules.kueue.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from ..rules.kueue.refs import POLICIES as RULES_KUEUE_REFS
+from ..rules.kueue.tas import POLICIES as RULES_KUEUE_TAS
+from ..rules.kueue.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 from ..rules.monitoring import POLICIES as RULES_MONITORING
 from ..rules.monitoring_queries import POLICIES as RULES_MONITORING_QUERIES
 from ..rules.monitoring_ray import POLICIES as RULES_MONITORING_RAY
@@ -52,13 +54,11 @@ from ..rules.multikueue import POLICIES as RULES_MULTIKUEUE
 from ..rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from ..rules.operator_pool import POLICIES as RULES_OPERATOR_POOL
 from ..rules.pod_security import POLICIES as RULES_POD_SECURITY
-from ..rules.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from ..rules.ray_auth import POLICIES as RULES_RAY_AUTH
 from ..rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from ..rules.skypilot import POLICIES as RULES_SKYPILOT
 from ..rules.webhooks import POLICIES as RULES_WEBHOOKS
 from ..rules.wiring import POLICIES as RULES_WIRING
-from ..rules.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GPUDIRECT,

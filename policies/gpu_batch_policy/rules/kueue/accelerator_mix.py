@@ -52,14 +52,14 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import ClusterQueue, ResourceFlavor, StackModel
-from ..facts.model.gke import ACCELERATOR_LABEL, INSTANCE_TYPE_LABEL, MACHINE_TYPE_GPUS
-from ..facts.model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
-from ..primitives.accelerator_mix import mixes_accelerator_types
-from ..primitives.values import Unknown
+from ...facts.model import ClusterQueue, ResourceFlavor, StackModel
+from ...facts.model.gke import ACCELERATOR_LABEL, INSTANCE_TYPE_LABEL, MACHINE_TYPE_GPUS
+from ...facts.model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
+from ...primitives.accelerator_mix import mixes_accelerator_types
+from ...primitives.values import Unknown
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .capacity import flavor_selection
-from .kit.builders import stack_policy
-from .kit.report import Reporter
 
 MIXING_ANNOTATION = "gpu-batch/accelerator-mixing"
 MIXING_ALLOWED = "allowed"

@@ -19,16 +19,16 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.kueue_install import framework_of, with_implicit
-from ..facts.model import HelmRelease, StackModel
-from ..facts.model.helm import FeatureGate
-from ..facts.model.kueue import QUEUE_NAME_LABEL
-from ..facts.workload_kinds.queue_names import kueue_queue_name
-from ..facts.workload_kinds.registry import FRAMEWORK_NAMES
-from ..primitives.tokens import RAY_GROUP
-from ..primitives.values import Unknown, as_bool, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.kueue_install import framework_of, with_implicit
+from ...facts.model import HelmRelease, StackModel
+from ...facts.model.helm import FeatureGate
+from ...facts.model.kueue import QUEUE_NAME_LABEL
+from ...facts.workload_kinds.queue_names import kueue_queue_name
+from ...facts.workload_kinds.registry import FRAMEWORK_NAMES
+from ...primitives.tokens import RAY_GROUP
+from ...primitives.values import Unknown, as_bool, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 # The 18 framework names Kueue 0.19.2 registers (its integration registry: workload_kinds.registry).
 KNOWN_FRAMEWORKS = FRAMEWORK_NAMES

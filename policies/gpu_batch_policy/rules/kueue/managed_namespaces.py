@@ -29,11 +29,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import StackModel
-from ..facts.selectors import CORE_GROUP, NAMESPACE_PATCH
-from .kit.builders import stack_policy
-from .kit.report import Reporter
-from .webhooks.kueue_scope import gate_off, webhooks_cover
+from ...facts.model import StackModel
+from ...facts.selectors import CORE_GROUP, NAMESPACE_PATCH
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
+from ..webhooks.kueue_scope import gate_off, webhooks_cover
 
 ALWAYS_RESPECTED_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
 

@@ -20,16 +20,16 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate
-from ..facts.model import ClusterQueue, LocalQueue, Lookup, StackModel
-from ..facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
-from ..facts.open_world import World, world_schema
-from ..facts.selectors import NAME_LABEL, selector_matches
-from ..primitives.tokens import KUEUE_GROUP
-from ..primitives.values import Unknown
-from .kit.builders import stack_policy
-from .kit.references import unresolved
-from .kit.report import Reporter
+from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
+from ...facts.model import ClusterQueue, LocalQueue, Lookup, StackModel
+from ...facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
+from ...facts.open_world import World, world_schema
+from ...facts.selectors import NAME_LABEL, selector_matches
+from ...primitives.tokens import KUEUE_GROUP
+from ...primitives.values import Unknown
+from ..kit.builders import stack_policy
+from ..kit.references import unresolved
+from ..kit.report import Reporter
 
 
 def _declared_names(model: StackModel, kind: str) -> list[str]:

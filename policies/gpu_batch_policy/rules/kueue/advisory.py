@@ -20,11 +20,11 @@ from typing import Any
 import pulumi
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from ..facts.model import ClusterQueue, StackModel
-from ..facts.model.kueue import preempts
-from ..primitives.values import Unknown, fmt_num
-from .kit.builders import stack_policy
-from .kit.report import Reporter, config_value
+from ...facts.model import ClusterQueue, StackModel
+from ...facts.model.kueue import preempts
+from ...primitives.values import Unknown, fmt_num
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter, config_value
 
 DEFAULT_INFINITE_GPU_QUOTA = 1_000_000
 DEFAULT_GPU_RESOURCES = ["nvidia.com/gpu"]

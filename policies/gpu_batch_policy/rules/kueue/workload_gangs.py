@@ -34,25 +34,25 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ..facts.demand import CannotTellError, pod_request
-from ..facts.kai.pod_groups import explicit_pod_groups, gang_pod_sets
-from ..facts.kai.priority import object_preemptibility
-from ..facts.kai.tree import QueueTree
-from ..facts.kueue_capacity import InvalidQuotaError
-from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install, requested
-from ..facts.model import RayWorkload, StackModel
-from ..facts.model.base import KubeObject, ObjectView
-from ..facts.model.kueue import QUEUE_NAME_LABEL
-from ..facts.model.workloads import KAI_QUEUE_LABEL
-from ..facts.workload_kinds import Counted, kai_gangs, kueue_gangs
-from ..facts.workload_kinds.queue_names import kai_queue_name
-from ..facts.workload_kinds.registry import BY_KIND
-from ..primitives.tokens import KUEUE_GROUP
-from ..primitives.values import Unknown, dig
+from ...facts.demand import CannotTellError, pod_request
+from ...facts.kai.pod_groups import explicit_pod_groups, gang_pod_sets
+from ...facts.kai.priority import object_preemptibility
+from ...facts.kai.tree import QueueTree
+from ...facts.kueue_capacity import InvalidQuotaError
+from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install, requested
+from ...facts.model import RayWorkload, StackModel
+from ...facts.model.base import KubeObject, ObjectView
+from ...facts.model.kueue import QUEUE_NAME_LABEL
+from ...facts.model.workloads import KAI_QUEUE_LABEL
+from ...facts.workload_kinds import Counted, kai_gangs, kueue_gangs
+from ...facts.workload_kinds.queue_names import kai_queue_name
+from ...facts.workload_kinds.registry import BY_KIND
+from ...primitives.tokens import KUEUE_GROUP
+from ...primitives.values import Unknown, dig
+from ..kai import gang_vs_limit_chain, nonpreemptible_vs_quota, queue_chain
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue
-from .kai import gang_vs_limit_chain, nonpreemptible_vs_quota, queue_chain
-from .kit.builders import stack_policy
-from .kit.report import Reporter
 
 
 def _view(counted: Counted) -> ObjectView:

@@ -25,12 +25,12 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import AdmissionCheck, ClusterQueue, Cohort, WorkloadPriorityClass
-from ..facts.model.base import KubeObject
-from ..facts.model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
-from ..primitives.values import Quantity, Unknown, dig, fmt_num
-from .kit.builders import resource_policy
-from .kit.report import Reporter
+from ...facts.model import AdmissionCheck, ClusterQueue, Cohort, WorkloadPriorityClass
+from ...facts.model.base import KubeObject
+from ...facts.model.kueue import DEFAULT_WHEN_CAN_BORROW, DEFAULT_WHEN_CAN_PREEMPT, ResourceGroup
+from ...primitives.values import Quantity, Unknown, dig, fmt_num
+from ..kit.builders import resource_policy
+from ..kit.report import Reporter
 
 QuotaOwner = ClusterQueue | Cohort
 

@@ -41,15 +41,15 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.admission_policies import Kind, enforced
-from ..facts.model import StackModel
-from ..facts.model.base import KubeObject
-from ..facts.model.helm import HelmRelease
-from ..facts.rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
-from ..facts.selectors import namespace_labels, selector_matches
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.admission_policies import Kind, enforced
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.model.helm import HelmRelease
+from ...facts.rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
+from ...facts.selectors import namespace_labels, selector_matches
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 CREATE_VERBS = ("create",)
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -43,19 +43,19 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from ..facts.model import ClusterQueue, NodePool, StackModel
-from ..facts.model.base import ObjectView
-from ..facts.tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
-from ..facts.tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
-from ..facts.tas.levels import GKE_TOPOLOGY_LABELS, labelled
-from ..facts.tas.placement import COMPACT_FLEX_MACHINES
-from ..facts.tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
-from ..facts.tas.reservations import ReservationSize, declared_sizes
-from ..facts.workload_kinds import kueue_gangs
-from ..primitives.values import Unknown
+from ...facts.model import ClusterQueue, NodePool, StackModel
+from ...facts.model.base import ObjectView
+from ...facts.tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
+from ...facts.tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
+from ...facts.tas.levels import GKE_TOPOLOGY_LABELS, labelled
+from ...facts.tas.placement import COMPACT_FLEX_MACHINES
+from ...facts.tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
+from ...facts.tas.reservations import ReservationSize, declared_sizes
+from ...facts.workload_kinds import kueue_gangs
+from ...primitives.values import Unknown
+from ..kit.builders import resource_policy, stack_policy
+from ..kit.report import Reporter
 from .capacity import workload_queue
-from .kit.builders import resource_policy, stack_policy
-from .kit.report import Reporter
 
 GPU = "nvidia.com/gpu"
 

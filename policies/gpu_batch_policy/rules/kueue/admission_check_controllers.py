@@ -28,12 +28,12 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate
-from ..facts.model import StackModel
-from ..facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
-from ..primitives.values import Unknown
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
+from ...facts.model import StackModel
+from ...facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER
+from ...primitives.values import Unknown
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 KUEUE_PREFIX = "kueue.x-k8s.io/"
 KUEUE_CONTROLLERS = (PROVISIONING_REQUEST_CONTROLLER, MULTIKUEUE_CONTROLLER)

@@ -37,19 +37,19 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ..facts.demand import PodSet
-from ..facts.fit.flavor_match import flavor_rejects
-from ..facts.kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, requested
-from ..facts.model import ClusterQueue, ResourceFlavor, StackModel
-from ..facts.model.base import ObjectView
-from ..facts.model.kueue import ResourceGroup
-from ..facts.tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
-from ..facts.workload_kinds import Counted, kueue_gangs
-from ..primitives.tokens import KUEUE_GROUP
-from ..primitives.values import Unknown, as_list, as_str, dig
+from ...facts.demand import PodSet
+from ...facts.fit.flavor_match import flavor_rejects
+from ...facts.kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_install, requested
+from ...facts.model import ClusterQueue, ResourceFlavor, StackModel
+from ...facts.model.base import ObjectView
+from ...facts.model.kueue import ResourceGroup
+from ...facts.tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
+from ...facts.workload_kinds import Counted, kueue_gangs
+from ...primitives.tokens import KUEUE_GROUP
+from ...primitives.values import Unknown, as_list, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .capacity import workload_queue
-from .kit.builders import stack_policy
-from .kit.report import Reporter
 
 TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
 UNDECIDED = None  # a flavor verdict: None = may fit, str = Kueue's reason it never does

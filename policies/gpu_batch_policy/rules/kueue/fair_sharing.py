@@ -21,11 +21,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import StackModel
-from ..facts.model.helm import HelmRelease
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...facts.model.helm import HelmRelease
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 
 def _fair_sharing(release: HelmRelease) -> bool | None:

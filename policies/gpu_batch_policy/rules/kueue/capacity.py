@@ -25,14 +25,14 @@ from typing import Any, TypeVar
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from ..facts.demand import CannotTellError, PodSet, pod_request
-from ..facts.kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
-from ..facts.model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
-from ..facts.model.base import ObjectView
-from ..facts.model.gke import NODEPOOL_LABEL
-from ..facts.model.kueue import MULTIKUEUE_CONTROLLER, ResourceQuota
-from ..facts.model.workloads import GPU_RESOURCE, PodTemplate
-from ..facts.pools import (
+from ...facts.demand import CannotTellError, PodSet, pod_request
+from ...facts.kueue_capacity import InvalidQuotaError, can_get, gpu_flavors, provisioning_checks, value_of
+from ...facts.model import ClusterQueue, Cohort, NodePool, ResourceFlavor, StackModel
+from ...facts.model.base import ObjectView
+from ...facts.model.gke import NODEPOOL_LABEL
+from ...facts.model.kueue import MULTIKUEUE_CONTROLLER, ResourceQuota
+from ...facts.model.workloads import GPU_RESOURCE, PodTemplate
+from ...facts.pools import (
     PoolCapacity,
     Selection,
     auto_provisioning,
@@ -42,12 +42,12 @@ from ..facts.pools import (
     pool_capacity,
     select,
 )
-from ..facts.workload_kinds.queue_names import kueue_queue_name
-from ..facts.workload_kinds.ray import kueue_gangs as ray_kueue_gangs
-from ..primitives.tokens import KUEUE_GROUP
-from ..primitives.values import Unknown, dig, fmt_num, str_map
-from .kit.builders import stack_policy
-from .kit.report import Reporter, config_value
+from ...facts.workload_kinds.queue_names import kueue_queue_name
+from ...facts.workload_kinds.ray import kueue_gangs as ray_kueue_gangs
+from ...primitives.tokens import KUEUE_GROUP
+from ...primitives.values import Unknown, dig, fmt_num, str_map
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter, config_value
 
 T = TypeVar("T")
 NO_POOLS = "no GKE node pools are declared, so pool capacity is unknown"

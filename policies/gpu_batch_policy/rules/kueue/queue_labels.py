@@ -43,22 +43,22 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.demand import CannotTellError, pod_request
-from ..facts.installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
-from ..facts.model import KubeObject, RayWorkload, StackModel
-from ..facts.model.kueue import QUEUE_NAME_LABEL
-from ..facts.model.workloads import (
+from ...facts.demand import CannotTellError, pod_request
+from ...facts.installs import kai_installed, kueue_installed, manages_jobs_without_queue_name
+from ...facts.model import KubeObject, RayWorkload, StackModel
+from ...facts.model.kueue import QUEUE_NAME_LABEL
+from ...facts.model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
     PodTemplate,
 )
-from ..facts.open_world import World, world_schema
-from ..facts.pod_templates import owned_templates
-from ..facts.workload_kinds.queue_names import kueue_queue_name
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.open_world import World, world_schema
+from ...facts.pod_templates import owned_templates
+from ...facts.workload_kinds.queue_names import kueue_queue_name
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 KAI_SCHEDULER = "kai-scheduler"
 KAI_DEFAULT_QUEUE = "default-queue"
