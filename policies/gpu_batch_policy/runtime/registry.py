@@ -27,11 +27,11 @@ from ..rules.gpudirect_pods import POLICIES as RULES_GPUDIRECT_PODS
 from ..rules.helm import POLICIES as RULES_HELM
 from ..rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from ..rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
-from ..rules.kai import POLICIES as RULES_KAI
-from ..rules.kai_min_member import POLICIES as RULES_KAI_MIN_MEMBER
-from ..rules.kai_pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
-from ..rules.kai_runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
-from ..rules.kai_topology import POLICIES as RULES_KAI_TOPOLOGY
+from ..rules.kai.min_member import POLICIES as RULES_KAI_MIN_MEMBER
+from ..rules.kai.pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
+from ..rules.kai.queues import POLICIES as RULES_KAI
+from ..rules.kai.runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
+from ..rules.kai.topology import POLICIES as RULES_KAI_TOPOLOGY
 from ..rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
 from ..rules.kueue.accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from ..rules.kueue.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS

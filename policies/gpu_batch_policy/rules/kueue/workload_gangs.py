@@ -49,7 +49,7 @@ from ...facts.workload_kinds.queue_names import kai_queue_name
 from ...facts.workload_kinds.registry import BY_KIND
 from ...primitives.tokens import KUEUE_GROUP
 from ...primitives.values import Unknown, dig
-from ..kai import gang_vs_limit_chain, nonpreemptible_vs_quota, queue_chain
+from ..kai.queues import gang_vs_limit_chain, nonpreemptible_vs_quota, queue_chain
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
 from .capacity import gang_vs_queued_pool, gang_vs_quota, pods_fit_node, workload_queue

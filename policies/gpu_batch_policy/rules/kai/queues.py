@@ -19,19 +19,19 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
-from ..facts.kai.pod_groups import explicit_pod_groups
-from ..facts.kai.priority import preemptibility
-from ..facts.kai.quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
-from ..facts.kai.tree import QueueNode, QueueTree
-from ..facts.model import RayWorkload, StackModel
-from ..facts.model.workloads import KAI_QUEUE_LABEL
-from ..facts.open_world import World, world_schema
-from ..facts.pod_templates import owned_templates
-from ..primitives.values import Unknown
-from .kit.builders import stack_policy
-from .kit.references import unresolved
-from .kit.report import Reporter
+from ...facts.demand import CannotTellError, PodSet, kai_pod_demand, kai_pod_sets, total
+from ...facts.kai.pod_groups import explicit_pod_groups
+from ...facts.kai.priority import preemptibility
+from ...facts.kai.quota import KAI_RESOURCES, fits, fmt, is_unlimited, limit_allows
+from ...facts.kai.tree import QueueNode, QueueTree
+from ...facts.model import RayWorkload, StackModel
+from ...facts.model.workloads import KAI_QUEUE_LABEL
+from ...facts.open_world import World, world_schema
+from ...facts.pod_templates import owned_templates
+from ...primitives.values import Unknown
+from ..kit.builders import stack_policy
+from ..kit.references import unresolved
+from ..kit.report import Reporter
 
 _UNIT = {"cpu": "millicores of CPU", "memory": "MB of memory", "gpu": "GPUs"}
 

@@ -32,11 +32,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import StackModel
-from ..facts.model.helm import HelmRelease
-from ..primitives.values import Unknown, as_str, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...facts.model.helm import HelmRelease
+from ...primitives.values import Unknown, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 CHART_DEFAULT_CLASS = "nvidia"
 FRACTION_ONLY_FROM = (0, 16, 0)

@@ -24,12 +24,12 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import StackModel
-from ..facts.model.base import KubeObject
-from ..facts.workload_kinds.batch_job import KAI_MIN_MEMBER
-from ..primitives.values import Unknown, as_int, as_str, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.workload_kinds.batch_job import KAI_MIN_MEMBER
+from ...primitives.values import Unknown, as_int, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 KAI_SCHEDULER = "kai-scheduler"
 

@@ -20,13 +20,13 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.demand import CannotTellError
-from ..facts.kai.pod_groups import SUBGROUP_LABEL, ExplicitPodGroup, explicit_pod_groups
-from ..facts.model import StackModel
-from ..facts.workload_kinds.queue_names import KAI_SCHEDULER_NAME
-from ..primitives.values import Unknown, as_int, as_str, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.demand import CannotTellError
+from ...facts.kai.pod_groups import SUBGROUP_LABEL, ExplicitPodGroup, explicit_pod_groups
+from ...facts.model import StackModel
+from ...facts.workload_kinds.queue_names import KAI_SCHEDULER_NAME
+from ...primitives.values import Unknown, as_int, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 
 def _minimum(raw: Any, where: str, floor: int) -> int:

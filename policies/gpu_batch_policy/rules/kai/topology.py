@@ -10,11 +10,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.kai.topology import annotated, kai_topologies, request_problems
-from ..facts.model import StackModel
-from ..primitives.values import Unknown
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.kai.topology import annotated, kai_topologies, request_problems
+from ...facts.model import StackModel
+from ...primitives.values import Unknown
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
 
