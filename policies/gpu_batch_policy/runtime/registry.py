@@ -33,6 +33,7 @@ from ..rules.kai.queues import POLICIES as RULES_KAI
 from ..rules.kai.runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from ..rules.kai.topology import POLICIES as RULES_KAI_TOPOLOGY
 from ..rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
+from ..rules.kuberay.auth import POLICIES as RULES_RAY_AUTH
 from ..rules.kueue.accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from ..rules.kueue.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
 from ..rules.kueue.advisory import POLICIES as RULES_KUEUE_ADVISORY
@@ -54,7 +55,6 @@ from ..rules.multikueue import POLICIES as RULES_MULTIKUEUE
 from ..rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from ..rules.operator_pool import POLICIES as RULES_OPERATOR_POOL
 from ..rules.pod_security import POLICIES as RULES_POD_SECURITY
-from ..rules.ray_auth import POLICIES as RULES_RAY_AUTH
 from ..rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from ..rules.skypilot import POLICIES as RULES_SKYPILOT
 from ..rules.webhooks import POLICIES as RULES_WEBHOOKS

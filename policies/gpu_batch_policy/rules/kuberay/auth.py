@@ -21,10 +21,10 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import StackModel
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 TOKEN_MIN = (2, 52, 0)
 K8S_TOKEN_MIN = (2, 55, 0)
