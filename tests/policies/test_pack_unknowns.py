@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.rules.gke import POLICIES as GKE
+from gpu_batch_policy.rules.gke.node_pools import POLICIES as GKE
 from gpu_batch_policy.rules.kueue.advisory import POLICIES as ADVISORY
 from gpu_batch_policy.rules.kueue.api import POLICIES as API
 from gpu_batch_policy.rules.kueue.config import POLICIES as CONFIG

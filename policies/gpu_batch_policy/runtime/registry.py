@@ -9,19 +9,19 @@ from __future__ import annotations
 from pulumi_policy import Policy
 
 from ..rules.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
-from ..rules.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
 from ..rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from ..rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from ..rules.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
-from ..rules.dws import POLICIES as RULES_DWS
 from ..rules.fit.egress import POLICIES as FIT_EGRESS
 from ..rules.fit.pod_fit import POLICIES as FIT_POD_FIT
 from ..rules.fit.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
 from ..rules.fit.system_pool import POLICIES as FIT_SYSTEM_POOL
 from ..rules.fit.webhook_ports import POLICIES as FIT_WEBHOOK_PORTS
-from ..rules.gcs_fuse import POLICIES as RULES_GCS_FUSE
-from ..rules.gke import POLICIES as RULES_GKE
-from ..rules.gpu_stack import POLICIES as RULES_GPU_STACK
+from ..rules.gke.cluster_access import POLICIES as RULES_CLUSTER_ACCESS
+from ..rules.gke.dws import POLICIES as RULES_DWS
+from ..rules.gke.gcs_fuse import POLICIES as RULES_GCS_FUSE
+from ..rules.gke.gpu_stack import POLICIES as RULES_GPU_STACK
+from ..rules.gke.node_pools import POLICIES as RULES_GKE
 from ..rules.gpudirect import POLICIES as RULES_GPUDIRECT
 from ..rules.gpudirect_pods import POLICIES as RULES_GPUDIRECT_PODS
 from ..rules.helm import POLICIES as RULES_HELM

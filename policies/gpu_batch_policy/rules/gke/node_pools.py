@@ -16,12 +16,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import NodePool, StackModel
-from ..facts.model.gke import GkeCluster
-from ..primitives.gke_version import satisfies
-from ..primitives.values import Unknown
-from .kit.builders import resource_policy, stack_policy
-from .kit.report import Reporter
+from ...facts.model import NodePool, StackModel
+from ...facts.model.gke import GkeCluster
+from ...primitives.gke_version import satisfies
+from ...primitives.values import Unknown
+from ..kit.builders import resource_policy, stack_policy
+from ..kit.report import Reporter
 
 QUEUED_PROVISIONING_MIN_VERSION = "1.28.3-gke.1098000"
 

@@ -26,11 +26,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import NodePool
-from ..facts.model.kueue import ProvisioningRequestConfig
-from ..primitives.values import Unknown, dig
-from .kit.builders import resource_policy
-from .kit.report import Reporter
+from ...facts.model import NodePool
+from ...facts.model.kueue import ProvisioningRequestConfig
+from ...primitives.values import Unknown, dig
+from ..kit.builders import resource_policy
+from ..kit.report import Reporter
 
 QUEUED_CLASS = "queued-provisioning.gke.io"
 REQUEST_LABEL = "autoscaling.gke.io/provisioning-request"

@@ -21,11 +21,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import StackModel
-from ..facts.pod_templates import owned_templates
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...facts.pod_templates import owned_templates
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 INJECT_ANNOTATION = "gke-gcsfuse/volumes"

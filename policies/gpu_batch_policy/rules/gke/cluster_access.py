@@ -27,12 +27,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from ..facts.model import StackModel
-from ..facts.model.gke import GkeCluster
-from ..facts.rbac import bindings, subjects
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter, config_value
+from ...facts.model import StackModel
+from ...facts.model.gke import GkeCluster
+from ...facts.rbac import bindings, subjects
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter, config_value
 
 
 def _groups_enabled(cluster: GkeCluster) -> bool | None:

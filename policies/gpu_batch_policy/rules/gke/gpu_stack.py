@@ -38,8 +38,8 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.fit.placement import placement
-from ..facts.gpu_stack import (
+from ...facts.fit.placement import placement
+from ...facts.gpu_stack import (
     DEVICE_PLUGIN_LABEL,
     SetupProblem,
     gpu_source,
@@ -50,14 +50,14 @@ from ..facts.gpu_stack import (
     setup_of,
     sharing_problems,
 )
-from ..facts.model import NodePool, StackModel
-from ..facts.model.helm import GPU_OPERATOR, HelmRelease
-from ..facts.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, PodTemplate
-from ..facts.open_world import World, world_schema
-from ..facts.pod_templates import owned_templates
-from ..primitives.values import Unknown, as_str, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import NodePool, StackModel
+from ...facts.model.helm import GPU_OPERATOR, HelmRelease
+from ...facts.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, PodTemplate
+from ...facts.open_world import World, world_schema
+from ...facts.pod_templates import owned_templates
+from ...primitives.values import Unknown, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 KAI_FRACTION_ANNOTATIONS = (GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION)
 CRITICAL_CLASSES = frozenset({"system-node-critical", "system-cluster-critical"})
