@@ -23,7 +23,7 @@ from gpu_batch_policy.facts.model import StackModel
 from gpu_batch_policy.facts.tas.domains import domain_gpus, tas_flavors
 from gpu_batch_policy.facts.tas.reservations import ReservationSize, declared_sizes
 from gpu_batch_policy.primitives.values import Unknown
-from gpu_batch_policy.rules.gpudirect import extra_nics
+from gpu_batch_policy.rules.gpudirect.networking import extra_nics
 
 from preview.report.gpu_sharing import Table
 

@@ -22,8 +22,8 @@ from ..rules.gke.dws import POLICIES as RULES_DWS
 from ..rules.gke.gcs_fuse import POLICIES as RULES_GCS_FUSE
 from ..rules.gke.gpu_stack import POLICIES as RULES_GPU_STACK
 from ..rules.gke.node_pools import POLICIES as RULES_GKE
-from ..rules.gpudirect import POLICIES as RULES_GPUDIRECT
-from ..rules.gpudirect_pods import POLICIES as RULES_GPUDIRECT_PODS
+from ..rules.gpudirect.networking import POLICIES as RULES_GPUDIRECT
+from ..rules.gpudirect.pod_wiring import POLICIES as RULES_GPUDIRECT_PODS
 from ..rules.helm import POLICIES as RULES_HELM
 from ..rules.helm_crds import POLICIES as RULES_HELM_CRDS
 from ..rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE

@@ -28,15 +28,15 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.gpudirect.profiles import ROCE_PROFILE_SUFFIX, profile_for
-from ..facts.model import NodePool, StackModel
-from ..facts.model.gke import GkeCluster, is_zone
-from ..facts.open_world import World, world_schema
-from ..primitives.gke_version import satisfies
-from ..primitives.values import Unknown, as_bool, as_str, dig
-from .kit.builders import resource_policy, stack_policy
-from .kit.references import unresolved
-from .kit.report import Reporter
+from ...facts.gpudirect.profiles import ROCE_PROFILE_SUFFIX, profile_for
+from ...facts.model import NodePool, StackModel
+from ...facts.model.gke import GkeCluster, is_zone
+from ...facts.open_world import World, world_schema
+from ...primitives.gke_version import satisfies
+from ...primitives.values import Unknown, as_bool, as_str, dig
+from ..kit.builders import resource_policy, stack_policy
+from ..kit.references import unresolved
+from ..kit.report import Reporter
 
 NETWORKING_GROUP = "networking.gke.io"
 COMPUTE_NETWORK = "gcp:compute/network:Network"

@@ -17,19 +17,19 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.fit.placement import placement
-from ..facts.gpudirect.profiles import profile_for
-from ..facts.gpudirect.wiring import missing_wiring, single_profile
-from ..facts.model import NodePool, StackModel
-from ..facts.model.base import ObjectView
-from ..facts.pod_templates import owned_templates
-from ..facts.tas.domains import flavor_pools
-from ..facts.workload_kinds import kueue_gangs
-from ..primitives.values import Unknown, dig
-from .gpudirect import extra_nics
-from .kit.builders import stack_policy
-from .kit.report import Reporter
-from .kueue.capacity import workload_queue
+from ...facts.fit.placement import placement
+from ...facts.gpudirect.profiles import profile_for
+from ...facts.gpudirect.wiring import missing_wiring, single_profile
+from ...facts.model import NodePool, StackModel
+from ...facts.model.base import ObjectView
+from ...facts.pod_templates import owned_templates
+from ...facts.tas.domains import flavor_pools
+from ...facts.workload_kinds import kueue_gangs
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
+from ..kueue.capacity import workload_queue
+from .networking import extra_nics
 
 GPU = "nvidia.com/gpu"
 
