@@ -26,7 +26,6 @@ from ..rules.gpudirect.networking import POLICIES as RULES_GPUDIRECT
 from ..rules.gpudirect.pod_wiring import POLICIES as RULES_GPUDIRECT_PODS
 from ..rules.helm import POLICIES as RULES_HELM
 from ..rules.helm_crds import POLICIES as RULES_HELM_CRDS
-from ..rules.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from ..rules.kai.min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from ..rules.kai.pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
 from ..rules.kai.queues import POLICIES as RULES_KAI
@@ -52,11 +51,12 @@ from ..rules.monitoring import POLICIES as RULES_MONITORING
 from ..rules.monitoring_queries import POLICIES as RULES_MONITORING_QUERIES
 from ..rules.monitoring_ray import POLICIES as RULES_MONITORING_RAY
 from ..rules.multikueue import POLICIES as RULES_MULTIKUEUE
-from ..rules.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
-from ..rules.operator_pool import POLICIES as RULES_OPERATOR_POOL
-from ..rules.pod_security import POLICIES as RULES_POD_SECURITY
-from ..rules.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
-from ..rules.skypilot import POLICIES as RULES_SKYPILOT
+from ..rules.tenancy.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
+from ..rules.tenancy.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
+from ..rules.tenancy.operator_pool import POLICIES as RULES_OPERATOR_POOL
+from ..rules.tenancy.pod_security import POLICIES as RULES_POD_SECURITY
+from ..rules.tenancy.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
+from ..rules.tenancy.skypilot import POLICIES as RULES_SKYPILOT
 from ..rules.webhooks import POLICIES as RULES_WEBHOOKS
 from ..rules.wiring import POLICIES as RULES_WIRING
 

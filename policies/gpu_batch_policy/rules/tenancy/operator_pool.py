@@ -44,12 +44,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.fit.placement import placement
-from ..facts.model import NodePool, StackModel
-from ..facts.model.workloads import PodTemplate
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.fit.placement import placement
+from ...facts.model import NodePool, StackModel
+from ...facts.model.workloads import PodTemplate
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 # Controllers whose pods run on chosen nodes (a DaemonSet runs on every pool: it marks none).
 CONTROLLER_KINDS = ("Deployment", "StatefulSet")

@@ -23,12 +23,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import KubeObject, StackModel
-from ..facts.model.gke import GkeCluster
-from ..facts.selectors import CORE_GROUP, NAMESPACE_PATCH
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import KubeObject, StackModel
+from ...facts.model.gke import GkeCluster
+from ...facts.selectors import CORE_GROUP, NAMESPACE_PATCH
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .pod_security import tenant_namespaces
 
 NETWORKING_GROUP = "networking.k8s.io"

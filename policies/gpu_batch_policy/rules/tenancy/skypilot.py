@@ -37,10 +37,10 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import HelmRelease, StackModel
-from ..primitives.values import Unknown, as_bool, as_str, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import HelmRelease, StackModel
+from ...primitives.values import Unknown, as_bool, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 QUEUE_KEYS = (
     "kubernetes.quota.queue",

@@ -22,10 +22,10 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import StackModel
-from ..facts.rbac import RBAC_GROUP, role_rules, rules_grant, subjects
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...facts.rbac import RBAC_GROUP, role_rules, rules_grant, subjects
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 ESCALATING_VERBS = ("*", "escalate", "bind")
 

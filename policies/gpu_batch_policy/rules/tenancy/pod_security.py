@@ -25,14 +25,14 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import StackModel
-from ..facts.pod_security import ENFORCE_LABEL, EnforcePolicy, cluster_minor, enforce_policy
-from ..facts.pod_security.checks import Minor
-from ..facts.pod_templates import owned_templates, ray_submitter_templates
-from ..facts.selectors import namespace_labels
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...facts.pod_security import ENFORCE_LABEL, EnforcePolicy, cluster_minor, enforce_policy
+from ...facts.pod_security.checks import Minor
+from ...facts.pod_templates import owned_templates, ray_submitter_templates
+from ...facts.selectors import namespace_labels
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 _SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 

@@ -42,12 +42,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.model import StackModel
-from ..facts.model.base import KubeObject
-from ..facts.model.helm import HelmRelease
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.model.helm import HelmRelease
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 AUTH_TYPE = "nginx.ingress.kubernetes.io/auth-type"
 INTERNAL_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")
