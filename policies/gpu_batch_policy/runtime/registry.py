@@ -11,7 +11,6 @@ from pulumi_policy import Policy
 from ..rules.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
 from ..rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from ..rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
-from ..rules.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from ..rules.fit.egress import POLICIES as FIT_EGRESS
 from ..rules.fit.pod_fit import POLICIES as FIT_POD_FIT
 from ..rules.fit.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
@@ -47,9 +46,10 @@ from ..rules.kueue.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from ..rules.kueue.refs import POLICIES as RULES_KUEUE_REFS
 from ..rules.kueue.tas import POLICIES as RULES_KUEUE_TAS
 from ..rules.kueue.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
-from ..rules.monitoring import POLICIES as RULES_MONITORING
-from ..rules.monitoring_queries import POLICIES as RULES_MONITORING_QUERIES
-from ..rules.monitoring_ray import POLICIES as RULES_MONITORING_RAY
+from ..rules.monitoring.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
+from ..rules.monitoring.queries import POLICIES as RULES_MONITORING_QUERIES
+from ..rules.monitoring.ray_metrics import POLICIES as RULES_MONITORING_RAY
+from ..rules.monitoring.scrapes import POLICIES as RULES_MONITORING
 from ..rules.multikueue import POLICIES as RULES_MULTIKUEUE
 from ..rules.tenancy.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from ..rules.tenancy.network_isolation import POLICIES as RULES_NETWORK_ISOLATION

@@ -1,4 +1,4 @@
-"""promql-parses and promql-metric-exported (policies/gpu_batch_policy/rules/monitoring_queries.py).
+"""promql-parses and promql-metric-exported (policies/gpu_batch_policy/rules/monitoring/queries.py).
 
 The Kueue metric list is checked against kubernetes-sigs/kueue v0.19.2 ``pkg/metrics/metrics.go``
 itself (fetched mirror; skipped with the reason when absent): every ``prometheus.New*Vec`` must be

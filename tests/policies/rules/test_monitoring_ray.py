@@ -1,4 +1,4 @@
-"""promql-ray-metric-documented (policies/gpu_batch_policy/rules/monitoring_ray.py) and Ray's
+"""promql-ray-metric-documented (policies/gpu_batch_policy/rules/monitoring/ray_metrics.py) and Ray's
 documented metric list (policies/gpu_batch_policy/facts/metrics/ray.py).
 
 The list is compared with the source file itself when a ray-project/ray mirror is present

@@ -16,11 +16,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.metrics.ray import ray_undocumented
-from ..facts.model import StackModel
-from .kit.builders import stack_policy
-from .kit.report import Reporter
-from .monitoring_queries import series_read
+from ...facts.metrics.ray import ray_undocumented
+from ...facts.model import StackModel
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
+from .queries import series_read
 
 
 def check_ray_metric_documented(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:

@@ -21,13 +21,13 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.gpu_stack import operator_installed, operator_manages, setup_of
-from ..facts.metrics.dcgm_source import DCGM_COMPONENT
-from ..facts.model import StackModel
-from ..facts.open_world import World
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.gpu_stack import operator_installed, operator_manages, setup_of
+from ...facts.metrics.dcgm_source import DCGM_COMPONENT
+from ...facts.model import StackModel
+from ...facts.open_world import World
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 
 def _exporter_enabled(model: StackModel) -> bool | None:

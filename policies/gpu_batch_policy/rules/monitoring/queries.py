@@ -37,20 +37,20 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ..facts.kueue_install import INSTALL_PROPERTIES
-from ..facts.metrics.dcgm import PREFIX as DCGM_PREFIX
-from ..facts.metrics.dcgm import dcgm_problem
-from ..facts.metrics.dcgm_source import operator_default_exporter_only
-from ..facts.metrics.kai import kai_problem
-from ..facts.metrics.kuberay import kuberay_problem
-from ..facts.metrics.kueue import SETTING_KEYS, is_kueue_series, metric_for_series
-from ..facts.metrics.kueue_settings import kueue_metric_settings
-from ..facts.metrics.promql import expand_dashboard_variables, metric_names
-from ..facts.model import StackModel
-from ..facts.model.base import Resource
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.kueue_install import INSTALL_PROPERTIES
+from ...facts.metrics.dcgm import PREFIX as DCGM_PREFIX
+from ...facts.metrics.dcgm import dcgm_problem
+from ...facts.metrics.dcgm_source import operator_default_exporter_only
+from ...facts.metrics.kai import kai_problem
+from ...facts.metrics.kuberay import kuberay_problem
+from ...facts.metrics.kueue import SETTING_KEYS, is_kueue_series, metric_for_series
+from ...facts.metrics.kueue_settings import kueue_metric_settings
+from ...facts.metrics.promql import expand_dashboard_variables, metric_names
+from ...facts.model import StackModel
+from ...facts.model.base import Resource
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"

@@ -45,13 +45,13 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import KubeObject, RayWorkload, StackModel
-from ..facts.model.workloads import PodTemplate, RayGroup
-from ..facts.pod_templates import OwnedTemplate, owned_templates
-from ..facts.selectors import selector_matches
-from ..primitives.values import Unknown, dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import KubeObject, RayWorkload, StackModel
+from ...facts.model.workloads import PodTemplate, RayGroup
+from ...facts.pod_templates import OwnedTemplate, owned_templates
+from ...facts.selectors import selector_matches
+from ...primitives.values import Unknown, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 GMP_GROUP = "monitoring.googleapis.com"
 POD_MONITORING_KINDS = ("PodMonitoring", "ClusterPodMonitoring")
