@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.rules.multikueue import check_cluster_profile_access
+from gpu_batch_policy.rules.multikueue.workers import check_cluster_profile_access
 
 import preview.cli
 from components.multikueue_fleet import (

@@ -50,7 +50,7 @@ from ..rules.monitoring.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from ..rules.monitoring.queries import POLICIES as RULES_MONITORING_QUERIES
 from ..rules.monitoring.ray_metrics import POLICIES as RULES_MONITORING_RAY
 from ..rules.monitoring.scrapes import POLICIES as RULES_MONITORING
-from ..rules.multikueue import POLICIES as RULES_MULTIKUEUE
+from ..rules.multikueue.workers import POLICIES as RULES_MULTIKUEUE
 from ..rules.tenancy.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from ..rules.tenancy.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from ..rules.tenancy.operator_pool import POLICIES as RULES_OPERATOR_POOL

@@ -61,11 +61,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
-from ..facts.demand import CannotTellError, pod_request, total
-from ..facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
-from ..facts.model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
-from ..facts.model.helm import KUEUE
-from ..facts.multikueue.clusters import (
+from ...facts.demand import CannotTellError, pod_request, total
+from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install
+from ...facts.model import AdmissionCheck, ClusterQueue, KubeObject, LocalQueue, StackModel
+from ...facts.model.helm import KUEUE
+from ...facts.multikueue.clusters import (
     KueueCluster,
     Topology,
     cluster_model,
@@ -75,14 +75,14 @@ from ..facts.multikueue.clusters import (
     provider_urn,
     topologies,
 )
-from ..facts.multikueue.kubeconfig import BAD, INSECURE, rejections
-from ..facts.workload_kinds import kueue_gangs
-from ..facts.workload_kinds.queue_names import kueue_queue_name
-from ..primitives.tokens import CORE_GROUP, KUEUE_GROUP
-from ..primitives.values import Unknown, dig, fmt_num
-from .kit.builders import stack_policy
-from .kit.report import Reporter
-from .kueue.capacity import gang_vs_queued_pool
+from ...facts.multikueue.kubeconfig import BAD, INSECURE, rejections
+from ...facts.workload_kinds import kueue_gangs
+from ...facts.workload_kinds.queue_names import kueue_queue_name
+from ...primitives.tokens import CORE_GROUP, KUEUE_GROUP
+from ...primitives.values import Unknown, dig, fmt_num
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
+from ..kueue.capacity import gang_vs_queued_pool
 
 GPU = "nvidia.com/gpu"
 
