@@ -94,7 +94,7 @@ def test_pack_and_preview_report_the_same_invalid_built_in_objects() -> None:
 def test_an_object_sent_without_properties_is_not_judged() -> None:
     """The offline preview's mocks send a CRD's planned state empty (``preview.mocks.UNECHOED_TYPES``):
     the preview validates its inputs instead: never a missing-field violation."""
-    from gpu_batch_policy.rules.builtin_objects import POLICIES
+    from gpu_batch_policy.rules.api_server.builtin_objects import POLICIES
 
     from tests.policies.workload_stack import registration, run
 

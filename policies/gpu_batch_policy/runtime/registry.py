@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from ..rules.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
-from ..rules.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
-from ..rules.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
+from ..rules.api_server.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
+from ..rules.api_server.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
+from ..rules.api_server.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
 from ..rules.fit.egress import POLICIES as FIT_EGRESS
 from ..rules.fit.pod_fit import POLICIES as FIT_POD_FIT
 from ..rules.fit.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES

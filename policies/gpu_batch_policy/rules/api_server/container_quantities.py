@@ -19,11 +19,11 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model.base import KubeObject, ObjectView
-from ..primitives.quantity import QuantityError, parse_int_or_string, shown
-from ..primitives.values import Unknown
-from .kit.builders import resource_policy
-from .kit.report import Reporter
+from ...facts.model.base import KubeObject, ObjectView
+from ...primitives.quantity import QuantityError, parse_int_or_string, shown
+from ...primitives.values import Unknown
+from ..kit.builders import resource_policy
+from ..kit.report import Reporter
 
 _SECTIONS = ("requests", "limits")
 

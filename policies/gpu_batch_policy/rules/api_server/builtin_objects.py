@@ -38,13 +38,13 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import StackModel
-from ..facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
-from ..facts.schema.crd import Outcome
-from ..primitives.values import Unknown
+from ...facts.model import StackModel
+from ...facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
+from ...facts.schema.crd import Outcome
+from ...primitives.values import Unknown
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .custom_resources import BUILT_IN_GROUPS, applied_manifest, too_deep
-from .kit.builders import stack_policy
-from .kit.report import Reporter
 
 
 def stack_minor(model: StackModel) -> KubernetesMinor:
