@@ -125,7 +125,7 @@ def test_kai_upgrade_keeps_names_and_versions_but_changes_schemas() -> None:
 
 def test_the_new_chart_upgrades_them_itself() -> None:
     """v0.17.0 applies its CRDs in a pre-upgrade hook: what the pack's rule recognises."""
-    from gpu_batch_policy.rules.helm_crds import self_upgraded
+    from gpu_batch_policy.rules.installs.helm_crds import self_upgraded
 
     chart_dir = default_resolver().resolve(NEW)
     rendered = render_chart(chart_dir, {}, release_name="kai-scheduler", namespace="kai-scheduler")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from gpu_batch_policy.rules import wiring as rules_wiring
+from gpu_batch_policy.rules.installs import wiring as rules_wiring
 from gpu_batch_policy.rules.kai.queues import min_member as rules_kai_min_member
 from gpu_batch_policy.rules.kai.queues import queues as rules_kai
 from gpu_batch_policy.rules.kueue import config as kueue_config

@@ -23,14 +23,15 @@ from ..rules.gke.gpu_stack import POLICIES as RULES_GPU_STACK
 from ..rules.gke.node_pools import POLICIES as RULES_GKE
 from ..rules.gpudirect.networking import POLICIES as RULES_GPUDIRECT
 from ..rules.gpudirect.pod_wiring import POLICIES as RULES_GPUDIRECT_PODS
-from ..rules.helm import POLICIES as RULES_HELM
-from ..rules.helm_crds import POLICIES as RULES_HELM_CRDS
+from ..rules.installs.helm import POLICIES as RULES_HELM
+from ..rules.installs.helm_crds import POLICIES as RULES_HELM_CRDS
+from ..rules.installs.known_bugs import POLICIES as RULES_KNOWN_BUGS
+from ..rules.installs.wiring import POLICIES as RULES_WIRING
 from ..rules.kai.min_member import POLICIES as RULES_KAI_MIN_MEMBER
 from ..rules.kai.pod_group_members import POLICIES as RULES_KAI_POD_GROUP_MEMBERS
 from ..rules.kai.queues import POLICIES as RULES_KAI
 from ..rules.kai.runtime_class import POLICIES as RULES_KAI_RUNTIME_CLASS
 from ..rules.kai.topology import POLICIES as RULES_KAI_TOPOLOGY
-from ..rules.known_bugs import POLICIES as RULES_KNOWN_BUGS
 from ..rules.kuberay.auth import POLICIES as RULES_RAY_AUTH
 from ..rules.kueue.accelerator_mix import POLICIES as RULES_KUEUE_ACCELERATOR_MIX
 from ..rules.kueue.admission_check_controllers import POLICIES as RULES_ADMISSION_CHECK_CONTROLLERS
@@ -58,7 +59,6 @@ from ..rules.tenancy.pod_security import POLICIES as RULES_POD_SECURITY
 from ..rules.tenancy.service_account_rbac import POLICIES as RULES_SERVICE_ACCOUNT_RBAC
 from ..rules.tenancy.skypilot import POLICIES as RULES_SKYPILOT
 from ..rules.webhooks import POLICIES as RULES_WEBHOOKS
-from ..rules.wiring import POLICIES as RULES_WIRING
 
 ALL_POLICIES: list[Policy] = [
     *RULES_GPUDIRECT,

@@ -3,7 +3,7 @@ that decide whether a program can hit one (:mod:`.conditions`).
 
 A record says which releases carry the bug (``affected``: ``from`` inclusive, ``before``
 exclusive), which release fixes it, the upstream references, and the id of a condition the pack
-evaluates on any program.  :mod:`gpu_batch_policy.rules.known_bugs` reports an advisory per
+evaluates on any program.  :mod:`gpu_batch_policy.rules.installs.known_bugs` reports an advisory per
 record whose version range holds the installed release and whose condition the program meets.
 """
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.model import StackModel
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.model import StackModel
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 
 def stack_of(urn: str) -> str:

@@ -35,12 +35,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.charts.render import RenderedObject, helm_hooks, in_crds_dir
-from ..facts.model import StackModel
-from ..facts.rbac import rules_grant
-from ..primitives.values import dig
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.charts.render import RenderedObject, helm_hooks, in_crds_dir
+from ...facts.model import StackModel
+from ...facts.rbac import rules_grant
+from ...primitives.values import dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 CRD_GROUP = "apiextensions.k8s.io"
 

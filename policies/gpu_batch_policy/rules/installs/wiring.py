@@ -28,24 +28,24 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ..facts.demand import CannotTellError, pod_request
-from ..facts.model import HelmRelease, StackModel
-from ..facts.model.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
-from ..facts.model.workloads import (
+from ...facts.demand import CannotTellError, pod_request
+from ...facts.model import HelmRelease, StackModel
+from ...facts.model.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from ...facts.model.workloads import (
     GPU_FRACTION_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GPU_RESOURCE,
     KAI_QUEUE_LABEL,
 )
-from ..facts.open_world import World, world_schema
-from ..facts.pod_templates import owned_templates
-from ..facts.workload_kinds.queue_names import kueue_queue_name
-from ..primitives.quantity import QuantityError, parse_fraction
-from ..primitives.tokens import KUEUE_GROUP
-from ..primitives.values import Unknown, as_bool, dig
-from .kit.builders import stack_policy
-from .kit.references import unresolved
-from .kit.report import Reporter
+from ...facts.open_world import World, world_schema
+from ...facts.pod_templates import owned_templates
+from ...facts.workload_kinds.queue_names import kueue_queue_name
+from ...primitives.quantity import QuantityError, parse_fraction
+from ...primitives.tokens import KUEUE_GROUP
+from ...primitives.values import Unknown, as_bool, dig
+from ..kit.builders import stack_policy
+from ..kit.references import unresolved
+from ..kit.report import Reporter
 
 KAI_SCHEDULER = "kai-scheduler"
 BATCH_SCHEDULERS = ("volcano", "yunikorn", KAI_SCHEDULER, "scheduler-plugins")

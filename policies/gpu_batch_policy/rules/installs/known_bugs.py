@@ -17,11 +17,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from ..facts.known_bugs import known_bugs, parse_version
-from ..facts.known_bugs.conditions import CONDITIONS
-from ..facts.model import StackModel
-from .kit.builders import stack_policy
-from .kit.report import Reporter
+from ...facts.known_bugs import known_bugs, parse_version
+from ...facts.known_bugs.conditions import CONDITIONS
+from ...facts.model import StackModel
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 
 def check_known_bugs(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
