@@ -9,7 +9,7 @@ tests fail the moment one copy is edited without the other.
 from __future__ import annotations
 
 from gpu_batch_policy.facts.model import gke as model_gke
-from gpu_batch_policy.rules.gke.node_pools import node_pools as rules_gke
+from gpu_batch_policy.rules.gke import node_pools as rules_gke
 from gpu_batch_policy.rules.kueue import accelerator_mix as kueue_accelerator_mix
 from gpu_batch_policy.rules.kueue import config as rules_kueue_config
 
