@@ -11,7 +11,11 @@ mandatory.  Modules (each cites its upstream file and function):
 * :mod:`.kuberay` -- KubeRay v1.7.0 ``ray-operator/controllers/ray/utils/validation.go``;
 * :mod:`.kai` -- KAI Scheduler's PodGroup webhook (``podgroup_webhook.go`` ``validateSubGroups``);
 * :mod:`.priority_class` -- the API server's PriorityClass validation and priority admission;
-* :mod:`.appwrapper` -- AppWrapper's webhook (``internal/webhook/appwrapper_webhook.go``).
+* :mod:`.appwrapper` -- AppWrapper's webhook (``internal/webhook/appwrapper_webhook.go``);
+* :mod:`.jobset` -- JobSet v0.12.0 ``pkg/webhooks/jobset_webhook.go`` (Kueue v0.19.2's pin).
+
+:mod:`.port` holds what the project ports share (reads that refuse to guess, the wording of a
+refusal with the version judged, and ``COVERAGE``: every upstream function, ported or why not).
 
 More ClusterQueue/Cohort webhook rules live in :mod:`..kueue_api` (quotas, limits, preemption).
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 from pulumi_policy import Policy
 
 from .appwrapper import POLICIES as APPWRAPPER
+from .jobset import POLICIES as JOBSET
 from .kai import POLICIES as KAI
 from .kuberay import POLICIES as KUBERAY
 from .kueue_jobs import POLICIES as KUEUE_JOBS
@@ -38,4 +43,5 @@ POLICIES: list[Policy] = [
     *KAI,
     *PRIORITY_CLASS,
     *APPWRAPPER,
+    *JOBSET,
 ]
