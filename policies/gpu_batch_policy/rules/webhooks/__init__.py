@@ -12,7 +12,8 @@ mandatory.  Modules (each cites its upstream file and function):
 * :mod:`.kai` -- KAI Scheduler's PodGroup webhook (``podgroup_webhook.go`` ``validateSubGroups``);
 * :mod:`.priority_class` -- the API server's PriorityClass validation and priority admission;
 * :mod:`.appwrapper` -- AppWrapper's webhook (``internal/webhook/appwrapper_webhook.go``);
-* :mod:`.jobset` -- JobSet v0.12.0 ``pkg/webhooks/jobset_webhook.go`` (Kueue v0.19.2's pin).
+* :mod:`.jobset` -- JobSet v0.12.0 ``pkg/webhooks/jobset_webhook.go`` (Kueue v0.19.2's pin);
+* :mod:`.lws` -- LeaderWorkerSet v0.9.0 ``pkg/webhooks/leaderworkerset_webhook.go`` (Kueue's pin).
 
 :mod:`.port` holds what the project ports share (reads that refuse to guess, the wording of a
 refusal with the version judged, and ``COVERAGE``: every upstream function, ported or why not).
@@ -26,6 +27,7 @@ from pulumi_policy import Policy
 
 from .appwrapper import POLICIES as APPWRAPPER
 from .jobset import POLICIES as JOBSET
+from .lws import POLICIES as LWS
 from .kai import POLICIES as KAI
 from .kuberay import POLICIES as KUBERAY
 from .kueue_jobs import POLICIES as KUEUE_JOBS
@@ -44,4 +46,5 @@ POLICIES: list[Policy] = [
     *PRIORITY_CLASS,
     *APPWRAPPER,
     *JOBSET,
+    *LWS,
 ]
