@@ -27,13 +27,13 @@ from pulumi_policy import Policy
 
 from .appwrapper import POLICIES as APPWRAPPER
 from .jobset import POLICIES as JOBSET
-from .lws import POLICIES as LWS
 from .kai import POLICIES as KAI
 from .kuberay import POLICIES as KUBERAY
 from .kueue_jobs import POLICIES as KUEUE_JOBS
 from .kueue_objects import POLICIES as KUEUE_OBJECTS
 from .kueue_ray import POLICIES as KUEUE_RAY
 from .kueue_workload import POLICIES as KUEUE_WORKLOAD
+from .lws import POLICIES as LWS
 from .priority_class import POLICIES as PRIORITY_CLASS
 
 POLICIES: list[Policy] = [
