@@ -13,7 +13,8 @@ mandatory.  Modules (each cites its upstream file and function):
 * :mod:`.priority_class` -- the API server's PriorityClass validation and priority admission;
 * :mod:`.appwrapper` -- AppWrapper's webhook (``internal/webhook/appwrapper_webhook.go``);
 * :mod:`.jobset` -- JobSet v0.12.0 ``pkg/webhooks/jobset_webhook.go`` (Kueue v0.19.2's pin);
-* :mod:`.lws` -- LeaderWorkerSet v0.9.0 ``pkg/webhooks/leaderworkerset_webhook.go`` (Kueue's pin).
+* :mod:`.lws` -- LeaderWorkerSet v0.9.0 ``pkg/webhooks/leaderworkerset_webhook.go`` (Kueue's pin);
+* :mod:`.mpi` -- MPI operator v0.8.2 ``pkg/apis/kubeflow/validation/validation.go`` (Kueue's pin).
 
 :mod:`.port` holds what the project ports share (reads that refuse to guess, the wording of a
 refusal with the version judged, and ``COVERAGE``: every upstream function, ported or why not).
@@ -34,6 +35,7 @@ from .kueue_objects import POLICIES as KUEUE_OBJECTS
 from .kueue_ray import POLICIES as KUEUE_RAY
 from .kueue_workload import POLICIES as KUEUE_WORKLOAD
 from .lws import POLICIES as LWS
+from .mpi import POLICIES as MPI
 from .priority_class import POLICIES as PRIORITY_CLASS
 
 POLICIES: list[Policy] = [
@@ -47,4 +49,5 @@ POLICIES: list[Policy] = [
     *APPWRAPPER,
     *JOBSET,
     *LWS,
+    *MPI,
 ]
