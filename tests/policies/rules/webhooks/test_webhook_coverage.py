@@ -14,12 +14,12 @@ import re
 from types import ModuleType
 
 import pytest
-from gpu_batch_policy.rules.webhooks import jobset, lws, mpi
+from gpu_batch_policy.rules.webhooks import jobset, kai, lws, mpi
 from gpu_batch_policy.rules.webhooks.port import CANNOT, NOT_A_CHECK
 
 from tests.policies.upstream_git import git_dir, show
 
-PORTS: list[ModuleType] = [jobset, lws, mpi]
+PORTS: list[ModuleType] = [jobset, kai, lws, mpi]
 GO_FUNC = re.compile(r"^func (?:\([^)]*\) )?([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\(", re.MULTILINE)
 MIN_REASON = 12
 
