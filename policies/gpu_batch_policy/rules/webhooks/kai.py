@@ -55,7 +55,7 @@ UPSTREAM = Upstream(
 TOPOLOGY_GROUP = "kai.scheduler"
 
 
-class _Structural(Exception):
+class _StructuralError(Exception):
     """A structural error: upstream returns it alone."""
 
 
@@ -64,7 +64,7 @@ def _subgroup_min_fields(name: str, group: Any, children: list[str]) -> list[Pro
     min_member = get(group, "minMember")
     min_subgroup = get(group, "minSubGroup")
     if min_member is not None and min_subgroup is not None:
-        raise _Structural(
+        raise _StructuralError(
             f"subgroup '{name}' sets both minMember and minSubGroup, which are mutually exclusive"
         )
     problems: list[Problem] = []
@@ -97,12 +97,12 @@ def subgroup_problems(subgroups: list[Any]) -> list[Problem]:
         if not name:
             continue  # not an object with a name: the CRD schema's finding
         if name in by_name:
-            raise _Structural(f"spec.subGroups[{index}] repeats subgroup name '{name}'")
+            raise _StructuralError(f"spec.subGroups[{index}] repeats subgroup name '{name}'")
         by_name[name] = item
         parents[name] = text(item, "parent")
     for name, parent in parents.items():
         if parent is not None and parent not in parents:
-            raise _Structural(
+            raise _StructuralError(
                 f"subgroup '{name}' has parent '{parent}', which is not a subgroup of this PodGroup"
             )
     children: dict[str, list[str]] = {}
@@ -114,7 +114,7 @@ def subgroup_problems(subgroups: list[Any]) -> list[Problem]:
         node: str | None = start
         while node is not None:
             if node in seen:
-                raise _Structural("has a cycle in its subgroups' parent links")
+                raise _StructuralError("has a cycle in its subgroups' parent links")
             seen.add(node)
             node = parents.get(node)
     problems: list[Problem] = []
@@ -132,9 +132,9 @@ def podgroup_problems(obj: KubeObject) -> list[Problem]:
     try:
         min_subgroup = number(spec, "minSubGroup")
         if get(spec, "minMember") is not None and get(spec, "minSubGroup") is not None:
-            raise _Structural("sets both minMember and minSubGroup, which are mutually exclusive")
+            raise _StructuralError("sets both minMember and minSubGroup, which are mutually exclusive")
         problems = subgroup_problems(items(spec, "subGroups"))
-    except _Structural as why:
+    except _StructuralError as why:
         return [(str(why), fix)]
     if min_subgroup is not None and min_subgroup < 1:
         problems.append((f"spec.minSubGroup {min_subgroup} must be at least 1", "set minSubGroup >= 1"))
