@@ -176,6 +176,7 @@ def _judge(
     model: StackModel,
     reporter: Reporter,
     config: Mapping[str, Any],
+    *,
     objects: list[KubeObject],
     judge: Callable[[KubeObject], list[Problem]],
     where: str,
@@ -202,12 +203,26 @@ def _judge(
 
 def check_kai_podgroup_webhook(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     objects = model.kube_objects(KAI_GROUP, "PodGroup")
-    _judge(model, reporter, config, objects, podgroup_problems, "podgroup_webhook.go ValidateCreate")
+    _judge(
+        model,
+        reporter,
+        config,
+        objects=objects,
+        judge=podgroup_problems,
+        where="podgroup_webhook.go ValidateCreate",
+    )
 
 
 def check_kai_topology_webhook(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
     objects = model.kube_objects(TOPOLOGY_GROUP, "Topology")
-    _judge(model, reporter, config, objects, topology_problems, "topology_validator.go validateAliases")
+    _judge(
+        model,
+        reporter,
+        config,
+        objects=objects,
+        judge=topology_problems,
+        where="topology_validator.go validateAliases",
+    )
 
 
 QUEUE_QUOTA = CANNOT + "compares with queues stored on the cluster (kubeClient.Get), and only warns"

@@ -11,15 +11,16 @@ that upstream does not have.  Without the mirror the comparison is skipped with 
 from __future__ import annotations
 
 import re
+import subprocess
 from types import ModuleType
 
 import pytest
-from gpu_batch_policy.rules.webhooks import jobset, kai, lws, mpi
+from gpu_batch_policy.rules.webhooks import jobset, kai, lws, mpi, trainer
 from gpu_batch_policy.rules.webhooks.port import CANNOT, NOT_A_CHECK
 
 from tests.policies.upstream_git import git_dir, show
 
-PORTS: list[ModuleType] = [jobset, kai, lws, mpi]
+PORTS: list[ModuleType] = [jobset, kai, lws, mpi, trainer]
 GO_FUNC = re.compile(r"^func (?:\([^)]*\) )?([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\(", re.MULTILINE)
 MIN_REASON = 12
 
@@ -60,3 +61,31 @@ def test_coverage_lists_every_upstream_function(port: ModuleType) -> None:
     listed = set(port.COVERAGE)
     assert found - listed == set(), f"{upstream.repo}@{upstream.ref} functions with no port and no reason"
     assert listed - found == set(), f"listed but not in {upstream.repo}@{upstream.ref} {upstream.files}"
+
+
+def test_trainer_plugin_validators_are_all_listed() -> None:
+    """Every plugin file of Trainer v2.2.1 defining a ``Validate`` method is in ``PLUGIN_COVERAGE``."""
+    for entry in trainer.PLUGIN_COVERAGE.values():
+        assert entry.startswith((CANNOT, NOT_A_CHECK)) or callable(getattr(trainer, entry, None)), entry
+    git = git_dir("GPU_BATCH_KUBEFLOW_TRAINER_GIT", "kubeflow+trainer")
+    if git is None:
+        pytest.skip("no kubeflow/trainer mirror: fetch it into ../.mirror/kubeflow+trainer/repo")
+    ref = trainer.UPSTREAM.ref
+    listed = subprocess.run(
+        [
+            "git",
+            f"--git-dir={git}",
+            "grep",
+            "-l",
+            "-E",
+            r"^func \([a-z]+ \*[A-Za-z]+\) Validate\(",
+            ref,
+            "--",
+            "pkg/runtime/framework/plugins",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    found = {path.split(":", 1)[1] for path in listed if not path.endswith("_test.go")}
+    assert found == set(trainer.PLUGIN_COVERAGE)
