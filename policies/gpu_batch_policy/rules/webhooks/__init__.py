@@ -9,6 +9,8 @@ mandatory.  Modules (each cites its upstream file and function):
   ``tas_validation.go`` and the integration webhooks under ``pkg/controller/jobs/``;
 * :mod:`.kueue_ray` -- Kueue v0.19.2's RayJob/RayCluster/RayService webhooks;
 * :mod:`.kuberay` -- KubeRay v1.7.0 ``ray-operator/controllers/ray/utils/validation.go``;
+* :mod:`.kuberay_features` -- the rest of that file (GCS FT, auth, network policy, TLS, priority,
+  upgrade strategy, RayJob deletion strategy) and its ``COVERAGE``;
 * :mod:`.kai` -- KAI Scheduler's PodGroup webhook (``podgroup_webhook.go`` ``validateSubGroups``);
 * :mod:`.priority_class` -- the API server's PriorityClass validation and priority admission;
 * :mod:`.appwrapper` -- AppWrapper's webhook (``internal/webhook/appwrapper_webhook.go``);
@@ -31,6 +33,7 @@ from .appwrapper import POLICIES as APPWRAPPER
 from .jobset import POLICIES as JOBSET
 from .kai import POLICIES as KAI
 from .kuberay import POLICIES as KUBERAY
+from .kuberay_features import POLICIES as KUBERAY_FEATURES
 from .kueue_jobs import POLICIES as KUEUE_JOBS
 from .kueue_objects import POLICIES as KUEUE_OBJECTS
 from .kueue_ray import POLICIES as KUEUE_RAY
@@ -43,6 +46,7 @@ from .trainer import POLICIES as TRAINER
 POLICIES: list[Policy] = [
     *KUEUE_RAY,
     *KUBERAY,
+    *KUBERAY_FEATURES,
     *KUEUE_OBJECTS,
     *KUEUE_JOBS,
     *KUEUE_WORKLOAD,

@@ -10,17 +10,18 @@ that upstream does not have.  Without the mirror the comparison is skipped with 
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 from types import ModuleType
 
 import pytest
-from gpu_batch_policy.rules.webhooks import jobset, kai, lws, mpi, trainer
+from gpu_batch_policy.rules.webhooks import jobset, kai, kuberay_features, lws, mpi, trainer
 from gpu_batch_policy.rules.webhooks.port import CANNOT, NOT_A_CHECK
 
 from tests.policies.upstream_git import git_dir, show
 
-PORTS: list[ModuleType] = [jobset, kai, lws, mpi, trainer]
+PORTS: list[ModuleType] = [jobset, kai, kuberay_features, lws, mpi, trainer]
 GO_FUNC = re.compile(r"^func (?:\([^)]*\) )?([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\(", re.MULTILINE)
 MIN_REASON = 12
 
@@ -41,8 +42,10 @@ def test_every_entry_is_ported_or_has_a_reason(port: ModuleType) -> None:
             reason = entry.split(": ", 1)[1]
             assert len(reason) >= MIN_REASON, f"{function}: reason too short: {entry!r}"
         else:
-            assert callable(getattr(port, entry, None)), (
-                f"{function} -> {entry!r}: no such function in {port.__name__}"
+            package = port.__name__.rsplit(".", 1)[0]
+            homes = [port, *(importlib.import_module(f"{package}.{m}") for m in getattr(port, "ALSO_IN", ()))]
+            assert any(callable(getattr(home, entry, None)) for home in homes), (
+                f"{function} -> {entry!r}: no such function"
             )
 
 
