@@ -17,7 +17,8 @@ mandatory.  Modules (each cites its upstream file and function):
 * :mod:`.jobset` -- JobSet v0.12.0 ``pkg/webhooks/jobset_webhook.go`` (Kueue v0.19.2's pin);
 * :mod:`.lws` -- LeaderWorkerSet v0.9.0 ``pkg/webhooks/leaderworkerset_webhook.go`` (Kueue's pin);
 * :mod:`.mpi` -- MPI operator v0.8.2 ``pkg/apis/kubeflow/validation/validation.go`` (Kueue's pin);
-* :mod:`.trainer` -- Kubeflow Trainer v2.2.1 ``pkg/webhooks`` and the runtime plugins' ``Validate`` (Kueue's pin).
+* :mod:`.trainer` -- Kubeflow Trainer v2.2.1 ``pkg/webhooks`` and the runtime plugins' ``Validate`` (Kueue's pin);
+* :mod:`.spark` -- Spark operator v2.5.1 ``internal/webhook/sparkapplication_validator.go`` (Kueue's pin).
 
 :mod:`.port` holds what the project ports share (reads that refuse to guess, the wording of a
 refusal with the version judged, and ``COVERAGE``: every upstream function, ported or why not).
@@ -41,6 +42,7 @@ from .kueue_workload import POLICIES as KUEUE_WORKLOAD
 from .lws import POLICIES as LWS
 from .mpi import POLICIES as MPI
 from .priority_class import POLICIES as PRIORITY_CLASS
+from .spark import POLICIES as SPARK
 from .trainer import POLICIES as TRAINER
 
 POLICIES: list[Policy] = [
@@ -57,4 +59,5 @@ POLICIES: list[Policy] = [
     *LWS,
     *MPI,
     *TRAINER,
+    *SPARK,
 ]

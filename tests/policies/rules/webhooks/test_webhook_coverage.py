@@ -16,12 +16,12 @@ import subprocess
 from types import ModuleType
 
 import pytest
-from gpu_batch_policy.rules.webhooks import jobset, kai, kuberay_features, lws, mpi, trainer
+from gpu_batch_policy.rules.webhooks import jobset, kai, kuberay_features, lws, mpi, spark, trainer
 from gpu_batch_policy.rules.webhooks.port import CANNOT, NOT_A_CHECK
 
 from tests.policies.upstream_git import git_dir, show
 
-PORTS: list[ModuleType] = [jobset, kai, kuberay_features, lws, mpi, trainer]
+PORTS: list[ModuleType] = [jobset, kai, kuberay_features, lws, mpi, spark, trainer]
 GO_FUNC = re.compile(r"^func (?:\([^)]*\) )?([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\(", re.MULTILINE)
 MIN_REASON = 12
 
