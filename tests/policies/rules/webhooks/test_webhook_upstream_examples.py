@@ -8,6 +8,7 @@ test checks the refusal names it.  Without a mirror the project is skipped with 
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ class Examples:
     groups: tuple[str, ...]
     # file -> the words its expected refusal carries (an Alpha gate off at that version)
     needs_gate: tuple[tuple[str, str], ...] = ()
+    # user-facing Markdown whose ```yaml blocks are examples (design proposals are not)
+    markdown: tuple[str, ...] = ()
 
 
 KUBERAY_GATED = (
@@ -87,9 +90,10 @@ PROJECTS = {
     "kai": Examples(
         "kai-scheduler+KAI-Scheduler",
         "v0.17.0",
-        ("docs/",),
+        ("docs/", "examples/"),
         tuple(kai.POLICIES),
         ("scheduling.run.ai", "kai.scheduler"),
+        markdown=("docs/topology/", "docs/preemption-delay/", "docs/staleness-grace-period/", "docs/operator/"),
     ),
     "kuberay": Examples(
         "ray-project+kuberay",
@@ -109,7 +113,16 @@ def files(git: Path, examples: Examples) -> list[str]:
         capture_output=True,
         text=True,
     ).stdout.split()
-    return [f for f in listed if f.endswith((".yaml", ".yml"))]
+    markdown = [f for f in listed if f.endswith(".md") and f.startswith(examples.markdown or ("\0",))]
+    return [f for f in listed if f.endswith((".yaml", ".yml"))] + markdown
+
+
+def yaml_text(path: str, text: str) -> str:
+    """The file, or for Markdown its ```yaml blocks as one multi-document stream."""
+    if not path.endswith(".md"):
+        return text
+    blocks = re.findall(r"^```ya?ml[^\n]*\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    return "\n---\n".join(blocks)
 
 
 def registrations(text: str, groups: tuple[str, ...]) -> Iterator[Registration]:
@@ -142,7 +155,7 @@ def test_valid_upstream_examples_pass(project: str) -> None:
     judged = 0
     refusals: list[str] = []
     for path in files(git, examples):
-        regs = list(registrations(show(git, f"{examples.ref}:{path}"), examples.groups))
+        regs = list(registrations(yaml_text(path, show(git, f"{examples.ref}:{path}")), examples.groups))
         if not regs:
             continue
         judged += len(regs)
