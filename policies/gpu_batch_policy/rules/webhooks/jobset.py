@@ -29,6 +29,9 @@ defaults (``pkg/features/features.go``): ``InPlaceRestart`` and ``RestartJob`` a
   at most 63 characters, and ``validateReplicatedJobsVolumeClaims``: no pod volume of that name,
   some container mounts it.  Whether a PVC of that name already exists (and matches) is cluster
   state: not judged.
+
+``pkg/webhooks/pod_webhook.go`` judges the follower pods JobSet itself creates under exclusive
+placement (their node selector, after the leader is scheduled): runtime state, not a manifest.
 """
 
 from __future__ import annotations
@@ -39,26 +42,26 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...primitives.k8s_names import dns1035_label_error, dns1123_subdomain_error, label_value_error
-from ..kit.builders import stack_policy
-from ..kit.report import Reporter
 from .port import (
+    ACCEPTS_DELETE,
     MAX_INT32,
     NOT_A_CHECK,
+    REGISTERS,
     UPDATE_ONLY,
     Finding,
+    Judged,
     Problem,
     Unsure,
     Upstream,
     domain_prefixed_path_error,
     get,
     items,
-    judge_kinds,
     name_of,
     number,
     pod_containers,
+    port_policy,
     text,
 )
 
@@ -354,11 +357,11 @@ def jobset_problems(obj: KubeObject) -> list[Finding]:
 
 
 COVERAGE: Mapping[str, str] = {
-    "setupWebhookForJobSet": NOT_A_CHECK + "registers the webhooks",
+    "setupWebhookForJobSet": REGISTERS,
     "Default": NOT_A_CHECK + "defaulting; its defaults are applied before the checks (jobset_problems)",
     "ValidateCreate": "jobset_problems",
     "ValidateUpdate": UPDATE_ONLY,
-    "ValidateDelete": NOT_A_CHECK + "accepts every delete",
+    "ValidateDelete": ACCEPTS_DELETE,
     "validateFailurePolicy": "_failure_policy_problems",
     "validateCoordinator": "_coordinator_problems",
     "validateCoordinatorLabelValue": "_coordinator_problems",
@@ -374,23 +377,13 @@ COVERAGE: Mapping[str, str] = {
 not ported."""
 
 
-def check_jobset_webhook(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    judge_kinds(
-        model,
-        reporter,
-        group=GROUP,
-        kinds=("JobSet",),
-        judge=jobset_problems,
-        upstream=UPSTREAM,
-        where="pkg/webhooks/jobset_webhook.go ValidateCreate",
-    )
-
-
 POLICIES: list[Policy] = [
-    stack_policy(
+    port_policy(
         "jobset-webhook",
         "A JobSet passes JobSet v0.12.0's validating webhook (the version Kueue v0.19.2 pins): names of "
         "child Jobs and pods, dependsOn, success/failure policies, coordinator, volume claim policies.",
-        check_jobset_webhook,
+        UPSTREAM,
+        GROUP,
+        Judged(("JobSet",), jobset_problems, "pkg/webhooks/jobset_webhook.go ValidateCreate"),
     ),
 ]

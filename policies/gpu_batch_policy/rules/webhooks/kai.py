@@ -38,7 +38,19 @@ from ...facts.open_world import World, world_schema
 from ...primitives.tokens import KAI_GROUP
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
-from .port import CANNOT, NOT_A_CHECK, UPDATE_ONLY, Problem, Upstream, get, items, number, text
+from .port import (
+    CANNOT,
+    CONSTRUCTS,
+    NOT_A_CHECK,
+    REGISTERS,
+    UPDATE_ONLY,
+    Problem,
+    Upstream,
+    get,
+    items,
+    number,
+    text,
+)
 
 UPSTREAM = Upstream(
     project="KAI Scheduler",
@@ -228,7 +240,7 @@ def check_kai_topology_webhook(model: StackModel, reporter: Reporter, config: Ma
 QUEUE_QUOTA = CANNOT + "compares with queues stored on the cluster (kubeClient.Get), and only warns"
 COVERAGE: Mapping[str, str] = {
     # podgroup_webhook.go
-    "SetupWebhookWithManager": NOT_A_CHECK + "registers the webhook",
+    "SetupWebhookWithManager": REGISTERS,
     "ValidateCreate": "podgroup_problems",
     "ValidateUpdate": UPDATE_ONLY,
     "handleMinDefinitionErrors": "podgroup_problems",
@@ -243,10 +255,10 @@ COVERAGE: Mapping[str, str] = {
     "detectCycle": "subgroup_problems",
     "dfsCycleCheck": "subgroup_problems",
     # topology_validator.go
-    "NewTopologyValidator": NOT_A_CHECK + "constructs the validator",
+    "NewTopologyValidator": CONSTRUCTS,
     "validateAliases": "topology_problems",
     # queue_validator.go (its ValidateCreate "resources must be specified" is kai-queue-has-resources)
-    "NewQueueValidator": NOT_A_CHECK + "constructs the validator",
+    "NewQueueValidator": CONSTRUCTS,
     "validateParentChildQuota": QUEUE_QUOTA,
     "validateChildrenQuotaSum": QUEUE_QUOTA,
 }

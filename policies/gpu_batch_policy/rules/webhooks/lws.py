@@ -19,6 +19,8 @@ after the CRD's defaults (``replicas`` 1, ``size`` 1, ``partition`` 0, ``maxUnav
   is refused.
 
 Enums (start policy, restart policy, rollout strategy type) are the CRD schema's, not the webhook's.
+``pkg/webhooks/pod_webhook.go`` ``validate`` accepts every pod at v0.9.0; its defaulter labels the
+pods LWS creates.  ``disaggregatedset_webhook.go`` (the DisaggregatedSet kind) is not ported.
 """
 
 from __future__ import annotations
@@ -29,25 +31,25 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...primitives.k8s_names import dns1035_label_error
-from ..kit.builders import stack_policy
-from ..kit.report import Reporter
 from .port import (
+    ACCEPTS_DELETE,
     MAX_INT32,
     NOT_A_CHECK,
+    REGISTERS,
     UPDATE_ONLY,
     Finding,
+    Judged,
     Problem,
     Unsure,
     Upstream,
     get,
-    judge_kinds,
     known,
     name_of,
     number,
     percent_error,
+    port_policy,
     text,
 )
 
@@ -190,12 +192,12 @@ def lws_problems(obj: KubeObject) -> list[Finding]:
 
 
 COVERAGE: Mapping[str, str] = {
-    "SetupLeaderWorkerSetWebhook": NOT_A_CHECK + "registers the webhooks",
+    "SetupLeaderWorkerSetWebhook": REGISTERS,
     "Default": NOT_A_CHECK
     + "defaulting; its rollout defaults are applied before the checks (_rollout_problems)",
     "ValidateCreate": "lws_problems",
     "ValidateUpdate": UPDATE_ONLY,
-    "ValidateDelete": NOT_A_CHECK + "accepts every delete",
+    "ValidateDelete": ACCEPTS_DELETE,
     "generalValidate": "lws_problems",
     "validatePositiveIntOrPercent": "int_or_percent_problems",
     "isNotMoreThan100Percent": "int_or_percent_problems",
@@ -206,23 +208,13 @@ COVERAGE: Mapping[str, str] = {
 """Every function of ``pkg/webhooks/leaderworkerset_webhook.go`` at v0.9.0."""
 
 
-def check_lws_webhook(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    judge_kinds(
-        model,
-        reporter,
-        group=GROUP,
-        kinds=("LeaderWorkerSet",),
-        judge=lws_problems,
-        upstream=UPSTREAM,
-        where="pkg/webhooks/leaderworkerset_webhook.go generalValidate",
-    )
-
-
 POLICIES: list[Policy] = [
-    stack_policy(
+    port_policy(
         "lws-webhook",
         "A LeaderWorkerSet passes LWS v0.9.0's validating webhook (the version Kueue v0.19.2 pins): a "
         "DNS-1035 name, replicas and size bounds, rollout maxUnavailable/maxSurge/partition, subgroup sizes.",
-        check_lws_webhook,
+        UPSTREAM,
+        GROUP,
+        Judged(("LeaderWorkerSet",), lws_problems, "pkg/webhooks/leaderworkerset_webhook.go generalValidate"),
     ),
 ]

@@ -28,12 +28,21 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...primitives.k8s_names import dns1035_label_error
-from ..kit.builders import stack_policy
-from ..kit.report import Reporter
-from .port import Finding, Problem, Unsure, Upstream, get, items, judge_kinds, name_of, number, text
+from .port import (
+    Finding,
+    Judged,
+    Problem,
+    Unsure,
+    Upstream,
+    get,
+    items,
+    name_of,
+    number,
+    port_policy,
+    text,
+)
 
 UPSTREAM = Upstream(
     project="MPI operator",
@@ -167,23 +176,13 @@ COVERAGE: Mapping[str, str] = {
 """Every function of ``pkg/apis/kubeflow/validation/validation.go`` at v0.8.2 (``b10758d``)."""
 
 
-def check_mpijob(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    judge_kinds(
-        model,
-        reporter,
-        group=GROUP,
-        kinds=("MPIJob",),
-        judge=mpijob_problems,
-        upstream=UPSTREAM,
-        where="pkg/apis/kubeflow/validation/validation.go ValidateMPIJob",
-    )
-
-
 POLICIES: list[Policy] = [
-    stack_policy(
+    port_policy(
         "mpijob-validation",
         "A v2beta1 MPIJob passes the MPI operator v0.8.2's validation (the version Kueue v0.19.2 pins): a "
         "Launcher of 1, Workers >= 1, known policies and implementation, a hostname-safe name.",
-        check_mpijob,
+        UPSTREAM,
+        GROUP,
+        Judged(("MPIJob",), mpijob_problems, "pkg/apis/kubeflow/validation/validation.go ValidateMPIJob"),
     ),
 ]

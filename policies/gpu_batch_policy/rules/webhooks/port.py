@@ -16,15 +16,19 @@ Go files from the fetched mirror and fails on a function with neither.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pulumi_policy import Policy
 
 from ...facts.demand import CannotTellError
 from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...primitives.k8s_names import dns1123_subdomain_error
 from ...primitives.values import Unknown, as_int, dig
+from ..kit.builders import stack_policy
 from ..kit.report import Reporter
 
 Problem = tuple[str, str]  # (what the webhook refuses, how to fix it)
@@ -44,6 +48,9 @@ MAX_INT32 = 2147483647
 CANNOT = "cannot check: "
 NOT_A_CHECK = "not a check: "
 UPDATE_ONLY = CANNOT + "judges an update against the stored object; a preview sees only the desired object"
+ACCEPTS_DELETE = NOT_A_CHECK + "accepts every delete"
+REGISTERS = NOT_A_CHECK + "registers the webhook with the manager"
+CONSTRUCTS = NOT_A_CHECK + "constructs the validator"
 
 
 @dataclass(frozen=True)
@@ -161,3 +168,26 @@ def judge_kinds(
                     reporter.cannot_check(obj, f"{upstream.project} validation needs {found.what}")
                 else:
                     reporter.violation(obj, f"{upstream.refuses(where)}: {found[0]}", found[1])
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One judge of a port: the kinds it reads and where upstream its checks live."""
+
+    kinds: tuple[str, ...]
+    judge: Callable[..., list[Finding]]  # (object), or (model, object) with ``needs_model``
+    where: str
+    needs_model: bool = False
+
+
+def port_policy(name: str, description: str, upstream: Upstream, group: str, *judged: Judged) -> Policy:
+    """The stack policy of a port: each judge over the objects of its kinds."""
+
+    def check(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+        for one in judged:
+            judge = functools.partial(one.judge, model) if one.needs_model else one.judge
+            judge_kinds(
+                model, reporter, group=group, kinds=one.kinds, judge=judge, upstream=upstream, where=one.where
+            )
+
+    return stack_policy(name, description, check)

@@ -25,23 +25,23 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...primitives.k8s_names import dns1035_label_error
-from ..kit.builders import stack_policy
-from ..kit.report import Reporter
 from .port import (
+    ACCEPTS_DELETE,
     CANNOT,
+    CONSTRUCTS,
     NOT_A_CHECK,
     UPDATE_ONLY,
     Finding,
+    Judged,
     Problem,
     Unsure,
     Upstream,
     get,
     items,
-    judge_kinds,
     name_of,
+    port_policy,
     text,
 )
 
@@ -138,33 +138,12 @@ def spark_application_problems(obj: KubeObject) -> list[Finding]:
     return found + list(spec_problems(get(obj.props, "spec")))
 
 
-def check_spark_webhook(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    judge_kinds(
-        model,
-        reporter,
-        group=GROUP,
-        kinds=("SparkApplication",),
-        judge=spark_application_problems,
-        upstream=UPSTREAM,
-        where="internal/webhook/sparkapplication_validator.go ValidateCreate",
-    )
-    judge_kinds(
-        model,
-        reporter,
-        group=GROUP,
-        kinds=("ScheduledSparkApplication",),
-        judge=name_problems,
-        upstream=UPSTREAM,
-        where="internal/webhook/scheduledsparkapplication_validator.go validateName",
-    )
-
-
 COVERAGE: Mapping[str, str] = {
-    "NewSparkApplicationValidator": NOT_A_CHECK + "constructs the validator",
-    "NewScheduledSparkApplicationValidator": NOT_A_CHECK + "constructs the validator",
+    "NewSparkApplicationValidator": CONSTRUCTS,
+    "NewScheduledSparkApplicationValidator": CONSTRUCTS,
     "ValidateCreate": "spark_application_problems",
     "ValidateUpdate": UPDATE_ONLY,
-    "ValidateDelete": NOT_A_CHECK + "accepts every delete",
+    "ValidateDelete": ACCEPTS_DELETE,
     "validateSpec": "spec_problems",
     "validateName": "name_problems",
     "validateSparkVersion": "spec_problems",
@@ -176,10 +155,21 @@ COVERAGE: Mapping[str, str] = {
 
 
 POLICIES: list[Policy] = [
-    stack_policy(
+    port_policy(
         "spark-webhook",
         "SparkApplications pass the Spark operator v2.5.1's webhook (the version Kueue v0.19.2 pins): a "
         "DNS-1035 name, Spark >= 3.0.0 for pod templates, one nodeSelector level, unique driver ingress options.",
-        check_spark_webhook,
+        UPSTREAM,
+        GROUP,
+        Judged(
+            ("SparkApplication",),
+            spark_application_problems,
+            "internal/webhook/sparkapplication_validator.go ValidateCreate",
+        ),
+        Judged(
+            ("ScheduledSparkApplication",),
+            name_problems,
+            "internal/webhook/scheduledsparkapplication_validator.go validateName",
+        ),
     ),
 ]

@@ -42,22 +42,23 @@ from ...facts.demand import CannotTellError
 from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...facts.workload_kinds.trainjob import find_runtime
-from ..kit.builders import stack_policy
-from ..kit.report import Reporter
 from .port import (
+    ACCEPTS_DELETE,
     CANNOT,
     NOT_A_CHECK,
+    REGISTERS,
     Finding,
+    Judged,
     Problem,
     Unsure,
     Upstream,
     domain_prefixed_path_error,
     get,
     items,
-    judge_kinds,
     mapping,
     number,
     pod_containers,
+    port_policy,
     text,
 )
 
@@ -263,37 +264,16 @@ def trainjob_problems(model: StackModel, obj: KubeObject) -> list[Finding]:
     return list(plugin_problems(spec, runtime))
 
 
-def check_trainer_webhooks(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    judge_kinds(
-        model,
-        reporter,
-        group=GROUP,
-        kinds=RUNTIME_KINDS,
-        judge=runtime_problems,
-        upstream=UPSTREAM,
-        where="pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs",
-    )
-    judge_kinds(
-        model,
-        reporter,
-        group=GROUP,
-        kinds=("TrainJob",),
-        judge=lambda obj: trainjob_problems(model, obj),
-        upstream=UPSTREAM,
-        where="pkg/webhooks/trainjob_webhook.go ValidateCreate and the runtime plugins' Validate",
-    )
-
-
 COVERAGE: Mapping[str, str] = {
     # trainjob_webhook.go
-    "setupWebhookForTrainJob": NOT_A_CHECK + "registers the webhooks",
+    "setupWebhookForTrainJob": REGISTERS,
     "Default": NOT_A_CHECK + "stamps runtimePatches[].time; changes nothing the checks read",
     "ValidateCreate": "trainjob_problems",
     "ValidateUpdate": CANNOT + "TrainJob: compares with the stored object; runtimes: same checks as create",
-    "ValidateDelete": NOT_A_CHECK + "accepts every delete",
+    "ValidateDelete": ACCEPTS_DELETE,
     # trainingruntime_webhook.go / clustertrainingruntime_webhook.go
-    "setupWebhookForTrainingRuntime": NOT_A_CHECK + "registers the webhook",
-    "setupWebhookForClusterTrainingRuntime": NOT_A_CHECK + "registers the webhook",
+    "setupWebhookForTrainingRuntime": REGISTERS,
+    "setupWebhookForClusterTrainingRuntime": REGISTERS,
     "validateReplicatedJobs": "validate_replicated_jobs",
 }
 """Every function of the three webhook files at v2.2.1.  Of the plugins' ``Validate``: the JobSet
@@ -313,11 +293,21 @@ PLUGIN_COVERAGE: Mapping[str, str] = {
 
 
 POLICIES: list[Policy] = [
-    stack_policy(
+    port_policy(
         "trainer-webhook",
         "TrainJobs and training runtimes pass Kubeflow Trainer v2.2.1's webhooks (the version Kueue v0.19.2 "
         "pins): ancestor jobs of 1 replica with their named container, a supported runtimeRef, and the "
         "runtime plugins' checks (initializers, runtime patches, reserved env vars, MPI and Flux settings).",
-        check_trainer_webhooks,
+        UPSTREAM,
+        GROUP,
+        Judged(
+            RUNTIME_KINDS, runtime_problems, "pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs"
+        ),
+        Judged(
+            ("TrainJob",),
+            trainjob_problems,
+            "pkg/webhooks/trainjob_webhook.go ValidateCreate and the runtime plugins' Validate",
+            needs_model=True,
+        ),
     ),
 ]
