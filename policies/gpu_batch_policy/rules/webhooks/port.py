@@ -26,7 +26,7 @@ from pulumi_policy import Policy
 from ...facts.demand import CannotTellError
 from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
-from ...primitives.k8s_names import dns1123_subdomain_error
+from ...primitives.k8s_names import dns1123_subdomain_error, has_placeholder
 from ...primitives.values import Unknown, as_int, dig
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
@@ -110,8 +110,9 @@ def pod_containers(pod_spec: Any, *, init: bool = True) -> list[Any]:
 
 
 def name_of(obj: KubeObject) -> str | None:
-    """The object's name; None when it is not known before apply (Pulumi generates it)."""
-    if not obj.identity_known or obj.auto_named:
+    """The object's name; None when it is not known before apply (Pulumi generates it, or it holds
+    an unsubstituted ``${NAME}`` template placeholder, as published templates do)."""
+    if not obj.identity_known or obj.auto_named or has_placeholder(obj.name):
         return None
     return obj.name
 

@@ -254,3 +254,9 @@ def test_unknowns_are_cannot_check_not_pass() -> None:
     del auto[1]["metadata"]["name"]
     outcome = run(RULE, [auto])
     assert outcome.violations == [] and "metadata.name" in (outcome.cannot_check or "")
+
+
+def test_placeholder_name_is_cannot_check() -> None:
+    """A published template's ``${NAME}`` is substituted later: its generated names are not judged."""
+    outcome = run(RULE, [jobset(rjob("rj", 101), name="${JOBSET_NAME}")])
+    assert outcome.violations == [] and "metadata.name" in (outcome.cannot_check or "")
