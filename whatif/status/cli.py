@@ -146,7 +146,12 @@ def run(args: argparse.Namespace, reader: Reader | None = None) -> Report:
 
 def _default_namespaces(args: argparse.Namespace, objects: list[dict[str, Any]]) -> list[str]:
     if args.dump is None:
-        return [KubeReader.default_namespace(args.kubeconfig, args.context)]
+        from kubernetes.config.config_exception import ConfigException
+
+        try:
+            return [KubeReader.default_namespace(args.kubeconfig, args.context)]
+        except (ConfigException, OSError) as error:
+            raise WhatIfError(f"--kubeconfig {args.kubeconfig or '(default)'}: {error}") from None
     found = sorted(
         {
             str((o.get("metadata") or {}).get("namespace"))

@@ -50,6 +50,7 @@ class KaiExplanation:
     reasons: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
     queue_status: str | None = None
+    kinds: list[str] = field(default_factory=list)  # KAI's reason names, or "Unschedulable"
 
     def reason(self) -> str:
         return "; ".join(self.reasons) or "no reason recorded by KAI yet"
@@ -107,12 +108,14 @@ def explain_podgroup(pg: dict[str, Any], queues: dict[str, dict[str, Any]] | Non
     )
     for r in cond.get("reasons") or []:
         plain, change = PLAIN.get(str(r.get("reason")), (f"KAI says: {r.get('message')}", ""))
+        out.kinds.append(str(r.get("reason")))
         extra = _queue_words(r.get("details") or {})
         out.reasons.append(f"{plain} ({extra})" if extra else plain)
         if change:
             out.changes.append(change)
     if not out.reasons and cond.get("message"):
         out.reasons.append(f"KAI says: {str(cond['message']).strip()}")
+        out.kinds.append(str(cond.get("reason") or "Unschedulable"))
         out.changes.append(
             "free GPUs in the node pool or the queue's fair share must open up for the whole gang"
         )

@@ -25,6 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import urllib3
+
+from whatif.errors import WhatIfError
+
 KUEUE = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
 # Kueue v0.19.2 pkg/visibility/server.go: v1beta2 is served first (PrioritizedVersions), v1beta1 too
@@ -233,8 +237,12 @@ class KubeReader:
 
     def __init__(self, kubeconfig: str | None, context: str | None) -> None:
         from kubernetes import client, config
+        from kubernetes.config.config_exception import ConfigException
 
-        self._client = config.new_client_from_config(config_file=kubeconfig, context=context)  # type: ignore[no-untyped-call]
+        try:
+            self._client = config.new_client_from_config(config_file=kubeconfig, context=context)  # type: ignore[no-untyped-call]
+        except (ConfigException, OSError) as error:
+            raise WhatIfError(f"--kubeconfig {kubeconfig or '(default)'}: {error}") from None
         self._api = client.CustomObjectsApi(self._client)
         self.calls: list[Read] = []
 
@@ -249,8 +257,12 @@ class KubeReader:
     def _request(self, read: Read) -> dict[str, Any]:
         self.calls.append(read)
         params = self._client.param_serialize("GET", read.path(), auth_settings=["BearerToken"])
-        response = self._client.call_api(*params)
-        response.read()
+        try:
+            response = self._client.call_api(*params)
+            response.read()
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            host = self._client.configuration.host
+            raise WhatIfError(f"cannot reach the API server at {host} ({type(error).__name__})") from None
         if response.status in (401, 403):
             raise NotVisibleError(read, f"forbidden ({response.status})")
         if response.status == 404:

@@ -73,7 +73,7 @@ def table(report: Report) -> list[str]:
     for (ex, eta), why in zip(report.kueue, _kinds(report), strict=True):
         rows.append((ex.workload, ex.state, eta_text(eta), why))
     for kx in report.kai:
-        rows.append((kx.workload, "pending (KAI)", "not replayed", kx.reason()[:60]))
+        rows.append((kx.workload, "pending (KAI)", "not replayed", ", ".join(kx.kinds) or "see reason"))
     if len(rows) == 1:
         return [f"nothing pending in {', '.join(report.namespaces)} at {iso(report.now)}"]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -108,7 +108,7 @@ def summary(report: Report) -> str:
     parts = []
     for (ex, eta), why in zip(report.kueue, _kinds(report), strict=True):
         parts.append(f"{ex.workload} {eta_text(eta)} ({why})")
-    parts += [f"{kx.workload} pending on KAI ({kx.reason()[:50]})" for kx in report.kai]
+    parts += [f"{kx.workload} pending on KAI ({', '.join(kx.kinds) or 'see reason'})" for kx in report.kai]
     if not parts:
         return f"nothing pending in {', '.join(report.namespaces)}"
     hidden = " [some work not visible: ETA widened]" if report.not_visible else ""

@@ -128,6 +128,8 @@ def _relevant(
             continue
         if kind in MODEL_KINDS and kind not in needed:
             continue
+        if kind in (*MODEL_KINDS, "LocalQueue", "Workload") and report.kai and not report.kueue:
+            continue  # a KAI team: Kueue's kinds are no news
         out[what] = why
     return out
 
