@@ -180,13 +180,19 @@ def test_dws_fixture_reports_the_request_in_flight() -> None:
 
 
 @pytest.fixture(scope="module")
-def team_role() -> dict[str, Any]:
+def prod_run() -> Any:
+    from tests.stack_runner import run_stack
+
+    return run_stack("prod")
+
+
+@pytest.fixture(scope="module")
+def team_role(prod_run: Any) -> dict[str, Any]:
     """research's Role as the prod stack renders it into build/prod/manifests.yaml (the declared
     objects of ``python -m preview --stack prod``: ``preview.manifests.render_manifests``)."""
     from preview.manifests import render_manifests
-    from tests.stack_runner import run_stack
 
-    objects = render_manifests(run_stack("prod").resources)
+    objects = render_manifests(prod_run.resources)
     (role,) = [
         o for o in objects if o.get("kind") == "Role" and o["metadata"]["name"] == "research-submitter"
     ]
@@ -386,3 +392,26 @@ def test_kai_pending_podgroup_gets_kais_own_reason_under_the_team_role(kai_role:
 def test_kai_team_role_reads_podgroups_only(kai_role: dict[str, Any]) -> None:
     (rule,) = [r for r in kai_role["rules"] if "scheduling.run.ai" in r["apiGroups"]]
     assert rule["resources"] == ["podgroups"] and set(rule["verbs"]) == {"get", "list", "watch"}
+
+
+def test_a_team_dump_with_the_stacks_queues(
+    prod_run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dump a research member can make (their namespace, the visibility API's answer) replayed
+    on the prod stack's declared queues and pools: the replay finds what Kueue cannot say yet --
+    prod's L4 nodes (g2-standard-24) hold 2 GPUs, so a 4-GPU pod's ProvisioningRequest can never
+    be provisioned -- and says the queues are the stack's, not read."""
+    import whatif.sources
+
+    records = [(r.type, r.inputs, r.urn, r.name, r.provider or "", ()) for r in prod_run.resources]
+    monkeypatch.setattr(whatif.sources, "stack_records", lambda stack: records)
+    team = [o for o in dump("quota") if (o.get("metadata") or {}).get("namespace") == "research"]
+    team += [o for o in dump("quota") if o["kind"] == "PendingWorkloadsSummary"]
+    path = tmp_path / "team.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": team}))
+    assert cli.main(["--dump", str(path), "--now", NOW, "--stack", "prod", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("taken as the stack declares them" in a for a in out["assumptions"])
+    for p in out["pending"]:
+        assert p["eta"]["text"] == "never"
+    assert any("cannot hold the gang" in p["eta"]["never"] for p in out["pending"])

@@ -78,8 +78,11 @@ def table(report: Report) -> list[str]:
         return [f"nothing pending in {', '.join(report.namespaces)} at {iso(report.now)}"]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    for ex, _ in report.kueue:
+    for ex, eta in report.kueue:
         lines += ["", f"{ex.workload}: {ex.reason()}"]
+        note = (eta.never or eta.unbounded) if eta is not None else None
+        if note:
+            lines.append(f"  ETA {eta_text(eta)}: {note}")
         if ex.kueue.get("message"):
             lines.append(f"  Kueue ({ex.kueue.get('reason')}): {ex.kueue['message']}")
         for c in ex.kueue.get("admissionChecks") or []:
@@ -111,5 +114,6 @@ def summary(report: Report) -> str:
     parts += [f"{kx.workload} pending on KAI ({', '.join(kx.kinds) or 'see reason'})" for kx in report.kai]
     if not parts:
         return f"nothing pending in {', '.join(report.namespaces)}"
-    hidden = " [some work not visible: ETA widened]" if report.not_visible else ""
+    kinds = sorted({what.split(" ")[0] for what in report.not_visible})
+    hidden = f" [not visible: {', '.join(kinds)}]" if kinds else ""
     return f"{len(parts)} pending: " + "; ".join(parts) + hidden

@@ -477,6 +477,6 @@ def _first_admissions(
         if e["event"] == "admitted" and (key not in out or out[key][0] is None):
             t = float(e["time"])
             out[key] = (t if math.isfinite(t) and t < HORIZON else None, None)
-        elif e["event"] == "inadmissible" and key not in out:
-            out[key] = (None, str(e.get("reason") or ""))
+        elif e["event"] == "inadmissible" and (key not in out or out[key][0] is None):
+            out[key] = (None, str(e.get("reason") or ""))  # the last word: why it ends unadmitted
     return out
