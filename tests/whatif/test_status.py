@@ -21,13 +21,14 @@ import yaml
 from whatif.multikueue.run import prepared
 from whatif.pack import StackModel
 from whatif.simulator import Simulation
+from whatif.sources import type_token
 from whatif.status import cli
 from whatif.status.collect import collect
 from whatif.status.explain import explain
 from whatif.status.objects import CHECKS, PENDING, KueueWorkload, timestamp
 from whatif.status.reads import DumpReader, RbacReader, Read, flatten, pending_read, rule_allows
 from whatif.status.render import summary, to_json
-from whatif.status.replay import MODEL_KINDS, Profile, Range, _token
+from whatif.status.replay import MODEL_KINDS, Inputs, Profile, Range
 from whatif.status.report import build
 from whatif.trace import load_trace
 from whatif.workload import ADMITTED, RESERVED
@@ -59,7 +60,7 @@ def cluster_items(objects: list[dict[str, Any]]) -> list[tuple[str, Any, str, st
     kinds = (*MODEL_KINDS, "LocalQueue")
     return [
         (
-            _token(o),
+            type_token(o),
             {k: v for k, v in o.items() if k != "status"},
             f"decl:{o['kind']}/{i}",
             o["metadata"]["name"],
@@ -96,7 +97,7 @@ def status(name: str, reader: Any = None, **kw: Any) -> dict[str, Any]:
     snap = collect(reader or DumpReader(objects), ["research"])
     now = timestamp(NOW)
     assert now is not None
-    return to_json(build(snap, now, **kw))
+    return to_json(build(snap, now, Inputs(**kw)))
 
 
 @pytest.mark.parametrize("name", SITUATIONS)

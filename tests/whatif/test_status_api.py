@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.whatif.test_status import NOW, dump, team_role  # noqa: F401  (fixture)
+from tests.whatif.test_status import NOW, dump, prod_run, team_role  # noqa: F401  (fixtures)
 from whatif.status import cli
 from whatif.status.collect import collect
 from whatif.status.objects import timestamp

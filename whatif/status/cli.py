@@ -22,7 +22,7 @@ from whatif.status.collect import collect
 from whatif.status.objects import timestamp
 from whatif.status.reads import DumpReader, KubeReader, Reader, flatten
 from whatif.status.render import summary, table, to_json
-from whatif.status.replay import Item, Profile, Range
+from whatif.status.replay import Inputs, Item, Profile, Range
 from whatif.status.report import Report, build
 
 
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace, reader: Reader | None = None) -> Report:
     provisioning = (
         parse_range(args.provisioning_delay, "--provisioning-delay") if args.provisioning_delay else None
     )
-    return build(snap, now, stack=items, profile=profile, durations=durations, provisioning=provisioning)
+    return build(snap, now, Inputs(items, profile, durations or {}, provisioning))
 
 
 def _default_namespaces(args: argparse.Namespace, objects: list[dict[str, Any]]) -> list[str]:

@@ -43,6 +43,7 @@ from whatif.errors import WhatIfError
 from whatif.multikueue.run import prepared
 from whatif.pack import StackModel
 from whatif.simulator import Simulation
+from whatif.sources import type_token
 from whatif.status.collect import Snapshot
 from whatif.status.objects import ADMITTED, CHECKS, PENDING, KueueWorkload, provisioning_requests, timestamp
 from whatif.trace import Trace, TraceEntry
@@ -103,11 +104,6 @@ class Replay:
     runs: dict[str, list[dict[str, Any]]]  # "low" | "high" -> the simulator's events
 
 
-def _token(doc: Mapping[str, Any]) -> str:
-    group, _, version = str(doc.get("apiVersion", "")).rpartition("/")
-    return f"kubernetes:{group or 'core'}/{version}:{doc.get('kind')}"
-
-
 def _is_kind(token: str, kind: str) -> bool:
     return token.endswith(f":{kind}") and f":{KUEUE_GROUP}/" in token
 
@@ -146,7 +142,7 @@ def model_items(snap: Snapshot, stack: Sequence[Item]) -> tuple[list[Item], list
             for i, doc in enumerate(snap.of(kind)):
                 meta = doc.get("metadata") or {}
                 items.append(
-                    (_token(doc), doc, f"live:{kind}/{meta.get('name', i)}", str(meta.get("name", i)))
+                    (type_token(doc), doc, f"live:{kind}/{meta.get('name', i)}", str(meta.get("name", i)))
                 )
         else:
             from_stack.add(kind)
@@ -156,7 +152,7 @@ def model_items(snap: Snapshot, stack: Sequence[Item]) -> tuple[list[Item], list
         seen_lq.add((meta.get("namespace"), meta.get("name")))
         items.append(
             (
-                _token(doc),
+                type_token(doc),
                 doc,
                 f"live:LocalQueue/{meta.get('namespace')}/{meta.get('name', i)}",
                 str(meta.get("name")),
@@ -260,19 +256,22 @@ def _reserved_usage(cq_obj: Mapping[str, Any]) -> dict[tuple[str, str], int]:
     return out
 
 
-def replay(
-    snap: Snapshot,
-    now: float,
-    *,
-    stack: Sequence[Item] = (),
-    profile: Profile | None = None,
-    durations: Mapping[str, Range] | None = None,
-    provisioning: Range | None = None,
-) -> Replay:
-    profile = profile or Profile()
-    items, notes = model_items(snap, stack)
-    given = durations or {}
-    prov = provisioning or profile.provisioning
+@dataclass(frozen=True)
+class Inputs:
+    """What the replay rests on beyond the cluster's state: the stack's declared objects, its load
+    profile, durations the user gives, the DWS time."""
+
+    stack: Sequence[Item] = ()
+    profile: Profile = field(default_factory=Profile)
+    durations: Mapping[str, Range] = field(default_factory=dict)
+    provisioning: Range | None = None
+
+
+def replay(snap: Snapshot, now: float, inputs: Inputs) -> Replay:
+    profile = inputs.profile
+    items, notes = model_items(snap, inputs.stack)
+    given = inputs.durations
+    prov = inputs.provisioning or profile.provisioning
     workloads = [KueueWorkload(o) for o in snap.of("Workload")]
     mine = {w.key for w in workloads if w.namespace in snap.namespaces and w.state() in (PENDING, CHECKS)}
     assumptions = list(notes)

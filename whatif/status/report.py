@@ -4,7 +4,7 @@ what the ETA rests on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +14,7 @@ from whatif.status.collect import Snapshot
 from whatif.status.explain import Explanation, explain
 from whatif.status.kai import KaiExplanation, explain_podgroup, pending_podgroups
 from whatif.status.objects import ADMITTED, CHECKS, INACTIVE, PENDING, KueueWorkload, provisioning_requests
-from whatif.status.replay import MODEL_KINDS, Eta, Item, Profile, Range, referenced, replay
+from whatif.status.replay import MODEL_KINDS, Eta, Inputs, referenced, replay
 
 
 @dataclass
@@ -55,15 +55,7 @@ def _ahead(
     return out
 
 
-def build(
-    snap: Snapshot,
-    now: float,
-    *,
-    stack: Sequence[Item] = (),
-    profile: Profile | None = None,
-    durations: Mapping[str, Range] | None = None,
-    provisioning: Range | None = None,
-) -> Report:
+def build(snap: Snapshot, now: float, inputs: Inputs | None = None) -> Report:
     report = Report(now, snap.namespaces, not_visible=dict(snap.not_visible))
     workloads = [KueueWorkload(o) for o in snap.of("Workload")]
     pending = [w for w in workloads if w.state() == PENDING]
@@ -74,9 +66,7 @@ def build(
     etas: dict[str, Eta] = {}
     if any(w.state() == PENDING for w in mine):
         try:
-            result = replay(
-                snap, now, stack=stack, profile=profile, durations=durations, provisioning=provisioning
-            )
+            result = replay(snap, now, inputs or Inputs())
             etas = result.etas
             report.assumptions = result.assumptions
         except WhatIfError as error:
