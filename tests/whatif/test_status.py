@@ -416,3 +416,27 @@ def test_a_team_dump_with_the_stacks_queues(
     for p in out["pending"]:
         assert p["eta"]["text"] == "never"
     assert any("cannot hold the gang" in p["eta"]["never"] for p in out["pending"])
+
+
+def test_work_ahead_the_team_cannot_see_is_counted_and_widens_the_high_end(team_role: dict[str, Any]) -> None:
+    """The visibility API puts two workloads of another LocalQueue of research-l4 between eval-h
+    and finetune-m; research cannot see them, so the high end takes them as large as finetune-m."""
+
+    def finetune(objects: list[dict[str, Any]]) -> dict[str, Any]:
+        reader = RbacReader(DumpReader(objects), team_role["rules"], "research")
+        durations = {k: v for k, v in history_durations("quota").items() if k.startswith("research/")}
+        profile = Profile({("applied", "l4"): (3600.0, 7200.0)})
+        out = status(
+            "quota", reader=reader, stack=cluster_items(objects), durations=durations, profile=profile
+        )
+        return next(p for p in out["pending"] if p["workload"] == "research/job-finetune-m-2b8f4")
+
+    plain = finetune(dump("quota"))
+    objects = dump("quota")
+    summary = next(o for o in objects if o["kind"] == "PendingWorkloadsSummary")
+    summary["items"][1]["positionInClusterQueue"] = 3
+    crowded = finetune(objects)
+    assert (plain["aheadNotVisible"], crowded["aheadNotVisible"]) == (0, 2)
+    assert "2 workload(s) of other teams you cannot see" in crowded["reason"]
+    assert crowded["eta"]["lowSeconds"] == plain["eta"]["lowSeconds"]
+    assert crowded["eta"]["highSeconds"] == 4500 + 1800 > plain["eta"]["highSeconds"] == 4500

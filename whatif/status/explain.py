@@ -32,7 +32,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from whatif.status.objects import CHECKS, INACTIVE, PENDING, KueueWorkload, condition
+from whatif.status.objects import (
+    CHECKS,
+    INACTIVE,
+    PENDING,
+    KueueWorkload,
+    condition,
+    duration_text,
+    timestamp,
+)
 
 POD_SET = re.compile(
     r"couldn't assign flavors to pod set (?P<ps>[^:]+): (?P<body>.*?)(?=; couldn't assign|$)"
@@ -208,10 +216,12 @@ def _check_blockers(wl: KueueWorkload, now: float) -> list[Blocker]:
         )
         said = f": {message}" if message else ""
         if state == "Pending" and wl.state() == CHECKS:
+            since = timestamp(check.get("lastTransitionTime"))
+            spent = f" for {duration_text(now - since)}" if since is not None else ""
             out.append(
                 Blocker(
                     "checks",
-                    f"quota is reserved; admission check {name} is Pending{said}",
+                    f"quota is reserved; admission check {name} is Pending{spent}{said}",
                     f"nothing from you: {name} (a ProvisioningRequest when it is DWS) must report the nodes "
                     "provisioned; a flavor without that check would not wait for it",
                 )

@@ -38,6 +38,14 @@ def timestamp(raw: Any) -> float | None:
     return datetime.fromisoformat(raw.replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
 
+def duration_text(seconds: float) -> str:
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    h, m = divmod(s // 60, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m"
+
+
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
     for cond in (obj.get("status") or {}).get("conditions") or []:
         if isinstance(cond, dict) and cond.get("type") == kind:

@@ -13,7 +13,15 @@ from whatif.errors import WhatIfError
 from whatif.status.collect import Snapshot
 from whatif.status.explain import Explanation, explain
 from whatif.status.kai import KaiExplanation, explain_podgroup, pending_podgroups
-from whatif.status.objects import ADMITTED, CHECKS, INACTIVE, PENDING, KueueWorkload, provisioning_requests
+from whatif.status.objects import (
+    ADMITTED,
+    CHECKS,
+    INACTIVE,
+    PENDING,
+    KueueWorkload,
+    duration_text,
+    provisioning_requests,
+)
 from whatif.status.replay import MODEL_KINDS, Eta, Inputs, referenced, replay
 
 
@@ -152,14 +160,6 @@ def eta_json(eta: Eta | None, now: float, error: str | None) -> dict[str, Any]:
         out["unbounded"] = eta.unbounded
     out["text"] = eta_text(eta)
     return out
-
-
-def duration_text(seconds: float) -> str:
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    h, m = divmod(s // 60, 60)
-    return f"{h}h{m:02d}m" if h else f"{m}m"
 
 
 def eta_text(eta: Eta | None) -> str:
