@@ -285,8 +285,12 @@ def replay(snap: Snapshot, now: float, inputs: Inputs) -> Replay:
             f"no duration known for {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}: "
             "0 s at the low end, unbounded at the high end (give --durations or --stack)"
         )
-    hidden_note = _hidden_notes(snap)
-    assumptions += hidden_note
+    assumptions += _hidden_notes(snap)
+    if not inputs.stack:
+        assumptions.append(
+            "Kueue's Configuration (a ConfigMap in kueue-system) is not read: fair sharing and admission fair "
+            "sharing are taken as off (--stack gives the stack's)"
+        )
     runs: dict[str, list[dict[str, Any]]] = {}
     results: dict[str, dict[str, tuple[float | None, str | None]]] = {}
     for upper in (False, True):
