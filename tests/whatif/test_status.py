@@ -440,3 +440,42 @@ def test_work_ahead_the_team_cannot_see_is_counted_and_widens_the_high_end(team_
     assert "2 workload(s) of other teams you cannot see" in crowded["reason"]
     assert crowded["eta"]["lowSeconds"] == plain["eta"]["lowSeconds"]
     assert crowded["eta"]["highSeconds"] == 4500 + 1800 > plain["eta"]["highSeconds"] == 4500
+
+
+def test_a_check_in_retry_is_requeued_after_its_back_off() -> None:
+    """dws, one minute earlier in another history: job-train-p's first request failed; Kueue set
+    the check to Retry with a 60 s back-off (``UpdateAdmissionCheckRequeueState``), released the
+    quota (QuotaReserved False) and requeues it at lastTransitionTime + requeueAfterSeconds."""
+    objects = dump("dws")
+    wl = next(o for o in objects if o["kind"] == "Workload" and o["metadata"]["name"] == "job-train-p-8a1f0")
+    del wl["status"]["admission"]
+    wl["status"]["admissionChecks"] = [
+        {
+            "name": "dws",
+            "state": "Retry",
+            "message": "Retrying after failure: the nodes could not be provisioned",
+            "lastTransitionTime": "2026-11-28T11:59:30Z",
+            "requeueAfterSeconds": 60,
+            "retryCount": 1,
+        }
+    ]
+    wl["status"]["conditions"] = [
+        {
+            "type": "QuotaReserved",
+            "status": "False",
+            "reason": "Pending",
+            "message": "The workload has failed admission checks",
+            "lastTransitionTime": "2026-11-28T11:59:30Z",
+        },
+    ]
+    now = timestamp(NOW)
+    assert now is not None
+    snap = collect(DumpReader(objects), ["research"])
+    out = to_json(build(snap, now, Inputs(durations=history_durations("dws"), provisioning=(900.0, 900.0))))
+    p = next(p for p in out["pending"] if p["workload"] == "research/job-train-p-8a1f0")
+    assert p["state"] == PENDING and "Kueue retries it 60 s after 2026-11-28T11:59:30Z" in p["reason"]
+    assert p["eta"]["lowSeconds"] == 30 + 900  # requeued in 30 s, then a new request of 900 s
+    q = next(p for p in out["pending"] if p["workload"] == "research/job-sweep-q-c47d9")
+    # sweep-q reserves the free quota at once, but train-p (prod-priority) comes back at 30 s and
+    # preempts it (withinClusterQueue: LowerPriority); it starts after train-p's run and its own request
+    assert q["eta"]["lowSeconds"] == 30 + 900 + 3600 + 900

@@ -228,13 +228,11 @@ def _check_blockers(wl: KueueWorkload, now: float) -> list[Blocker]:
             )
         elif state == "Retry":
             after = check.get("requeueAfterSeconds")
-            retry = (
-                f", retried {after} s after {check.get('lastTransitionTime')}" if after is not None else ""
-            )
+            retry = f" {after} s after {check.get('lastTransitionTime')}" if after is not None else ""
             out.append(
                 Blocker(
                     "checks",
-                    f"admission check {name} failed and will be retried{retry}{said}",
+                    f"admission check {name} failed; Kueue retries it{retry}{said}",
                     f"nothing from you until {name}'s retries run out (retryStrategy.backoffLimitCount); "
                     "capacity elsewhere (another flavor or region) would avoid it",
                 )

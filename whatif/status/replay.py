@@ -370,14 +370,22 @@ def _run(cluster: Cluster, workloads: list[KueueWorkload], side: _Side) -> list[
     delay: float = (prov[1] if side.high else prov[0]) if prov else (UNBOUNDED if side.high else 0.0)
     trace = Trace(tuple(entries), delay, profile.eviction)
     sim = Simulation(cluster, trace, provisioning_delay=delay, eviction_delay=profile.eviction)
+    attempts = {w.key: _attempts(w) for w in pending}
     for wl in sim.workloads:  # the hidden copies go to their workload's ClusterQueue
         if wl.namespace.endswith("~hidden"):
             wl.cluster_queue = cluster.local_queues.get((wl.namespace.removesuffix("~hidden"), wl.queue))
+        wl.failed_requests = attempts.get(wl.key, 0)  # Kueue's retryCount: the retries left
     sim.start()
     _seed(sim, cluster, workloads, side)
     while sim.agenda and sim.next_time() < HORIZON:
         sim.step()
     return [e.to_json() for e in sim.events]
+
+
+def _attempts(w: KueueWorkload) -> int:
+    """Failed ProvisioningRequest attempts so far: the checks' ``retryCount`` (Kueue v0.19.2
+    ``AdmissionCheckState.RetryCount``, incremented on every transition to Retry)."""
+    return max((int(c.get("retryCount") or 0) for c in w.status.get("admissionChecks") or []), default=0)
 
 
 def _hidden_ahead(snap: Snapshot, pending: list[KueueWorkload]) -> dict[str, int]:
@@ -436,8 +444,7 @@ def _seed(sim: Simulation, cluster: Cluster, workloads: list[KueueWorkload], sid
                 timestamp((requests[-1].get("metadata") or {}).get("creationTimestamp")) if requests else None
             )
             since = (started or w.since("QuotaReserved") or now) - now
-            retries = [int(c.get("retryCount") or 0) for c in w.status.get("admissionChecks") or []]
-            wl.failed_requests = max(retries, default=0)
+            wl.failed_requests = _attempts(w)
             delay = (prov[1] if side.high else prov[0]) if prov else (UNBOUNDED if side.high else 0.0)
             sim.seed(
                 wl, w.admitted_flavors(), reserved_at=since, finish_at=None, check_at=max(delay + since, 0.0)
