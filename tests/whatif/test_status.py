@@ -479,3 +479,36 @@ def test_a_check_in_retry_is_requeued_after_its_back_off() -> None:
     # sweep-q reserves the free quota at once, but train-p (prod-priority) comes back at 30 s and
     # preempts it (withinClusterQueue: LowerPriority); it starts after train-p's run and its own request
     assert q["eta"]["lowSeconds"] == 30 + 900 + 3600 + 900
+
+
+def test_kai_eta_is_the_kai_whatifs_own(kai_records: list[Any]) -> None:
+    """The KAI what-if's run of kai-history.yaml on the kai stack admits pg-train-small when
+    pg-train-big ends; the replay from the dump (the stack's queues and nodes) says the same."""
+    from whatif.kai.model import build_kai
+    from whatif.kai.simulator import simulate
+
+    items = [r[:4] for r in kai_records]
+    outcome = simulate(build_kai(StackModel.from_plain(items)), load_trace(history("kai")))
+    admitted = {e.workload: e.time for e in outcome.events if e.event == "admitted"}
+    now = timestamp(NOW)
+    assert now is not None
+    durations = history_durations("kai")
+    out = to_json(
+        build(collect(DumpReader(dump("kai")), ["team-a"]), now, Inputs(stack=items, durations=durations))
+    )
+    (p,) = out["pending"]
+    assert (
+        p["eta"]["lowSeconds"]
+        == p["eta"]["highSeconds"]
+        == admitted["team-a/pg-train-small-9b4d0f61"]
+        == 3600
+    )
+    without = to_json(build(collect(DumpReader(dump("kai")), ["team-a"]), now))
+    assert without["pending"][0]["eta"]["text"].startswith("not replayed: KAI's ETA needs --stack")
+
+
+@pytest.fixture(scope="module")
+def kai_records() -> list[Any]:
+    from tests.stack_runner import run_stack
+
+    return [(r.type, r.inputs, r.urn, r.name) for r in run_stack("kai").resources]

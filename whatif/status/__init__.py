@@ -5,5 +5,5 @@ dump), give every pending Kueue Workload Kueue's own reason in plain words with 
 to change, and an ETA from a replay of the what-if simulator from the current state; KAI
 PodGroups get KAI's own reasons.  Modules: ``reads`` (the API reads and who may make them),
 ``collect`` (the state those reads give, and what was not visible), ``explain`` (Kueue's and
-KAI's reasons), ``replay`` (the ETA), ``render`` (table, JSON, one line), ``cli``.
+KAI's reasons), ``replay`` (the ETA), ``kai`` and ``kai_replay`` (KAI PodGroups), ``render`` (table, JSON, one line), ``cli``.
 """

@@ -11,7 +11,7 @@ reason names KAI gives (``podgroup_types.go``): ``OverLimit`` (the queue or a pa
 its limit), ``NonPreemptibleOverQuota`` (non-preemptible work beyond deserved quota:
 ``plugins/proportion/capacity_policy``), ``PreemptionDelayNotElapsed``, ``QueueDoesNotExist``;
 any other failure is in the message.  Queues (``scheduling.run.ai/v2`` ``Queue``, cluster-scoped,
-``status.allocated`` / ``requested``) are read when visible.  The KAI ETA is not replayed here.
+``status.allocated`` / ``requested``) are read when visible.  The ETA: :mod:`whatif.status.kai_replay`.
 """
 
 from __future__ import annotations

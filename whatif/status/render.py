@@ -48,7 +48,7 @@ def to_json(report: Report) -> dict[str, Any]:
                 "change": kx.changes,
                 "kai": kx.kai,
                 "queueStatus": kx.queue_status,
-                "eta": {"lowSeconds": None, "highSeconds": None, "text": "not replayed for KAI queues"},
+                "eta": eta_json(report.kai_etas.get(kx.workload), report.now, report.kai_eta_error),
             }
         )
     return {
@@ -73,7 +73,14 @@ def table(report: Report) -> list[str]:
     for (ex, eta), why in zip(report.kueue, _kinds(report), strict=True):
         rows.append((ex.workload, ex.state, eta_text(eta), why))
     for kx in report.kai:
-        rows.append((kx.workload, "pending (KAI)", "not replayed", ", ".join(kx.kinds) or "see reason"))
+        rows.append(
+            (
+                kx.workload,
+                "pending (KAI)",
+                eta_text(report.kai_etas.get(kx.workload)),
+                ", ".join(kx.kinds) or "see reason",
+            )
+        )
     if len(rows) == 1:
         return [f"nothing pending in {', '.join(report.namespaces)} at {iso(report.now)}"]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -97,6 +104,8 @@ def table(report: Report) -> list[str]:
             lines.append(f"  {kx.queue_status}")
     if report.eta_error:
         lines += ["", f"ETA not replayed: {report.eta_error}"]
+    if report.kai_eta_error:
+        lines += ["", f"KAI ETA not replayed: {report.kai_eta_error}"]
     if report.not_visible:
         lines += ["", "not visible with your rights (not absent):"]
         lines += [f"  {what}: {why}" for what, why in sorted(report.not_visible.items())]
@@ -111,7 +120,10 @@ def summary(report: Report) -> str:
     parts = []
     for (ex, eta), why in zip(report.kueue, _kinds(report), strict=True):
         parts.append(f"{ex.workload} {eta_text(eta)} ({why})")
-    parts += [f"{kx.workload} pending on KAI ({', '.join(kx.kinds) or 'see reason'})" for kx in report.kai]
+    parts += [
+        f"{kx.workload} {eta_text(report.kai_etas.get(kx.workload))} (KAI: {', '.join(kx.kinds) or 'see reason'})"
+        for kx in report.kai
+    ]
     if not parts:
         return f"nothing pending in {', '.join(report.namespaces)}"
     kinds = sorted({what.split(" ")[0] for what in report.not_visible})

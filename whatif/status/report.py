@@ -13,6 +13,7 @@ from whatif.errors import WhatIfError
 from whatif.status.collect import Snapshot
 from whatif.status.explain import Explanation, explain
 from whatif.status.kai import KaiExplanation, explain_podgroup, pending_podgroups
+from whatif.status.kai_replay import kai_etas
 from whatif.status.objects import (
     ADMITTED,
     CHECKS,
@@ -34,6 +35,8 @@ class Report:
     not_visible: dict[str, str] = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
     eta_error: str | None = None
+    kai_etas: dict[str, Eta] = field(default_factory=dict)
+    kai_eta_error: str | None = None
 
 
 def iso(t: float) -> str:
@@ -103,8 +106,14 @@ def build(snap: Snapshot, now: float, inputs: Inputs | None = None) -> Report:
         if snap.visible("Queue")
         else None
     )
-    for pg in pending_podgroups(snap.of("PodGroup"), snap.namespaces):
+    waiting = pending_podgroups(snap.of("PodGroup"), snap.namespaces)
+    for pg in waiting:
         report.kai.append(explain_podgroup(pg, queues))
+    if waiting:
+        try:
+            report.kai_etas = kai_etas(snap, now, inputs or Inputs(), waiting)
+        except WhatIfError as error:
+            report.kai_eta_error = str(error)
     report.not_visible = _relevant(report.not_visible, snap, report, mine)
     return report
 
