@@ -233,8 +233,9 @@ def _nominal(cluster: Cluster, cq: str) -> dict[tuple[str, str], int]:
 
 
 def _hidden_seed(
-    cq: str, usage: Mapping[tuple[str, str], int]
+    usage: Mapping[tuple[str, str], int],
 ) -> tuple[tuple[PodSet, ...], dict[str, dict[str, str]]]:
+    """Usage nobody can see as a workload: one pod set per flavor, each resource in that flavor."""
     by_flavor: dict[str, dict[str, int]] = {}
     for (flavor, res), amount in usage.items():
         if amount > 0:
@@ -469,7 +470,7 @@ def _seed(sim: Simulation, cluster: Cluster, workloads: list[KueueWorkload], sid
         hidden = {fr: amount - mine.get(fr, 0) for fr, amount in target.items() if amount > mine.get(fr, 0)}
         if not hidden:
             continue
-        pod_sets, flavors = _hidden_seed(cq, hidden)
+        pod_sets, flavors = _hidden_seed(hidden)
         wl = Workload("~hidden", cq, "~hidden", 0, 0.0, finish or UNBOUNDED, seq, pod_sets)
         seq += 1
         wl.cluster_queue = cq
