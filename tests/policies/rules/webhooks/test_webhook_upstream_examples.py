@@ -93,7 +93,12 @@ PROJECTS = {
         ("docs/", "examples/"),
         tuple(kai.POLICIES),
         ("scheduling.run.ai", "kai.scheduler"),
-        markdown=("docs/topology/", "docs/preemption-delay/", "docs/staleness-grace-period/", "docs/operator/"),
+        markdown=(
+            "docs/topology/",
+            "docs/preemption-delay/",
+            "docs/staleness-grace-period/",
+            "docs/operator/",
+        ),
     ),
     "kuberay": Examples(
         "ray-project+kuberay",
