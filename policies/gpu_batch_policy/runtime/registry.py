@@ -11,6 +11,7 @@ from pulumi_policy import Policy
 from ..rules.api_server.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
 from ..rules.api_server.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from ..rules.api_server.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
+from ..rules.api_server.pod_templates import POLICIES as RULES_POD_TEMPLATES
 from ..rules.fit.egress import POLICIES as FIT_EGRESS
 from ..rules.fit.pod_fit import POLICIES as FIT_POD_FIT
 from ..rules.fit.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
@@ -88,6 +89,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SERVICE_ACCOUNT_RBAC,
     *RULES_INGRESS_EXPOSURE,
     *RULES_CUSTOM_RESOURCES,
+    *RULES_POD_TEMPLATES,
     *RULES_BUILTIN_OBJECTS,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,
