@@ -331,10 +331,17 @@ def test_every_kind_is_judged(make: Any) -> None:
 
 
 def test_a_job_template_with_the_default_restart_policy_is_refused() -> None:
-    """``validateJobSpec``: a JobSet's Jobs, like any Job, refuse the unset (Always) policy."""
-    t = template(container(limits={"nvidia.com/gpu": "1"}))
-    [message] = run(RULE, [jobset(t)]).violations
+    """``validateJobSpec`` refuses a Job's pods with the unset (Always) policy; JobSet's mutating
+    webhook (jobset v0.12.0 ``jobSetWebhook.Default``) sets an unset one to OnFailure first, so
+    only an explicit Always is refused there."""
+    unset = template(container(limits={"nvidia.com/gpu": "1"}))
+    [message] = run(RULE, [cronjob(unset)]).violations
     assert "a Job's pods need OnFailure or Never" in message and "validateJobSpec" in message
+    assert "spec.jobTemplate.spec.template.spec.restartPolicy" in message
+    assert run(RULE, [jobset(unset)]).violations == []
+    always = template(container(limits={"nvidia.com/gpu": "1"}), restartPolicy="Always")
+    [message] = run(RULE, [jobset(always)]).violations
+    assert "spec.replicatedJobs[0].template.spec.template.spec.restartPolicy: 'Always'" in message
 
 
 def test_trainjob_resources_per_node_are_judged_on_the_trainjob() -> None:

@@ -673,11 +673,11 @@ def _node_selector(selector: Any) -> list[PodViolation]:
     return out
 
 
-def _restart(spec: Mapping[str, Any], owner: Owner) -> list[PodViolation]:
+def _restart(spec: Mapping[str, Any], owner: Owner, default: str) -> list[PodViolation]:
     policy = spec.get("restartPolicy")
     if not _known(policy):
         return []
-    stored = policy or "Always"  # SetDefaults_PodSpec
+    stored = policy or default or "Always"  # a webhook's default, else SetDefaults_PodSpec
     if stored not in ("Always", "OnFailure", "Never"):
         return [
             PodViolation("spec.restartPolicy", f"unsupported value {policy!r}", f"{V} validateRestartPolicy")
@@ -702,13 +702,14 @@ def _restart(spec: Mapping[str, Any], owner: Owner) -> list[PodViolation]:
 
 
 def validate_pod_template(
-    template: Any, owner: Owner = "pod", synthesized: bool = False
+    template: Any, owner: Owner = "pod", synthesized: bool = False, restart_default: str = ""
 ) -> list[PodViolation]:
     """Every refusal ``ValidatePodTemplateSpec`` / ``ValidatePodSpec`` (and the owner's rule on
     ``restartPolicy``) has for ``template`` (``{metadata, spec}``), paths relative to it.
 
     ``synthesized``: the template is the pack's model of a pod a controller builds (Spark), whose
-    image the controller fills in, so an absent image is not reported."""
+    image the controller fills in, so an absent image is not reported.  ``restart_default``: what
+    the owner's mutating webhook sets an unset ``restartPolicy`` to (JobSet's ``OnFailure``)."""
     if not isinstance(template, Mapping):
         return []
     spec = _map(template.get("spec"))
@@ -719,5 +720,5 @@ def validate_pod_template(
     out += _tolerations(spec.get("tolerations"))
     out += _affinity(spec.get("affinity"))
     out += _node_selector(spec.get("nodeSelector"))
-    out += _restart(spec, owner)
+    out += _restart(spec, owner, restart_default)
     return out

@@ -15,7 +15,8 @@ job is walked, not only those Kueue orders into pod sets.
 
 ``Owner`` says what the template's owner requires of ``restartPolicy``: a template a Job is made
 from (Job, CronJob, each replicatedJob of a JobSet or training runtime) is ``"job"``; Deployment,
-StatefulSet, ReplicaSet and DaemonSet templates are ``"always"``; the rest ``"pod"``.
+StatefulSet, ReplicaSet and DaemonSet templates are ``"always"``; the rest ``"pod"``.  JobSet's
+mutating webhook sets an unset one to ``OnFailure`` first (``restart_default``).
 
 A template that cannot be read before apply (an unknown list, a TrainJob whose runtime the program
 does not declare) is returned as a :class:`Skipped` with the reason, so a rule says "cannot check"
@@ -47,6 +48,7 @@ class Template:
     synthesized: bool = False  # the pack's model of a pod the controller builds (Spark)
     default: bool = False  # a template the controller writes itself (KubeRay's default submitter)
     inherited: bool = False  # a TrainJob's template unchanged from its runtime's (judged there too)
+    restart_default: str = ""  # what a mutating webhook sets an unset restartPolicy to
 
 
 @dataclass(frozen=True)
@@ -61,15 +63,23 @@ Found = Template | Skipped
 Walker = Callable[[StackModel, KubeObject], Iterator[Found]]
 
 
+def _path(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
 def _at(
-    obj: KubeObject, path: tuple[str | int, ...], makes: Owner = "pod", name: str = ""
+    obj: KubeObject,
+    path: tuple[str | int, ...],
+    makes: Owner = "pod",
+    name: str = "",
+    restart_default: str = "",
 ) -> Iterator[Found]:
     raw = dig(obj.props, *path)
-    where = ".".join(str(p) for p in path)
+    where = _path(path)
     if isinstance(raw, Unknown):
         yield Skipped(obj, f"{where} is unknown until apply")
     elif isinstance(raw, dict):
-        yield Template(obj, name or where, PodTemplate(raw, where), makes)
+        yield Template(obj, name or where, PodTemplate(raw, where), makes, restart_default=restart_default)
 
 
 def _controller(makes: Owner, *path: str) -> Walker:
@@ -84,6 +94,12 @@ def _pod(_model: StackModel, obj: KubeObject) -> Iterator[Found]:
     yield Template(obj, "pod", PodTemplate(raw, ""))
 
 
+# kubernetes-sigs/jobset v0.12.0 (the version Kueue v0.19.2's go.mod requires)
+# pkg/webhooks/jobset_webhook.go jobSetWebhook.Default: an unset restartPolicy of a replicated
+# Job's pods becomes OnFailure before validation.  A training runtime's Jobs are a JobSet's too.
+JOBSET_RESTART_DEFAULT = "OnFailure"
+
+
 def _replicated_jobs(obj: KubeObject, base: tuple[str, ...], label: str = "") -> Iterator[Found]:
     jobs = dig(obj.props, *base, "replicatedJobs")
     where = ".".join((*base, "replicatedJobs"))
@@ -93,7 +109,8 @@ def _replicated_jobs(obj: KubeObject, base: tuple[str, ...], label: str = "") ->
     for index, job in enumerate(jobs if isinstance(jobs, list) else []):
         name = as_str(dig(job, "name"))
         shown = f"{label}{where}[{index}]" + (f" ({name})" if isinstance(name, str) else "")
-        yield from _at(obj, (*base, "replicatedJobs", index, "template", "spec", "template"), "job", shown)
+        path: tuple[str | int, ...] = (*base, "replicatedJobs", index, "template", "spec", "template")
+        yield from _at(obj, path, "job", shown, JOBSET_RESTART_DEFAULT)
 
 
 def _jobset(_model: StackModel, obj: KubeObject) -> Iterator[Found]:
@@ -121,7 +138,14 @@ def _trainjob(model: StackModel, obj: KubeObject) -> Iterator[Found]:
             continue
         index = int(found.name.split("[", 1)[1].split("]", 1)[0])
         before = dig(original, index, "template", "spec", "template")
-        yield Template(obj, found.name, found.template, "job", inherited=before == found.template.raw)
+        yield Template(
+            obj,
+            found.name,
+            found.template,
+            "job",
+            inherited=before == found.template.raw,
+            restart_default=JOBSET_RESTART_DEFAULT,
+        )
 
 
 def _kubeflow(_model: StackModel, obj: KubeObject) -> Iterator[Found]:

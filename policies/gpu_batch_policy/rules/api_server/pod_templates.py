@@ -50,7 +50,7 @@ def check_pod_templates(model: StackModel, reporter: Reporter, _config: Mapping[
             reporter.cannot_check(found.owner, f"pod template {found.name} is unknown until apply")
             continue
         named = "" if found.name == found.template.path else f"pod template {found.name}: "
-        for violation in validate_pod_template(raw, found.makes, found.synthesized):
+        for violation in validate_pod_template(raw, found.makes, found.synthesized, found.restart_default):
             reporter.violation(
                 found.owner,
                 f"{named}{_joined(found.template.path, violation.path)}: "
