@@ -75,6 +75,8 @@ def framework_of(obj: KubeObject) -> str | None:
         and pod_template(obj).labels.get(QUEUE_NAME_LABEL) is not None
     ):
         return "pod"
+    if (obj.group, obj.kind) == ("batch", "CronJob"):
+        return FRAMEWORKS[("batch", "Job")]  # its Jobs are queued (workload_kinds.cronjob)
     return FRAMEWORKS.get((obj.group, obj.kind))
 
 

@@ -45,6 +45,7 @@ from ..rules.kueue.flavors import POLICIES as RULES_KUEUE_FLAVORS
 from ..rules.kueue.managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
 from ..rules.kueue.pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from ..rules.kueue.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from ..rules.kueue.queue_name_reach import POLICIES as RULES_QUEUE_NAME_REACH
 from ..rules.kueue.refs import POLICIES as RULES_KUEUE_REFS
 from ..rules.kueue.tas import POLICIES as RULES_KUEUE_TAS
 from ..rules.kueue.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
@@ -78,6 +79,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SKYPILOT,
     *RULES_HELM,
     *RULES_QUEUE_LABELS,
+    *RULES_QUEUE_NAME_REACH,
     *RULES_WEBHOOKS,
     *RULES_WORKLOAD_GANGS,
     *RULES_DWS,

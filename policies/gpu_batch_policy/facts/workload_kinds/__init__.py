@@ -22,7 +22,7 @@ from functools import partial
 from ..demand import CannotTellError
 from ..model import StackModel
 from ..model.base import KubeObject
-from . import pods, ray, trainjob
+from . import cronjob, pods, ray, trainjob
 from .base import Gang
 from .registry import INTEGRATIONS
 
@@ -33,7 +33,9 @@ Counter = Callable[[KubeObject], list[Gang]]
 # (API group, kind) -> (Kueue counter, KAI counter), from Kueue's integration registry
 # (:mod:`.registry`); pods and Ray are handled over the model.
 FAMILIES: dict[tuple[str, str], tuple[Counter, Counter]] = {
-    (i.group, i.kind): i.counters for i in INTEGRATIONS if i.counters is not None
+    **{(i.group, i.kind): i.counters for i in INTEGRATIONS if i.counters is not None},
+    # Not an integration, but every Job it creates is one (:mod:`.cronjob`).
+    ("batch", "CronJob"): (cronjob.kueue_gangs, cronjob.kai_gangs),
 }
 
 

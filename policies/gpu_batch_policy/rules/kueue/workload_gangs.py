@@ -88,6 +88,7 @@ def unregistered_queued(model: StackModel) -> list[KubeObject]:
         obj
         for obj in model.objects
         if (obj.group, obj.kind) not in BY_KIND
+        and (obj.group, obj.kind) != ("batch", "CronJob")  # its Jobs are (workload_kinds.cronjob)
         and obj.group != KUEUE_GROUP
         and obj.labels.get(QUEUE_NAME_LABEL) is not None
     ]
