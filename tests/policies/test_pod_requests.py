@@ -1,0 +1,82 @@
+"""A pod's effective request, as Kueue counts it against quota (issue 42 item 3: as stored, not as written).
+
+Cases from kubernetes/component-helpers v0.37.2 ``resource/helpers_test.go``
+``TestPodResourceRequests`` ("restartable init container", "multiple restartable init
+containers", "multiple restartable and regular init containers", "restartable-init, init and
+regular"), ``TestPodRequestsAndLimits`` (overhead) and ``TestPodLevelResourceRequests``; Kueue
+v0.19.2 ``pkg/workload/workload.go`` ``totalRequestsFromPodSets`` calls ``PodRequests`` after
+``pkg/workload/resources.go`` ``UseLimitsAsMissingRequestsInPod``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from gpu_batch_policy.facts.model.workloads import PodTemplate
+
+
+def c(name: str, cpu: str, sidecar: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "resources": {"requests": {"cpu": cpu}}}
+    if sidecar:
+        out["restartPolicy"] = "Always"
+    return out
+
+
+def cpu(spec: dict[str, Any]) -> Decimal:
+    amount = PodTemplate({"spec": spec}, "spec.template").request("cpu")
+    assert isinstance(amount, Decimal)
+    return amount
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"initContainers": [c("r1", "1", True)], "containers": [c("c1", "1")]}, "2"),
+        (
+            {
+                "initContainers": [c("i1", "5"), c("r1", "1", True), c("r2", "2", True), c("r3", "3", True)],
+                "containers": [c("c1", "1")],
+            },
+            "7",
+        ),
+        (
+            {
+                "initContainers": [
+                    c("i1", "5"),
+                    c("r1", "1", True),
+                    c("r2", "2", True),
+                    c("i2", "5"),
+                    c("r3", "3", True),
+                ],
+                "containers": [c("c1", "1")],
+            },
+            "8",
+        ),
+        ({"initContainers": [c("r1", "10", True), c("i1", "200")], "containers": [c("c1", "100")]}, "210"),
+        ({"containers": [c("c1", "1")], "overhead": {"cpu": "5"}}, "6"),
+        ({"containers": [], "overhead": {"cpu": "5"}}, "5"),
+        ({"containers": [c("c1", "1"), c("c2", "2")], "resources": {"requests": {"cpu": "10"}}}, "10"),
+        (
+            {"containers": [{"name": "c", "resources": {"limits": {"cpu": "3"}}}]},
+            "3",
+        ),  # limits as missing requests
+    ],
+)
+def test_pod_requests_as_upstream(spec: dict[str, Any], expected: str) -> None:
+    assert cpu(spec) == Decimal(expected)
+
+
+def test_pod_level_requests_replace_only_cpu_memory_and_hugepages() -> None:
+    template = PodTemplate(
+        {
+            "spec": {
+                "resources": {"requests": {"cpu": "10", "nvidia.com/gpu": "8"}},
+                "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "2"}}}],
+            }
+        },
+        "spec.template",
+    )
+    assert template.request("cpu") == Decimal(10)
+    assert template.request("nvidia.com/gpu") == Decimal(2)  # IsSupportedPodLevelResource: no
