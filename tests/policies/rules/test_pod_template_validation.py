@@ -322,7 +322,7 @@ def test_the_walker_knows_every_kind_kueue_registers() -> None:
 @pytest.mark.parametrize("make", KINDS, ids=lambda f: f.__name__)
 def test_every_kind_is_judged(make: Any) -> None:
     bad_template, good_template = copy.deepcopy(GPU_NO_LIMIT), copy.deepcopy(GOOD)
-    if make is deployment:
+    if make in (deployment, lws):
         bad_template["spec"]["restartPolicy"] = good_template["spec"]["restartPolicy"] = "Always"
     bad = run(RULE, [make(bad_template)]).violations
     assert len(bad) == 1 and "Limit must be set" in bad[0], bad
@@ -390,4 +390,4 @@ def test_pod_security_judges_every_kind() -> None:
 def test_templates_carry_their_owner_rule() -> None:
     model = StackModel.from_plain([cronjob(GOOD), deployment(GOOD), jobset(GOOD), lws(GOOD)])
     makes = {t.owner.kind: t.makes for t in every_template(model) if isinstance(t, Template)}
-    assert makes == {"CronJob": "job", "Deployment": "always", "JobSet": "job", "LeaderWorkerSet": "pod"}
+    assert makes == {"CronJob": "job", "Deployment": "always", "JobSet": "job", "LeaderWorkerSet": "always"}

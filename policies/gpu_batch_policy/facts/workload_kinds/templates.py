@@ -15,7 +15,8 @@ job is walked, not only those Kueue orders into pod sets.
 
 ``Owner`` says what the template's owner requires of ``restartPolicy``: a template a Job is made
 from (Job, CronJob, each replicatedJob of a JobSet or training runtime) is ``"job"``; Deployment,
-StatefulSet, ReplicaSet and DaemonSet templates are ``"always"``; the rest ``"pod"``.  JobSet's
+StatefulSet, ReplicaSet, DaemonSet and LeaderWorkerSet (its StatefulSets) templates are
+``"always"``; the rest ``"pod"``.  JobSet's
 mutating webhook sets an unset one to ``OnFailure`` first (``restart_default``).
 
 A template that cannot be read before apply (an unknown list, a TrainJob whose runtime the program
@@ -159,8 +160,12 @@ def _kubeflow(_model: StackModel, obj: KubeObject) -> Iterator[Found]:
 
 
 def _lws(_model: StackModel, obj: KubeObject) -> Iterator[Found]:
+    """Both templates become StatefulSets (sigs.k8s.io/lws v0.9.0, the version Kueue v0.19.2's
+    go.mod requires: ``pkg/controllers/leaderworkerset_controller.go``
+    ``constructLeaderStatefulSetApplyConfiguration``, ``pkg/controllers/pod_controller.go``
+    ``constructWorkerStatefulSetApplyConfiguration``), so their pods need ``restartPolicy: Always``."""
     for role in ("leaderTemplate", "workerTemplate"):
-        yield from _at(obj, ("spec", "leaderWorkerTemplate", role))
+        yield from _at(obj, ("spec", "leaderWorkerTemplate", role), "always")
 
 
 def _counted(obj: KubeObject, build: Callable[[], list[Any]], synthesized: bool) -> Iterator[Found]:
