@@ -391,3 +391,14 @@ def test_templates_carry_their_owner_rule() -> None:
     model = StackModel.from_plain([cronjob(GOOD), deployment(GOOD), jobset(GOOD), lws(GOOD)])
     makes = {t.owner.kind: t.makes for t in every_template(model) if isinstance(t, Template)}
     assert makes == {"CronJob": "job", "Deployment": "always", "JobSet": "job", "LeaderWorkerSet": "always"}
+
+
+def test_a_core_pod_template_object_is_validated_but_not_pod_security_judged() -> None:
+    """``ValidatePodTemplate`` validates a core/v1 PodTemplate's ``template``; PodSecurity enforces
+    on pods, and a PodTemplate object creates none."""
+    ns = k8s("v1", "Namespace", "ns", labels={"pod-security.kubernetes.io/enforce": "baseline"})
+    bad = template(container(securityContext={"privileged": True}, requests={"nvidia.com/gpu": "1"}))
+    obj = k8s("v1", "PodTemplate", "tpl", namespace="ns", template=bad)
+    [message] = run(RULE, [obj]).violations
+    assert "PodTemplate 'ns/tpl'" in message and "template.spec.containers[0].resources.limits" in message
+    assert run(SECURITY, [ns, obj]).violations == []

@@ -193,6 +193,7 @@ def _ray(_model: StackModel, _obj: KubeObject) -> Iterator[Found]:
 TRAINER = trainjob.GROUP
 WALKERS: dict[tuple[str, str], Walker] = {
     ("", "Pod"): _pod,
+    ("", "PodTemplate"): _controller("pod", "template"),  # ValidatePodTemplate -> ValidatePodTemplateSpec
     ("batch", "Job"): _controller("job", "spec", "template"),
     ("batch", "CronJob"): _controller("job", "spec", "jobTemplate", "spec", "template"),
     ("apps", "Deployment"): _controller("always", "spec", "template"),

@@ -106,6 +106,8 @@ def check_workloads(model: StackModel, reporter: Reporter, _config: Mapping[str,
     for owned in every_template(model):
         if owned.owner.kind in RUNTIME_KINDS:
             continue  # a training runtime's pods run in each TrainJob's namespace: judged there
+        if owned.owner.kind == "PodTemplate":
+            continue  # a core/v1 PodTemplate creates no pod; PodSecurity enforces on pods only
         namespace = owned.owner.namespace
         if not isinstance(namespace, str):
             continue
