@@ -15,6 +15,10 @@ from typing import Any
 
 import pytest
 from gpu_batch_policy.facts.model.workloads import PodTemplate
+from gpu_batch_policy.rules.kueue import workload_gangs as rules_workload_gangs
+
+from tests.policies.test_workload_gangs import KUEUE, queue
+from tests.policies.workload_stack import k8s, pod, run
 
 
 def c(name: str, cpu: str, sidecar: bool = False) -> dict[str, Any]:
@@ -80,3 +84,26 @@ def test_pod_level_requests_replace_only_cpu_memory_and_hugepages() -> None:
     )
     assert template.request("cpu") == Decimal(10)
     assert template.request("nvidia.com/gpu") == Decimal(2)  # IsSupportedPodLevelResource: no
+
+
+def test_runtime_class_overhead_counts_against_quota() -> None:
+    """Kueue ``handlePodOverhead``: 40 pods of 1 CPU fit a 100-CPU queue, but with a RuntimeClass
+    whose ``overhead.podFixed`` is 2 CPU each needs 120 (the API server's RuntimeClass admission
+    ``setOverhead`` gives every pod the same overhead)."""
+    fits = {p.name: p for p in rules_workload_gangs.POLICIES}["workload-gang-fits-queue"]
+    template = pod(gpu=None)
+    template["spec"]["runtimeClassName"] = "gvisor"
+    job = k8s(
+        "batch/v1",
+        "Job",
+        "train",
+        namespace="ml",
+        labels=KUEUE,
+        spec={"parallelism": 40, "template": template},
+    )
+    sandbox = k8s(
+        "node.k8s.io/v1", "RuntimeClass", "gvisor", handler="gvisor", overhead={"podFixed": {"cpu": "2"}}
+    )
+    assert run(fits, [*queue(4), job]).violations == []
+    out = run(fits, [*queue(4), job, sandbox])
+    assert out.mentions("Job 'ml/train'", "cpu", "never admits")

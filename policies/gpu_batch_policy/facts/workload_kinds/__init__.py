@@ -15,6 +15,7 @@ both).  A gang that cannot be counted before apply is returned as a :class:`Coun
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -24,6 +25,7 @@ from ..model import StackModel
 from ..model.base import KubeObject
 from . import cronjob, pods, ray, trainjob
 from .base import Gang
+from .overhead import with_runtime_overhead
 from .registry import INTEGRATIONS
 
 __all__ = ["FAMILIES", "Counted", "Gang", "kai_gangs", "kueue_gangs"]
@@ -78,11 +80,16 @@ def _gangs(model: StackModel, kai: bool) -> list[Counted]:
     return out
 
 
+def _adjusted(model: StackModel, counted: list[Counted]) -> list[Counted]:
+    """Each gang as Kueue totals it: RuntimeClass overhead filled in (:mod:`.overhead`)."""
+    return [dataclasses.replace(c, gangs=with_runtime_overhead(model, c.gangs)) for c in counted]
+
+
 def kueue_gangs(model: StackModel) -> list[Counted]:
     """Every Kueue Workload the stack's workloads become (labelled or not: the caller decides)."""
-    return model.memo("workload_kinds.kueue", lambda: _gangs(model, kai=False))
+    return model.memo("workload_kinds.kueue", lambda: _adjusted(model, _gangs(model, kai=False)))
 
 
 def kai_gangs(model: StackModel) -> list[Counted]:
     """Every KAI PodGroup minimum of the stack's workloads."""
-    return model.memo("workload_kinds.kai", lambda: _gangs(model, kai=True))
+    return model.memo("workload_kinds.kai", lambda: _adjusted(model, _gangs(model, kai=True)))
