@@ -20,6 +20,8 @@ from gpu_batch_policy.rules.kueue import workload_gangs as rules_workload_gangs
 from tests.policies.test_workload_gangs import KUEUE, queue
 from tests.policies.workload_stack import k8s, pod, run
 
+FITS = {p.name: p for p in rules_workload_gangs.POLICIES}["workload-gang-fits-queue"]
+
 
 def c(name: str, cpu: str, sidecar: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name, "resources": {"requests": {"cpu": cpu}}}
@@ -90,7 +92,6 @@ def test_runtime_class_overhead_counts_against_quota() -> None:
     """Kueue ``handlePodOverhead``: 40 pods of 1 CPU fit a 100-CPU queue, but with a RuntimeClass
     whose ``overhead.podFixed`` is 2 CPU each needs 120 (the API server's RuntimeClass admission
     ``setOverhead`` gives every pod the same overhead)."""
-    fits = {p.name: p for p in rules_workload_gangs.POLICIES}["workload-gang-fits-queue"]
     template = pod(gpu=None)
     template["spec"]["runtimeClassName"] = "gvisor"
     job = k8s(
@@ -104,6 +105,45 @@ def test_runtime_class_overhead_counts_against_quota() -> None:
     sandbox = k8s(
         "node.k8s.io/v1", "RuntimeClass", "gvisor", handler="gvisor", overhead={"podFixed": {"cpu": "2"}}
     )
-    assert run(fits, [*queue(4), job]).violations == []
-    out = run(fits, [*queue(4), job, sandbox])
+    assert run(FITS, [*queue(4), job]).violations == []
+    out = run(FITS, [*queue(4), job, sandbox])
     assert out.mentions("Job 'ml/train'", "cpu", "never admits")
+
+
+def test_limit_range_defaults_count_against_quota() -> None:
+    """Kueue ``handlePodLimitRange``: a namespace LimitRange's ``defaultRequest`` (or ``default``
+    limit, then taken as the request) fills a container that requests none; the first LimitRange
+    (by name) wins a resource (``addToSummary``), a container's own value wins over both."""
+    template = pod(cpu=None, gpu=None)
+    job = k8s(
+        "batch/v1",
+        "Job",
+        "train",
+        namespace="ml",
+        labels=KUEUE,
+        spec={"parallelism": 40, "template": template},
+    )
+
+    def limits(name: str, item: dict[str, Any], namespace: str = "ml") -> Any:
+        return k8s(
+            "v1", "LimitRange", name, namespace=namespace, spec={"limits": [{"type": "Container", **item}]}
+        )
+
+    assert run(FITS, [*queue(4), job]).violations == []
+    assert run(FITS, [*queue(4), job, limits("a", {"defaultRequest": {"cpu": "3"}})]).mentions(
+        "cpu", "never admits"
+    )
+    assert run(FITS, [*queue(4), job, limits("a", {"default": {"cpu": "3"}})]).mentions("cpu", "never admits")
+    assert (
+        run(FITS, [*queue(4), job, limits("a", {"defaultRequest": {"cpu": "3"}}, "other")]).violations == []
+    )
+    first_wins = [
+        limits("a", {"defaultRequest": {"cpu": "1"}}),
+        limits("b", {"defaultRequest": {"cpu": "3"}}),
+    ]
+    assert run(FITS, [*queue(4), job, *first_wins]).violations == []
+    own = pod(cpu="1", gpu=None)
+    job_own = k8s(
+        "batch/v1", "Job", "train", namespace="ml", labels=KUEUE, spec={"parallelism": 40, "template": own}
+    )
+    assert run(FITS, [*queue(4), job_own, limits("a", {"defaultRequest": {"cpu": "3"}})]).violations == []

@@ -25,8 +25,8 @@ from ..model import StackModel
 from ..model.base import KubeObject
 from . import cronjob, pods, ray, trainjob
 from .base import Gang
-from .overhead import with_runtime_overhead
 from .registry import INTEGRATIONS
+from .resources import adjust_resources
 
 __all__ = ["FAMILIES", "Counted", "Gang", "kai_gangs", "kueue_gangs"]
 
@@ -81,8 +81,8 @@ def _gangs(model: StackModel, kai: bool) -> list[Counted]:
 
 
 def _adjusted(model: StackModel, counted: list[Counted]) -> list[Counted]:
-    """Each gang as Kueue totals it: RuntimeClass overhead filled in (:mod:`.overhead`)."""
-    return [dataclasses.replace(c, gangs=with_runtime_overhead(model, c.gangs)) for c in counted]
+    """Each gang as Kueue totals it: RuntimeClass overhead and LimitRange defaults (:mod:`.resources`)."""
+    return [dataclasses.replace(c, gangs=adjust_resources(model, c.gangs)) for c in counted]
 
 
 def kueue_gangs(model: StackModel) -> list[Counted]:
