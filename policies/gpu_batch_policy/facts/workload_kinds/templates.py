@@ -26,6 +26,7 @@ rather than passing it in silence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +123,9 @@ def _runtime(_model: StackModel, obj: KubeObject) -> Iterator[Found]:
     yield from _replicated_jobs(obj, ("spec", "template", "spec"))
 
 
+_JOB_INDEX = re.compile(r"spec\.replicatedJobs\[(\d+)\]")
+
+
 def _trainjob(model: StackModel, obj: KubeObject) -> Iterator[Found]:
     """The child JobSet's templates; those the TrainJob leaves as the runtime has them
     (no ``resourcesPerNode`` or ``runtimePatches`` for them) are ``inherited``: their pods run
@@ -137,8 +141,8 @@ def _trainjob(model: StackModel, obj: KubeObject) -> Iterator[Found]:
         if isinstance(found, Skipped):
             yield Skipped(obj, found.why)
             continue
-        index = int(found.name.split("[", 1)[1].split("]", 1)[0])
-        before = dig(original, index, "template", "spec", "template")
+        index = _JOB_INDEX.match(found.template.path)
+        before = dig(original, int(index.group(1)), "template", "spec", "template") if index else None
         yield Template(
             obj,
             found.name,
