@@ -48,8 +48,8 @@ def test_a_cronjob_is_judged_as_the_job_it_creates() -> None:
 
 
 def test_min_parallelism_on_the_job_template_counts() -> None:
-    notes = {"annotations": {"kueue.x-k8s.io/job-min-parallelism": "2"}}
-    assert run(FITS, [*queue(4), cronjob(**notes)]).violations == []
+    notes = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    assert run(FITS, [*queue(4), cronjob(annotations=notes)]).violations == []
 
 
 def test_a_label_on_the_cronjob_itself_reaches_no_job() -> None:

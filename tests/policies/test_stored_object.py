@@ -111,7 +111,7 @@ def _with(path: list[str | int], value: Any) -> dict[str, Any]:
 def test_an_explicit_null_the_server_prunes_is_no_finding() -> None:
     """A null ``admissionChecksStrategy`` or ``borrowingLimit`` is deleted before validation."""
     assert validate_object(_with(["spec", "admissionChecksStrategy"], None)).outcome is Outcome.VALID
-    quota = ["spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "borrowingLimit"]
+    quota: list[str | int] = ["spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "borrowingLimit"]
     assert validate_object(_with(quota, None)).outcome is Outcome.VALID
 
 
@@ -126,7 +126,7 @@ def test_rules_judge_the_pruned_object() -> None:
 
 def test_a_null_required_field_is_missing_once_pruned() -> None:
     """Pruned, a required field without a default is absent: the server says "Required value"."""
-    flavor = ["spec", "resourceGroups", 0, "flavors", 0, "name"]
+    flavor: list[str | int] = ["spec", "resourceGroups", 0, "flavors", 0, "name"]
     result = validate_object(_with(flavor, None))
     assert result.outcome is Outcome.INVALID
     assert [v.message for v in result.violations if v.path.endswith("flavors[0].name")] == [
