@@ -88,13 +88,9 @@ def test_pod_level_requests_replace_only_cpu_memory_and_hugepages() -> None:
     assert template.request("nvidia.com/gpu") == Decimal(2)  # IsSupportedPodLevelResource: no
 
 
-def test_runtime_class_overhead_counts_against_quota() -> None:
-    """Kueue ``handlePodOverhead``: 40 pods of 1 CPU fit a 100-CPU queue, but with a RuntimeClass
-    whose ``overhead.podFixed`` is 2 CPU each needs 120 (the API server's RuntimeClass admission
-    ``setOverhead`` gives every pod the same overhead)."""
-    template = pod(gpu=None)
-    template["spec"]["runtimeClassName"] = "gvisor"
-    job = k8s(
+def forty_pods(template: dict[str, Any]) -> Any:
+    """A queued Job of 40 pods of ``template``."""
+    return k8s(
         "batch/v1",
         "Job",
         "train",
@@ -102,6 +98,15 @@ def test_runtime_class_overhead_counts_against_quota() -> None:
         labels=KUEUE,
         spec={"parallelism": 40, "template": template},
     )
+
+
+def test_runtime_class_overhead_counts_against_quota() -> None:
+    """Kueue ``handlePodOverhead``: 40 pods of 1 CPU fit a 100-CPU queue, but with a RuntimeClass
+    whose ``overhead.podFixed`` is 2 CPU each needs 120 (the API server's RuntimeClass admission
+    ``setOverhead`` gives every pod the same overhead)."""
+    template = pod(gpu=None)
+    template["spec"]["runtimeClassName"] = "gvisor"
+    job = forty_pods(template)
     sandbox = k8s(
         "node.k8s.io/v1", "RuntimeClass", "gvisor", handler="gvisor", overhead={"podFixed": {"cpu": "2"}}
     )
@@ -115,14 +120,7 @@ def test_limit_range_defaults_count_against_quota() -> None:
     limit, then taken as the request) fills a container that requests none; the first LimitRange
     (by name) wins a resource (``addToSummary``), a container's own value wins over both."""
     template = pod(cpu=None, gpu=None)
-    job = k8s(
-        "batch/v1",
-        "Job",
-        "train",
-        namespace="ml",
-        labels=KUEUE,
-        spec={"parallelism": 40, "template": template},
-    )
+    job = forty_pods(template)
 
     def limits(name: str, item: dict[str, Any], namespace: str = "ml") -> Any:
         return k8s(
@@ -143,7 +141,5 @@ def test_limit_range_defaults_count_against_quota() -> None:
     ]
     assert run(FITS, [*queue(4), job, *first_wins]).violations == []
     own = pod(cpu="1", gpu=None)
-    job_own = k8s(
-        "batch/v1", "Job", "train", namespace="ml", labels=KUEUE, spec={"parallelism": 40, "template": own}
-    )
+    job_own = forty_pods(own)
     assert run(FITS, [*queue(4), job_own, limits("a", {"defaultRequest": {"cpu": "3"}})]).violations == []
