@@ -114,3 +114,11 @@ def accelerated_platforms_kueue_version() -> str:
     text = accelerated_platforms_file(AP_VERSION_FILE)
     block = text[text.index('variable "kueue_version"') :]
     return block.split("default", 1)[1].split('"')[1]
+
+
+def show(git_dir: Path, ref: str, path: str) -> str:
+    """``git show <ref>:<path>`` of a mirror :func:`mirror` found (for tests that walk a whole tree)."""
+    shown = _git(git_dir, "show", f"{ref}:{path}")
+    if shown.returncode != 0:
+        raise FileNotFoundError(f"{path} is not at {ref} in {git_dir}: {shown.stderr.strip()}")
+    return shown.stdout

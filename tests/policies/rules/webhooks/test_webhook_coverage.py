@@ -19,7 +19,7 @@ import pytest
 from gpu_batch_policy.rules.webhooks import jobset, kai, kuberay_features, lws, mpi, spark, trainer
 from gpu_batch_policy.rules.webhooks.port import CANNOT, NOT_A_CHECK
 
-from tests.policies.upstream_git import git_dir, show
+from tests.upstream import mirror, show
 
 PORTS: list[ModuleType] = [jobset, kai, kuberay_features, lws, mpi, spark, trainer]
 GO_FUNC = re.compile(r"^func (?:\([^)]*\) )?([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\(", re.MULTILINE)
@@ -52,15 +52,15 @@ def test_every_entry_is_ported_or_has_a_reason(port: ModuleType) -> None:
 @pytest.mark.parametrize("port", PORTS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_coverage_lists_every_upstream_function(port: ModuleType) -> None:
     upstream = port.UPSTREAM
-    mirror = upstream.repo.replace("/", "+")
-    git = git_dir(f"GPU_BATCH_{mirror.upper().replace('+', '_').replace('-', '_')}_GIT", mirror)
+    folder = upstream.repo.replace("/", "+")
+    git = mirror(upstream.repo, f"GPU_BATCH_{folder.upper().replace('+', '_').replace('-', '_')}_GIT")
     if git is None:
         pytest.skip(
-            f"no {upstream.repo} mirror: fetch it into ../.mirror/{mirror}/repo to compare the function list"
+            f"no {upstream.repo} mirror: fetch it into ../.mirror/{folder}/repo to compare the function list"
         )
     found: set[str] = set()
     for path in upstream.files:
-        found |= go_functions(show(git, f"{upstream.ref}:{path}"))
+        found |= go_functions(show(git, upstream.ref, path))
     listed = set(port.COVERAGE)
     assert found - listed == set(), f"{upstream.repo}@{upstream.ref} functions with no port and no reason"
     assert listed - found == set(), f"listed but not in {upstream.repo}@{upstream.ref} {upstream.files}"
@@ -70,7 +70,7 @@ def test_trainer_plugin_validators_are_all_listed() -> None:
     """Every plugin file of Trainer v2.2.1 defining a ``Validate`` method is in ``PLUGIN_COVERAGE``."""
     for entry in trainer.PLUGIN_COVERAGE.values():
         assert entry.startswith((CANNOT, NOT_A_CHECK)) or callable(getattr(trainer, entry, None)), entry
-    git = git_dir("GPU_BATCH_KUBEFLOW_TRAINER_GIT", "kubeflow+trainer")
+    git = mirror("kubeflow/trainer", "GPU_BATCH_KUBEFLOW_TRAINER_GIT")
     if git is None:
         pytest.skip("no kubeflow/trainer mirror: fetch it into ../.mirror/kubeflow+trainer/repo")
     ref = trainer.UPSTREAM.ref

@@ -21,8 +21,8 @@ from gpu_batch_policy.rules.webhooks import jobset, kai, kuberay, kuberay_featur
 from pulumi_policy import Policy
 
 from tests.policies.corpus import token
-from tests.policies.upstream_git import git_dir, show
 from tests.policies.workload_stack import Registration, kuberay_release, registration, run
+from tests.upstream import mirror, show
 
 
 @dataclass(frozen=True)
@@ -151,8 +151,9 @@ def registrations(text: str, groups: tuple[str, ...]) -> Iterator[Registration]:
 @pytest.mark.parametrize("project", sorted(PROJECTS))
 def test_valid_upstream_examples_pass(project: str) -> None:
     examples = PROJECTS[project]
-    git = git_dir(
-        f"GPU_BATCH_{examples.mirror.upper().replace('+', '_').replace('-', '_')}_GIT", examples.mirror
+    git = mirror(
+        examples.mirror.replace("+", "/", 1),
+        f"GPU_BATCH_{examples.mirror.upper().replace('+', '_').replace('-', '_')}_GIT",
     )
     if git is None:
         pytest.skip(f"no {examples.mirror} mirror: fetch it into ../.mirror/{examples.mirror}/repo")
@@ -160,7 +161,7 @@ def test_valid_upstream_examples_pass(project: str) -> None:
     judged = 0
     refusals: list[str] = []
     for path in files(git, examples):
-        regs = list(registrations(yaml_text(path, show(git, f"{examples.ref}:{path}")), examples.groups))
+        regs = list(registrations(yaml_text(path, show(git, examples.ref, path)), examples.groups))
         if not regs:
             continue
         judged += len(regs)
@@ -177,13 +178,13 @@ def test_valid_upstream_examples_pass(project: str) -> None:
 def test_kuberay_gated_samples_pass_with_their_gate_on(sample: str, gate: str) -> None:
     """The same samples pass once a kuberay-operator release turns their gate on."""
     examples = PROJECTS["kuberay"]
-    git = git_dir("GPU_BATCH_RAY_PROJECT_KUBERAY_GIT", examples.mirror)
+    git = mirror(examples.mirror.replace("+", "/", 1), "GPU_BATCH_RAY_PROJECT_KUBERAY_GIT")
     if git is None:
         pytest.skip(f"no {examples.mirror} mirror: fetch it into ../.mirror/{examples.mirror}/repo")
     release = kuberay_release()
     release[1]["values"]["featureGates"] = [{"name": gate, "enabled": True}]
     regs = list(
-        registrations(show(git, f"{examples.ref}:ray-operator/config/samples/{sample}"), examples.groups)
+        registrations(show(git, examples.ref, f"ray-operator/config/samples/{sample}"), examples.groups)
     )
     assert regs
     assert [v for policy in examples.policies for v in run(policy, [*regs, release]).violations] == []
