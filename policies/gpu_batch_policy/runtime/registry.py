@@ -21,6 +21,7 @@ from ..rules.gke.dws import POLICIES as RULES_DWS
 from ..rules.gke.gcs_fuse import POLICIES as RULES_GCS_FUSE
 from ..rules.gke.gpu_stack import POLICIES as RULES_GPU_STACK
 from ..rules.gke.node_pools import POLICIES as RULES_GKE
+from ..rules.gke.service_apis import POLICIES as RULES_SERVICE_APIS
 from ..rules.gpudirect.networking import POLICIES as RULES_GPUDIRECT
 from ..rules.gpudirect.pod_wiring import POLICIES as RULES_GPUDIRECT_PODS
 from ..rules.installs.helm import POLICIES as RULES_HELM
@@ -47,6 +48,7 @@ from ..rules.kueue.queue_labels import POLICIES as RULES_QUEUE_LABELS
 from ..rules.kueue.refs import POLICIES as RULES_KUEUE_REFS
 from ..rules.kueue.tas import POLICIES as RULES_KUEUE_TAS
 from ..rules.kueue.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
+from ..rules.monitoring.cluster_label import POLICIES as RULES_MONITORING_CLUSTER_LABEL
 from ..rules.monitoring.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from ..rules.monitoring.queries import POLICIES as RULES_MONITORING_QUERIES
 from ..rules.monitoring.ray_metrics import POLICIES as RULES_MONITORING_RAY
@@ -65,6 +67,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_GPUDIRECT_PODS,
     *RULES_KUEUE_TAS,
     *RULES_GKE,
+    *RULES_SERVICE_APIS,
     *RULES_KUEUE_REFS,
     *RULES_ADMISSION_CHECK_CONTROLLERS,
     *RULES_KUEUE_API,
@@ -103,6 +106,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_MULTIKUEUE,
     *RULES_MONITORING,
     *RULES_MONITORING_QUERIES,
+    *RULES_MONITORING_CLUSTER_LABEL,
     *RULES_MONITORING_RAY,
     *RULES_DCGM_EXPORTERS,
     *RULES_KNOWN_BUGS,
