@@ -54,6 +54,7 @@ from ..rules.monitoring.queries import POLICIES as RULES_MONITORING_QUERIES
 from ..rules.monitoring.ray_metrics import POLICIES as RULES_MONITORING_RAY
 from ..rules.monitoring.scrapes import POLICIES as RULES_MONITORING
 from ..rules.multikueue.workers import POLICIES as RULES_MULTIKUEUE
+from ..rules.tenancy.exec_cluster_read import POLICIES as RULES_EXEC_CLUSTER_READ
 from ..rules.tenancy.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from ..rules.tenancy.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from ..rules.tenancy.operator_pool import POLICIES as RULES_OPERATOR_POOL
@@ -114,6 +115,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_POD_SECURITY,
     *RULES_KUEUE_MANAGED_NAMESPACES,
     *RULES_NETWORK_ISOLATION,
+    *RULES_EXEC_CLUSTER_READ,
     *RULES_RAY_AUTH,
     *RULES_GCS_FUSE,
 ]
