@@ -56,6 +56,15 @@ from components.gke import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from components.operator_release import ChartRef, depends_on_of, operator_namespace, operator_release
 
 KAI_CHART: Final = locked("kai-scheduler").source
+# KAI#1968 (v0.16.2 up to v0.17.1): stalegangeviction evicts a gang's running pods one staleness
+# grace period after its first pod succeeds.  v0.17.0's mitigation is the scheduler flag
+# ``default-staleness-grace-period`` (cmd/scheduler/app/options/options.go, default 60s), which the
+# chart passes through the default SchedulingShard's ``spec.args`` (values ``scheduler.args``,
+# templates/default-shard.yaml; pkg/apis/kai/v1/schedulingshard_types.go Args: "custom CLI
+# arguments for the scheduler").  10 minutes covers the skew between a gang's pods finishing, and a
+# gang that really lost pods is still evicted, 10 minutes later
+# (policies/gpu_batch_policy/facts/known_bugs/kai.json).
+STALE_GANG_GRACE: Final = "10m"
 KAI_VERSION: Final = locked("kai-scheduler").version
 KAI_NAMESPACE: Final = "kai-scheduler"
 KAI_SCHEDULER_NAME: Final = "kai-scheduler"
@@ -130,6 +139,7 @@ class KaiSchedulerInstall(pulumi.ComponentResource):
                     "tolerations": [dict(t) for t in SYSTEM_POOL_TOLERATIONS],
                 },
                 "defaultQueue": {"createDefaultQueue": args.create_default_queue},
+                "scheduler": {"args": {"default-staleness-grace-period": STALE_GANG_GRACE}},
                 # The GPU Operator's RuntimeClass (see the module docstring).
                 "admission": {"gpuFractionRuntimeClassName": KAI_FRACTION_RUNTIME_CLASS},
                 **({"binder": {"cdiEnabled": args.cdi_enabled}} if args.cdi_enabled is not None else {}),

@@ -41,6 +41,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components import service_apis
 from components.kueue_config import KUEUE_NAMESPACE, KUEUE_RELEASE_NAME
 
 FLEET_APIS: Final = ("gkehub.googleapis.com", "connectgateway.googleapis.com")
@@ -95,16 +96,7 @@ class FleetAccess(pulumi.ComponentResource):
     def __init__(self, name: str, project: str, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-batch:multikueue:FleetAccess", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        services = [
-            gcp.projects.Service(
-                f"{name}-{api.split('.', 1)[0]}",
-                project=project,
-                service=api,
-                disable_on_destroy=False,
-                opts=child,
-            )
-            for api in FLEET_APIS
-        ]
+        services = service_apis.enable(name, project, FLEET_APIS, child)
         number = gcp.organizations.get_project_output(project_id=project).number
         member = number.apply(lambda n: kueue_principal(str(n), project))
         for role in KUEUE_ROLES:

@@ -46,6 +46,10 @@ def placeholders(config: dict[str, Any]) -> list[ConfigIssue]:
                 )
             elif path == "gcp:project" and text in SAMPLE_PROJECTS:
                 issues.append(ConfigIssue(path, "your own project id (the sample's is a placeholder)", text))
+            elif any(text.startswith(f"projects/{p}/") for p in SAMPLE_PROJECTS):
+                issues.append(
+                    ConfigIssue(path, "a resource of your own project (the sample's is a placeholder)", text)
+                )
     return issues
 
 

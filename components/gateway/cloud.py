@@ -20,6 +20,11 @@ and a certificate that needs no manual step.
   is issued and renewed by Google once the authorization's CNAME record exists, and the stack
   writes that record itself in the configured Cloud DNS zone, with a wildcard ``A`` record for the
   teams' hosts.  One wildcard certificate: adding or reordering teams never touches it.
+* **APIs.**  Certificate Manager and Cloud DNS are not on in a new project (Service Usage docs,
+  "Default services"); the stack turns on ``certificatemanager.googleapis.com`` and
+  ``dns.googleapis.com`` (terraform-provider-google-beta v7.45.0 ``*_meta.yaml``
+  ``api_service_name`` of ``google_certificate_manager_*`` and ``google_dns_record_set``) before
+  the resources that call them (issue 39).
 """
 
 from __future__ import annotations
@@ -29,9 +34,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components import service_apis
+
 PROXY_PURPOSE = "REGIONAL_MANAGED_PROXY"
 ADDRESS_PURPOSE = "SHARED_LOADBALANCER_VIP"
 DNS_TTL_SECONDS = 300
+APIS = ("certificatemanager.googleapis.com", "dns.googleapis.com")
 
 
 @dataclass(frozen=True)
@@ -85,13 +93,15 @@ def create(name: str, args: GatewayCloudArgs, parent: pulumi.Resource) -> Gatewa
         purpose=ADDRESS_PURPOSE,
         opts=child,
     )
+    apis = service_apis.enable(f"{name}-api", args.project, APIS, child)
+    after_apis = child.merge(pulumi.ResourceOptions(depends_on=list(apis)))
     authorization = gcp.certificatemanager.DnsAuthorization(
         f"{name}-dns-authorization",
         name=f"{args.prefix}-skypilot",
         project=args.project,
         location=args.region,
         domain=args.domain,
-        opts=child,
+        opts=after_apis,
     )
     record = authorization.dns_resource_records[0]
     validation = gcp.dns.RecordSet(
@@ -102,7 +112,7 @@ def create(name: str, args: GatewayCloudArgs, parent: pulumi.Resource) -> Gatewa
         type=record.type,
         ttl=DNS_TTL_SECONDS,
         rrdatas=[record.data],
-        opts=child,
+        opts=after_apis,
     )
     certificate_name = f"{args.prefix}-skypilot"
     certificate = gcp.certificatemanager.Certificate(
@@ -113,7 +123,7 @@ def create(name: str, args: GatewayCloudArgs, parent: pulumi.Resource) -> Gatewa
         managed=gcp.certificatemanager.CertificateManagedArgs(
             domains=[f"*.{args.domain}"], dns_authorizations=[authorization.id]
         ),
-        opts=child.merge(pulumi.ResourceOptions(depends_on=[validation])),
+        opts=after_apis.merge(pulumi.ResourceOptions(depends_on=[validation])),
     )
     hosts = gcp.dns.RecordSet(
         f"{name}-hosts-record",
@@ -123,9 +133,9 @@ def create(name: str, args: GatewayCloudArgs, parent: pulumi.Resource) -> Gatewa
         type="A",
         ttl=DNS_TTL_SECONDS,
         rrdatas=[address.address],
-        opts=child,
+        opts=after_apis,
     )
-    made: list[pulumi.Resource] = [address, authorization, validation, certificate, hosts]
+    made: list[pulumi.Resource] = [*apis, address, authorization, validation, certificate, hosts]
     if subnet is not None:
         made.insert(0, subnet)
     return GatewayCloud(address_name, certificate_name, subnet, tuple(made))

@@ -121,7 +121,8 @@ def _tile(index: int, panel: Panel) -> dict[str, Any]:
                 "dataSets": [
                     {
                         "plotType": "LINE",
-                        "legendTemplate": legend,
+                        # Every query keeps GMP's ``cluster`` label (queries.py): name the series by it.
+                        "legendTemplate": f"{{{{{q.CLUSTER}}}}} {legend}",
                         "targetAxis": "Y1",
                         "timeSeriesQuery": {"prometheusQuery": promql},
                     }

@@ -19,6 +19,14 @@ DCGM exports the same names is not established here: GKE lists them on "Collect 
 metrics" (cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics), whose table could not be
 read (docs/monitoring.md), so on managed-DCGM-only pools these panels and the XID alert are
 unverified.
+
+Every query groups by ``cluster`` (issue 39): GKE Managed Service for Prometheus writes every
+series as the ``prometheus_target`` monitored resource, whose labels ``project_id``, ``location``,
+``cluster``, ``namespace``, ``job`` and ``instance`` are queryable like metric labels (GMP docs,
+"Managed Service for Prometheus: query", resource labels).  A MultiKueue manager and its workers
+export one queue name each into one Cloud Monitoring project, so a query that does not keep
+``cluster`` adds them up: a worker whose queue is inactive hides behind the manager's active one.
+On a single cluster the grouping changes nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from typing import Final
 
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 PODS_READY_TIMEOUT: Final = "PodsReadyTimeout"
+CLUSTER: Final = "cluster"
 ADMISSION_CHECK: Final = "AdmissionCheck"
 
 
@@ -35,12 +44,12 @@ def _cq(name: str) -> str:
 
 
 def pending(cq: str) -> str:
-    return f"sum by (status) (kueue_pending_workloads{{{_cq(cq)}}})"
+    return f"sum by ({CLUSTER}, status) (kueue_pending_workloads{{{_cq(cq)}}})"
 
 
 def admission_wait(cq: str, quantile: float, window: str = "10m") -> str:
     return (
-        f"histogram_quantile({quantile}, sum by (le) "
+        f"histogram_quantile({quantile}, sum by ({CLUSTER}, le) "
         f"(rate(kueue_admission_wait_time_seconds_bucket{{{_cq(cq)}}}[{window}])))"
     )
 
@@ -48,25 +57,25 @@ def admission_wait(cq: str, quantile: float, window: str = "10m") -> str:
 def provisioning_wait(cq: str, quantile: float, window: str = "30m") -> str:
     """The admission-check (DWS ProvisioningRequest) wait."""
     return (
-        f"histogram_quantile({quantile}, sum by (le) "
+        f"histogram_quantile({quantile}, sum by ({CLUSTER}, le) "
         f"(rate(kueue_admission_checks_wait_time_seconds_bucket{{{_cq(cq)}}}[{window}])))"
     )
 
 
 def gpu_quota_usage(cq: str) -> str:
-    return f'sum by (flavor) (kueue_cluster_queue_resource_usage{{{_cq(cq)}, resource="{GPU_RESOURCE}"}})'
+    return f'sum by ({CLUSTER}, flavor) (kueue_cluster_queue_resource_usage{{{_cq(cq)}, resource="{GPU_RESOURCE}"}})'
 
 
 def gpu_nominal_quota(cq: str) -> str:
-    return f'sum by (flavor) (kueue_cluster_queue_nominal_quota{{{_cq(cq)}, resource="{GPU_RESOURCE}"}})'
+    return f'sum by ({CLUSTER}, flavor) (kueue_cluster_queue_nominal_quota{{{_cq(cq)}, resource="{GPU_RESOURCE}"}})'
 
 
 def evictions(cq: str, window: str = "1h") -> str:
-    return f"sum by (reason) (increase(kueue_evicted_workloads_total{{{_cq(cq)}}}[{window}]))"
+    return f"sum by ({CLUSTER}, reason) (increase(kueue_evicted_workloads_total{{{_cq(cq)}}}[{window}]))"
 
 
 def preemptions(cq: str, window: str = "1h") -> str:
-    return f'sum by (reason) (increase(kueue_preempted_workloads_total{{preempting_cluster_queue="{cq}"}}[{window}]))'
+    return f'sum by ({CLUSTER}, reason) (increase(kueue_preempted_workloads_total{{preempting_cluster_queue="{cq}"}}[{window}]))'
 
 
 # KAI Scheduler v0.17.0 queue metrics (``kai_`` prefix: --metrics-namespace default ``kai``;
@@ -75,30 +84,30 @@ def preemptions(cq: str, window: str = "1h") -> str:
 
 
 def kai_allocated_gpus(queue: str) -> str:
-    return f'sum(kai_queue_allocated_gpus{{queue_name="{queue}"}})'
+    return f'sum by ({CLUSTER}) (kai_queue_allocated_gpus{{queue_name="{queue}"}})'
 
 
 def kai_deserved_gpus(queue: str) -> str:
-    return f'sum(kai_queue_deserved_gpus{{queue_name="{queue}"}})'
+    return f'sum by ({CLUSTER}) (kai_queue_deserved_gpus{{queue_name="{queue}"}})'
 
 
 def kai_fair_share_gpus(queue: str) -> str:
-    return f'sum(kai_queue_fair_share_gpu{{queue_name="{queue}"}})'
+    return f'sum by ({CLUSTER}) (kai_queue_fair_share_gpu{{queue_name="{queue}"}})'
 
 
 def gpu_utilization() -> str:
-    return "avg by (modelName) (DCGM_FI_DEV_GPU_UTIL)"
+    return f"avg by ({CLUSTER}, modelName) (DCGM_FI_DEV_GPU_UTIL)"
 
 
 def gpu_memory_used() -> str:
-    return "sum by (modelName) (DCGM_FI_DEV_FB_USED)"
+    return f"sum by ({CLUSTER}, modelName) (DCGM_FI_DEV_FB_USED)"
 
 
 # --- alert conditions: each is true (a non-empty result) exactly when the alert should fire ---
 
 
 def cluster_queue_not_active(cq: str) -> str:
-    return f'max(kueue_cluster_queue_status{{{_cq(cq)}, status="active"}}) < 1'
+    return f'max by ({CLUSTER}) (kueue_cluster_queue_status{{{_cq(cq)}, status="active"}}) < 1'
 
 
 def provisioning_wait_above(cq: str, max_seconds: float) -> str:
@@ -107,11 +116,14 @@ def provisioning_wait_above(cq: str, max_seconds: float) -> str:
 
 def bad_evictions(cq: str, window: str) -> str:
     reasons = f"{PODS_READY_TIMEOUT}|{ADMISSION_CHECK}"
-    return f'sum by (reason) (increase(kueue_evicted_workloads_total{{{_cq(cq)}, reason=~"{reasons}"}}[{window}])) > 0'
+    return f'sum by ({CLUSTER}, reason) (increase(kueue_evicted_workloads_total{{{_cq(cq)}, reason=~"{reasons}"}}[{window}])) > 0'
 
 
 def gpus_idle_while_admitted(percent: int) -> str:
-    return f"(avg(DCGM_FI_DEV_GPU_UTIL) < {percent}) and on() (sum(kueue_admitted_active_workloads) > 0)"
+    return (
+        f"(avg by ({CLUSTER}) (DCGM_FI_DEV_GPU_UTIL) < {percent}) "
+        f"and on({CLUSTER}) (sum by ({CLUSTER}) (kueue_admitted_active_workloads) > 0)"
+    )
 
 
 def xid_errors() -> str:
@@ -119,4 +131,4 @@ def xid_errors() -> str:
     ``Hostname``, 4.6.0-4.8.3 -- the GPU Operator v26.7.0's pin -- ``hostname`` (release notes
     "Rename the Hostname label to hostname", #655).  By one spelling only, the incident of a
     cluster on the other would not name the node; a label a series lacks groups as empty."""
-    return "max by (hostname, Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0"
+    return f"max by ({CLUSTER}, hostname, Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0"

@@ -9,6 +9,7 @@ from stacks.checks.cluster import check_cluster, check_pools
 from stacks.checks.gpu_stack import check_gpu_stacks
 from stacks.checks.gpudirect import check_compact_placement, check_gpudirect, check_gpudirect_workloads
 from stacks.checks.maintenance import check_maintenance
+from stacks.checks.monitoring import check_monitoring
 from stacks.checks.multikueue import check_multikueue
 from stacks.checks.network import check_network
 from stacks.checks.queue_layer import check_queue_layer
@@ -20,6 +21,7 @@ from stacks.errors import ConfigIssue
 
 def semantic_issues(config: StackConfig) -> Iterator[ConfigIssue]:
     """Rules across keys, after every key has the right shape: per cluster under MultiKueue."""
+    yield from check_monitoring(config)
     if config.multi_kueue is not None:
         yield from check_multikueue(config, single_cluster_issues)
     else:

@@ -49,6 +49,11 @@ class MonitoringConfig(ConfigModel):
         description="Cloud Monitoring notification channels every alert policy notifies "
         "(projects/<project>/notificationChannels/<id>); none: alerts show in the console only.",
     )
+    require_notification_channels: bool | None = Field(
+        None,
+        description="The alerts must reach someone: notificationChannels may not be empty; unset: on "
+        "when cluster.protect is on (production).",
+    )
     max_provisioning_wait: Annotated[GoDuration, AfterValidator(_alertable_wait)] = Field(
         "2h",
         description="Alert when a DWS ClusterQueue's provisioning-check wait p95 exceeds this (Go duration).",

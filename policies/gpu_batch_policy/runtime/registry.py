@@ -22,6 +22,7 @@ from ..rules.gke.dws import POLICIES as RULES_DWS
 from ..rules.gke.gcs_fuse import POLICIES as RULES_GCS_FUSE
 from ..rules.gke.gpu_stack import POLICIES as RULES_GPU_STACK
 from ..rules.gke.node_pools import POLICIES as RULES_GKE
+from ..rules.gke.service_apis import POLICIES as RULES_SERVICE_APIS
 from ..rules.gpudirect.networking import POLICIES as RULES_GPUDIRECT
 from ..rules.gpudirect.pod_wiring import POLICIES as RULES_GPUDIRECT_PODS
 from ..rules.installs.helm import POLICIES as RULES_HELM
@@ -49,11 +50,13 @@ from ..rules.kueue.queue_name_reach import POLICIES as RULES_QUEUE_NAME_REACH
 from ..rules.kueue.refs import POLICIES as RULES_KUEUE_REFS
 from ..rules.kueue.tas import POLICIES as RULES_KUEUE_TAS
 from ..rules.kueue.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
+from ..rules.monitoring.cluster_label import POLICIES as RULES_MONITORING_CLUSTER_LABEL
 from ..rules.monitoring.dcgm_exporters import POLICIES as RULES_DCGM_EXPORTERS
 from ..rules.monitoring.queries import POLICIES as RULES_MONITORING_QUERIES
 from ..rules.monitoring.ray_metrics import POLICIES as RULES_MONITORING_RAY
 from ..rules.monitoring.scrapes import POLICIES as RULES_MONITORING
 from ..rules.multikueue.workers import POLICIES as RULES_MULTIKUEUE
+from ..rules.tenancy.exec_cluster_read import POLICIES as RULES_EXEC_CLUSTER_READ
 from ..rules.tenancy.ingress_exposure import POLICIES as RULES_INGRESS_EXPOSURE
 from ..rules.tenancy.network_isolation import POLICIES as RULES_NETWORK_ISOLATION
 from ..rules.tenancy.operator_pool import POLICIES as RULES_OPERATOR_POOL
@@ -67,6 +70,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_GPUDIRECT_PODS,
     *RULES_KUEUE_TAS,
     *RULES_GKE,
+    *RULES_SERVICE_APIS,
     *RULES_KUEUE_REFS,
     *RULES_ADMISSION_CHECK_CONTROLLERS,
     *RULES_KUEUE_API,
@@ -107,6 +111,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_MULTIKUEUE,
     *RULES_MONITORING,
     *RULES_MONITORING_QUERIES,
+    *RULES_MONITORING_CLUSTER_LABEL,
     *RULES_MONITORING_RAY,
     *RULES_DCGM_EXPORTERS,
     *RULES_KNOWN_BUGS,
@@ -114,6 +119,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_POD_SECURITY,
     *RULES_KUEUE_MANAGED_NAMESPACES,
     *RULES_NETWORK_ISOLATION,
+    *RULES_EXEC_CLUSTER_READ,
     *RULES_RAY_AUTH,
     *RULES_GCS_FUSE,
 ]

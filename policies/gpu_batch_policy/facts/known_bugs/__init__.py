@@ -42,10 +42,17 @@ def parse_version(text: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts)
 
 
+# ``affected.before`` / ``fixedIn`` null: no fixed release is known to the record (the offline
+# snapshot ends before one); every release from ``affected.from`` on counts as affected.
+NO_FIX: tuple[int, ...] = (10**9,)
+
+
 def _record(component: str, chart: str, raw: dict[str, Any]) -> KnownBug:
-    start, before = parse_version(raw["affected"]["from"]), parse_version(raw["affected"]["before"])
-    if start is None or before is None or parse_version(raw["fixedIn"]) is None:
-        raise ValueError(f"known bug {raw.get('id')}: versions must be X.Y.Z")
+    start = parse_version(raw["affected"]["from"])
+    unfixed = raw["affected"]["before"] is None and raw["fixedIn"] is None
+    before = NO_FIX if unfixed else parse_version(raw["affected"]["before"])
+    if start is None or before is None or not (unfixed or parse_version(raw["fixedIn"]) is not None):
+        raise ValueError(f"known bug {raw.get('id')}: versions must be X.Y.Z (or both null: no fix known)")
     return KnownBug(
         id=raw["id"],
         component=component,
@@ -53,7 +60,7 @@ def _record(component: str, chart: str, raw: dict[str, Any]) -> KnownBug:
         summary=raw["summary"],
         affected_from=start,
         affected_before=before,
-        fixed_in=raw["fixedIn"],
+        fixed_in=raw["fixedIn"] or "",
         references=tuple(raw["references"]),
         condition=raw["condition"],
     )
@@ -65,5 +72,7 @@ def known_bugs() -> tuple[KnownBug, ...]:
     out: list[KnownBug] = []
     for path in sorted(RECORDS_DIR.glob("*.json")):
         document = json.loads(path.read_text(encoding="utf-8"))
+        if "records" not in document:  # changelogs.json: the classification, not records
+            continue
         out.extend(_record(document["component"], document["chart"], r) for r in document["records"])
     return tuple(out)

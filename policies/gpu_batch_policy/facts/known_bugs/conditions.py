@@ -9,9 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ...primitives.go_duration import parse_go_duration
 from ..model import StackModel
 from ..model.base import KubeObject
-from ..model.kueue import ParametersRef, preempts
+from ..model.kueue import PROVISIONING_REQUEST_CONTROLLER, ParametersRef, preempts
+
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+KAI_STALE_GRACE_FLAG = "default-staleness-grace-period"
+# The grace the mitigation needs: longer than the gap between a gang's first and last pod
+# finishing (a training gang ends its collective steps together; minutes cover the skew).
+KAI_STALE_GRACE_MIN_SECONDS = 600.0
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # kueue v0.19.2 pkg/controller/admissionchecks/provisioning/controller.go: objNameHashLength = 5,
@@ -107,7 +114,85 @@ def besteffortfifo_with_preemption(model: StackModel) -> list[KubeObject]:
     return hits
 
 
+def _queues_with_check(model: StackModel, controller: str) -> list[KubeObject]:
+    """ClusterQueues naming an AdmissionCheck of ``controller``."""
+    names = {c.name for c in model.admission_checks() if c.controller_name == controller}
+    return [
+        cq.obj
+        for cq in model.cluster_queues()
+        if any(isinstance(r.name, str) and r.name in names for r in cq.admission_checks)
+    ]
+
+
+def provisioning_request_check(model: StackModel) -> list[KubeObject]:
+    """kueue#14871: a ClusterQueue whose workloads wait on a ProvisioningRequest (DWS) check."""
+    return _queues_with_check(model, PROVISIONING_REQUEST_CONTROLLER)
+
+
+def multikueue_check(model: StackModel) -> list[KubeObject]:
+    """kueue#15082: a ClusterQueue that dispatches through MultiKueue (``kueue.x-k8s.io/multikueue``,
+    kueue v0.19.2 apis/kueue/v1beta2/multikueue_types.go MultiKueueControllerName)."""
+    return _queues_with_check(model, MULTIKUEUE_CONTROLLER)
+
+
+def admission_fair_sharing(model: StackModel) -> list[KubeObject]:
+    """kueue#16307: a ClusterQueue in ``admissionScope.admissionMode: UsageBasedAdmissionFairSharing``
+    (kueue v0.19.2 apis/kueue/v1beta2/clusterqueue_types.go AdmissionMode)."""
+    return [
+        cq.obj
+        for cq in model.cluster_queues()
+        if (cq.obj.spec or {}).get("admissionScope", {}).get("admissionMode")
+        == "UsageBasedAdmissionFairSharing"
+    ]
+
+
+def cohort_parent_cycle(model: StackModel) -> list[KubeObject]:
+    """kueue#16376: Cohorts whose ``parentName`` chain returns to itself."""
+    parents = {c.obj.name: c.parent for c in model.cohorts() if isinstance(c.parent, str)}
+    by_name = {c.obj.name: c.obj for c in model.cohorts()}
+    hits = []
+    for start in sorted(parents):
+        seen: set[str] = set()
+        here: str | None = start
+        while isinstance(here, str) and here not in seen:
+            seen.add(here)
+            here = parents.get(here)
+        if here == start:
+            hits.append(by_name[start])
+    return hits
+
+
+def kai_stale_gang_eviction_default(model: StackModel) -> list[KubeObject]:
+    """KAI#1968: a SchedulingShard (the chart renders ``default``) whose scheduler still evicts a
+    stale gang after the 60 s default grace, i.e. neither ``spec.args`` raises
+    ``default-staleness-grace-period`` to at least :data:`KAI_STALE_GRACE_MIN_SECONDS` (or makes it
+    negative: never) nor ``spec.actions.stalegangeviction.enabled`` is false (KAI v0.17.0
+    cmd/scheduler/app/options/options.go, pkg/apis/kai/v1/schedulingshard_types.go)."""
+    hits = []
+    for shard in model.kube_objects("kai.scheduler", "SchedulingShard"):
+        spec: Any = shard.spec or {}
+        action = (spec.get("actions") or {}).get("stalegangeviction") or {}
+        if action.get("enabled") is False:
+            continue
+        grace = parse_go_duration(str((spec.get("args") or {}).get(KAI_STALE_GRACE_FLAG, "60s")))
+        if grace is not None and (grace < 0 or grace >= KAI_STALE_GRACE_MIN_SECONDS):
+            continue
+        hits.append(shard)
+    return hits
+
+
+def dra_resource_claims(model: StackModel) -> list[KubeObject]:
+    """KAI#1930: ResourceClaims (``resource.k8s.io``) the program declares, which pods may share."""
+    return [o for o in model.kube_objects("resource.k8s.io") if o.kind == "ResourceClaim"]
+
+
 CONDITIONS: Mapping[str, Condition] = {
+    "provisioning-request-check": provisioning_request_check,
+    "multikueue-check": multikueue_check,
+    "admission-fair-sharing": admission_fair_sharing,
+    "cohort-parent-cycle": cohort_parent_cycle,
+    "kai-stale-gang-eviction-default": kai_stale_gang_eviction_default,
+    "dra-resource-claims": dra_resource_claims,
     "provisioning-request-name-truncated": provisioning_request_name_truncated,
     "queued-job-parallelism-over-completions": queued_job_parallelism_over_completions,
     "limitrange-in-queued-namespace": limitrange_in_queued_namespace,

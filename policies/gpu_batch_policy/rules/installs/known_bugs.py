@@ -41,11 +41,16 @@ def check_known_bugs(model: StackModel, reporter: Reporter, _config: Mapping[str
             shown = ", ".join(h.describe() for h in hits[:3]) + (
                 f" and {len(hits) - 3} more" if len(hits) > 3 else ""
             )
+            upgrade = (
+                f"upgrade {bug.component} to {bug.fixed_in} or later"
+                if bug.fixed_in
+                else "no fixed release is known yet; apply the mitigation in the record, or watch the upstream thread"
+            )
             reporter.violation(
                 release,
                 f"{bug.component} {release.version} has a known bug this program can hit ({bug.id}): "
                 f"{bug.summary}; met by {shown}",
-                f"upgrade {bug.component} to {bug.fixed_in} or later (see {'; '.join(bug.references)})",
+                f"{upgrade} (see {'; '.join(bug.references)})",
             )
 
 

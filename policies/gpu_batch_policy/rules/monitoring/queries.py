@@ -129,7 +129,7 @@ def _holders(model: StackModel) -> list[Resource]:
     ]
 
 
-def _known_queries(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resource, Query]]:
+def known_queries(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resource, Query]]:
     """``(holder, query)`` for every query of the stack's holders; a holder whose queries are
     unknown until apply is recorded as such instead."""
     for res in _holders(model):
@@ -142,7 +142,7 @@ def _known_queries(model: StackModel, reporter: Reporter) -> Iterator[tuple[Reso
 
 
 def check_promql_parses(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
-    for res, (where, text, is_promql) in _known_queries(model, reporter):
+    for res, (where, text, is_promql) in known_queries(model, reporter):
         parsed = metric_names(text) if is_promql else None
         if parsed is not None and parsed.error is not None:
             reporter.violation(
@@ -161,7 +161,7 @@ def _series(text: str, is_promql: bool) -> tuple[str, ...]:
 def series_read(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resource, str, str]]:
     """``(holder, where, series)`` for every series a dashboard, alert policy or GMP rule of the
     stack reads; a holder whose queries are unknown until apply is recorded as such instead."""
-    for res, (where, text, is_promql) in _known_queries(model, reporter):
+    for res, (where, text, is_promql) in known_queries(model, reporter):
         for series in _series(text, is_promql):
             yield res, where, series
 

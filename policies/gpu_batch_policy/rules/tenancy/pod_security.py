@@ -37,7 +37,7 @@ from ...primitives.values import Unknown, dig
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
 
-_SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})
+SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 
 
 def _has_unknown(value: object) -> bool:
@@ -65,7 +65,7 @@ def tenant_namespaces(model: StackModel) -> dict[str, Any]:
         subjects: dict[str, Any] = {}
         for holder in [*model.ray_workloads(), *model.local_queues()]:
             ns = holder.obj.namespace
-            if isinstance(ns, str) and ns not in _SYSTEM:
+            if isinstance(ns, str) and ns not in SYSTEM_NAMESPACES:
                 subjects[ns] = holder
         for declared in model.namespaces():
             if declared.obj.name in subjects:
