@@ -37,7 +37,9 @@ BRIDGE: Final = "provider/cmd/pulumi-resource-gcp/bridge-metadata.json"
 
 
 def _git(git_dir: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def terraform_apis(git_dir: str, tag: str) -> dict[str, str]:
