@@ -59,8 +59,10 @@ def reach(model: StackModel, cq: ClusterQueue) -> Reach:
             return Reach(None, f"LocalQueue {lq.obj.qualified_name} names a ClusterQueue unknown until apply")
         if lq.cluster_queue != cq.name:
             continue
-        _, found = model.find_cluster_queue(lq.cluster_queue, near=lq)
-        if found is not None and found.urn == cq.urn:
+        # Each API server resolves names among its own objects (StackModel.lookup): a LocalQueue
+        # on another cluster of the program does not reach this queue.
+        here, there = model.cluster_key(cq.obj), model.cluster_key(lq.obj)
+        if not here or not there or here == there:
             targets.append(lq)
     names = tuple(sorted(lq.obj.qualified_name for lq in targets))
     if not targets:
