@@ -24,6 +24,7 @@ manager queues hand jobs to the workers, whose own queues are walked.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -43,6 +44,7 @@ from components.gpudirect.pod_wiring import pod_wiring
 from components.workloads import RayPodArgs, pod_template
 from preview.report import stack_model
 from preview.report.multikueue import cluster_subsets
+from stacks.errors import ConfigError
 from tests.stack_runner import run_stack
 
 STACKS = ("dev", "prod", "kai", "skypilot", "multiregion", "gpudirect")
@@ -222,34 +224,47 @@ def test_the_kai_stack_walks_a_leaf_queue_to_a_pool_with_nodes() -> None:
     assert reachable, "no GPU pool a KAI-scheduled pod can scale up"
 
 
+PRE_FIX_POOLS = [
+    {
+        "name": "a3mega-tcpxo",
+        "machineType": "a3-megagpu-8g",
+        "network": "gpudirect",
+        "provisioning": "reservation",
+        "reservation": "a3mega-reservation",
+        "compactPlacement": False,
+        "maxNodes": 4,
+    },
+    {
+        "name": "a3ultra-rdma",
+        "machineType": "a3-ultragpu-8g",
+        "network": "gpudirect",
+        "provisioning": "queued",
+        "maxNodes": 4,
+    },
+]
+
+
 def test_the_walk_stops_where_a_stack_cannot_run() -> None:
-    """The walk is not a tautology: the pre-fix gpudirect stack (empty TAS pool, a queue no
-    namespace reaches) stops at those steps."""
-    broken = stack_model(
-        run_stack(
-            "gpudirect",
-            {
-                "gpu-batch:gpuPools": [
-                    {
-                        "name": "a3mega-tcpxo",
-                        "machineType": "a3-megagpu-8g",
-                        "network": "gpudirect",
-                        "provisioning": "reservation",
-                        "reservation": "a3mega-reservation",
-                        "compactPlacement": False,
-                        "maxNodes": 4,
-                    },
-                    {
-                        "name": "a3ultra-rdma",
-                        "machineType": "a3-ultragpu-8g",
-                        "network": "gpudirect",
-                        "provisioning": "queued",
-                        "maxNodes": 4,
-                    },
-                ]
-            },
-        ).resources
-    )
+    """The walk is not a tautology: the gpudirect stack with its TAS pool able to empty stops at
+    the nodes step, and with the A3 Ultra queue's LocalQueue gone at the queue step."""
+    records = run_stack("gpudirect").resources
+    emptied = [
+        replace(r, inputs={**r.inputs, "autoscaling": {**r.inputs["autoscaling"], "totalMinNodeCount": 0}})
+        if r.type == "gcp:container/nodePool:NodePool" and r.inputs.get("name") == "a3mega-tcpxo"
+        else r
+        for r in records
+    ]
+    broken = stack_model(emptied)
     lq = next(q for q in broken.local_queues() if q.name == "reserved")
     with pytest.raises(AssertionError, match="TAS flavor on pool a3mega-tcpxo"):
         walk(broken, lq)
+    cut = stack_model([r for r in records if r.inputs.get("metadata", {}).get("name") != "h200"])
+    assert [q.name for q in _worker_queues(cut)] == ["reserved"]
+
+
+def test_the_config_refuses_the_pre_fix_tas_pool_in_one_line() -> None:
+    """stacks/checks/topology.py check_tas_nodes: the same decision as kueue-tas-nodes-exist."""
+    with pytest.raises(ConfigError) as caught:
+        run_stack("gpudirect", {"gpu-batch:gpuPools": PRE_FIX_POOLS})
+    lines = str(caught.value).splitlines()
+    assert any("gpu-batch:gpuPools[0].minNodes" in line and "h100-mega" in line for line in lines), lines

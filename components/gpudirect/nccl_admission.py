@@ -11,7 +11,7 @@ but still off by default on 1.34 (KEP-3962), and GKE Standard enables no alpha o
 API on a production cluster; this stack targets 1.33.  A mutation could not add the line anyway:
 it has to run inside the container's own shell before the workload (``source ...``), and a
 container's command is the workload's.  So the pod is refused, with the line to add in the message
-(the documented snippet: ``docs/gpudirect.md``, "Your own workloads").
+(the documented snippet: ``docs/multi-node-training.md``, "Your own workloads").
 
 What it judges: Pods (CREATE) in the team namespaces whose ``nodeSelector`` names a GPUDirect pool
 (``cloud.google.com/gke-nodepool``: Kueue writes its flavor's ``nodeLabels`` into the pod's
@@ -70,7 +70,7 @@ def validation(stack: str, pools: Sequence[str]) -> dict[str, Any]:
         "expression": f"!({_on_pools(pools)}) || object.spec.containers.all(c, !({USES_GPU}) || ({_loads(stack)}))",
         "messageExpression": json.dumps(
             f"a GPU container on a GPUDirect-{stack} pool must run `{env.source_line}` at start{needs} "
-            "(see docs/gpudirect.md, 'Your own workloads'): pod "
+            "(see docs/multi-node-training.md, 'Your own workloads'): pod "
         )
         + " + object.metadata.name",
         "reason": "Forbidden",

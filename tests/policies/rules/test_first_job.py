@@ -11,8 +11,8 @@ mutation that breaks exactly what the rule judges (caught), and on the upstream 
 - ``gke-gpudirect-firewall``: cluster-toolkit ``modules/network/vpc`` ``allow_internal``;
 - ``gke-gpudirect-nccl-env``: container-engine-accelerators' ``nccl-env-profile.sh`` /
   ``set_nccl_env.sh``;
-- ``kueue-cpu-podset-on-queued-gpu``: ``flavorassigner.findFlavorForPodSets`` plus the provisioning
-  controller's ``requiredPodSets``.
+- ``kueue-cpu-podset-on-queued-gpu`` (advisory): ``flavorassigner.findFlavorForPodSets`` plus the
+  provisioning controller's ``requiredPodSets``.
 """
 
 from __future__ import annotations
@@ -67,7 +67,14 @@ def _named(found: list[Res], type_: str, name: str) -> Res:
 
 
 def _swap(found: list[Res], old: Res, new: Res | None) -> list[Res]:
-    return [new if r is old else r for r in found if not (r is old and new is None)]
+    """``found`` with ``old`` replaced by ``new`` (dropped when None)."""
+    out: list[Res] = []
+    for r in found:
+        if r is not old:
+            out.append(r)
+        elif new is not None:
+            out.append(new)
+    return out
 
 
 def _head(cpu: str, memory: str = "8Gi") -> list[dict[str, Any]]:
@@ -142,7 +149,7 @@ def test_an_unreachable_cluster_queue_is_caught_and_the_report_counts_it_as_zero
         r for r in _run("gpudirect") if r.type != LQ or r.inputs["spec"]["clusterQueue"] != "training-dws"
     ]
     rows = {(row[0], row[2]): row for row in _cluster_queue_rows(stack_model(records))}
-    assert rows[("training-dws", "h200")][3] == "0" and "unreachable" in rows[("training-dws", "h200")][7]
+    assert rows[("training-dws", "h200")][3] == "0" and "unreachable" in str(rows[("training-dws", "h200")][7])
     assert rows[("training-reserved", "h100-mega")][3] == "32"
 
 

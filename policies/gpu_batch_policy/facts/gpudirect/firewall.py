@@ -17,11 +17,11 @@ doubt); False when none does; None when a value it needs is unknown until apply.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from typing import Any, Final
 
 from ...primitives.values import Unknown, as_str, dig
+from ..fit.network import ranges_cover
 
 FIREWALL_TYPE: Final = "gcp:compute/firewall:Firewall"
 INTERNAL_ALLOW: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
@@ -36,22 +36,6 @@ def short_name(ref: object) -> str | Unknown | None:
     """A network reference's last path segment (names, self links and ids alike)."""
     value = as_str(ref)
     return value.rstrip("/").rsplit("/", 1)[-1] if isinstance(value, str) else value
-
-
-def _covers(ranges: list[Any], cidr: str) -> bool | None:
-    inner = ipaddress.ip_network(cidr, strict=False)
-    unknown = False
-    for raw in ranges:
-        if isinstance(raw, Unknown):
-            unknown = True
-            continue
-        try:
-            outer = ipaddress.ip_network(str(raw), strict=False)
-        except ValueError:
-            continue
-        if outer.version == inner.version and inner.subnet_of(outer):  # type: ignore[arg-type]
-            return True
-    return None if unknown else False
 
 
 def rule_admits(props: Any, network: str, cidr: str) -> bool | None:
@@ -80,7 +64,7 @@ def rule_admits(props: Any, network: str, cidr: str) -> bool | None:
     ranges = dig(props, "sourceRanges")
     if isinstance(ranges, Unknown):
         return None
-    return _covers(list(ranges) if isinstance(ranges, list) else [], cidr)
+    return ranges_cover(ranges if isinstance(ranges, list) else [], cidr)
 
 
 def network_admits(rules: Iterable[Any], network: str, cidr: str) -> bool | None:

@@ -1,4 +1,4 @@
-"""``kueue-cpu-podset-on-queued-gpu`` (mandatory): a CPU-only pod set (a Ray head, a submitter, a
+"""``kueue-cpu-podset-on-queued-gpu`` (advisory): a CPU-only pod set (a Ray head, a submitter, a
 launcher) whose only flavors with room are GPU flavors behind a ProvisioningRequest waits forever.
 
 kubernetes-sigs/kueue v0.19.2:
@@ -13,13 +13,20 @@ kubernetes-sigs/kueue v0.19.2:
   ``reqIsNeeded``): a pod set that uses none of the ProvisioningRequestConfig's
   ``managedResources`` (``nvidia.com/gpu``) is left out of the ProvisioningRequest.  A queued (DWS)
   pool gets nodes only for ProvisioningRequests, so that pod set's pod, pinned to the GPU pool by the
-  flavor's ``nodeLabels``, finds no node for it and stays Pending: the workload never runs.
+  flavor's ``nodeLabels``, gets no node of its own and stays Pending unless it fits beside the GPU pods.
 
 Judged per pod set of each Kueue workload the stack declares: which flavors of its ClusterQueue
 Kueue may take (taints and node affinity, :func:`...facts.fit.flavor_match.flavor_rejects`) and have
 room for the whole pod set (nominal quota plus what the cohort lends, :mod:`...facts.kueue_capacity`);
 a finding when there are some and every one is a flavor with GPU quota and a ProvisioningRequest
 check.  Anything unknown: no finding.
+
+Advisory, not mandatory: the pod set's pods are not in the ProvisioningRequest, so no node is ever
+added for them, but kube-scheduler may still place them on spare room of the nodes provisioned for
+the workload's GPU pod sets (the booking binds the autoscaler, not the scheduler; the flavor's
+tolerations cover the queued taint).  Whether that room exists depends on the GPU pods' requests
+and the machine, which the rule does not decide; a stack whose GPU pods fill their nodes may raise
+the level (``policies/config.<stack>.json``).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import Policy
+from pulumi_policy import EnforcementLevel, Policy
 
 from ...facts.demand import CannotTellError, PodSet
 from ...facts.fit.flavor_match import flavor_rejects
@@ -107,7 +114,8 @@ def _judge(
         f"CPU-only pod set {pod_set.name} ({pod_set.count} x {cpu} CPU / {memory} memory) fits no flavor of "
         f"{cq.describe()} but GPU flavor(s) {', '.join(fitting)} behind a ProvisioningRequest check: Kueue "
         "takes the next flavor that fits, leaves a pod set without GPUs out of the ProvisioningRequest "
-        "(requiredPodSets), and the queued pool never gets a node for it, so the workload never runs",
+        "(requiredPodSets), and the queued pool never gets a node for it: it runs only if it fits next to "
+        "the GPU pods on their nodes",
         "size the CPU flavor's quota (plus borrowing) for the CPU-only pod sets that land on it, or shrink "
         "the pod set",
     )
@@ -137,5 +145,6 @@ POLICIES: list[Policy] = [
         "A CPU-only pod set has a non-GPU flavor with room: one whose only fitting flavors are GPU flavors behind a "
         "ProvisioningRequest check never gets a node.",
         check_cpu_podsets,
+        enforcement_level=EnforcementLevel.ADVISORY,
     ),
 ]

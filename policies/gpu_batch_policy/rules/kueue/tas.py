@@ -60,6 +60,8 @@ from ...facts.model.base import ObjectView
 from ...facts.tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
 from ...facts.tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
 from ...facts.tas.levels import GKE_TOPOLOGY_LABELS, labelled
+from ...facts.tas.nodes import REASON as NODES_REASON
+from ...facts.tas.nodes import never_placed
 from ...facts.tas.placement import COMPACT_FLEX_MACHINES
 from ...facts.tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
 from ...facts.tas.reservations import ReservationSize, declared_sizes
@@ -131,21 +133,20 @@ def check_nodes_exist(model: StackModel, reporter: Reporter, _config: Mapping[st
             if any(isinstance(m, Unknown) for m in minimums):
                 reporter.cannot_check(cq, f"the minimum node count of flavor {name}'s pools")
                 continue
-            if any(not isinstance(m, int) or m > 0 for m in minimums):
+            known = [m if isinstance(m, int) else None for m in minimums]
+            if not never_placed(known, provisioned=False):
                 continue  # a pool that keeps nodes (or whose minimum is not set) may hold a gang
             try:
                 checks = provisioning_checks(model, cq, name)
             except CannotTellError as err:
                 reporter.cannot_check(cq, str(err))
                 continue
-            if checks:
+            if not never_placed(known, provisioned=bool(checks)):
                 continue
             reporter.violation(
                 cq,
                 f"TAS flavor {name} runs on pool(s) {', '.join(sorted(p.name for p in pools))}, which can "
-                "shrink to zero nodes, and the ClusterQueue has no ProvisioningRequest check on it: Kueue "
-                "places a topology only over existing nodes (no topology domains at level), creates no "
-                "pod, so the autoscaler never adds one",
+                f"shrink to zero nodes, and the ClusterQueue has no ProvisioningRequest check on it: {NODES_REASON}",
                 "give the pool a minimum / static node count (cluster-toolkit static_node_count), or add a "
                 "ProvisioningRequest admission check on this flavor (admissionChecksStrategy onFlavors)",
             )
