@@ -35,8 +35,8 @@ def _extra(**changes: Any) -> list[dict[str, Any]]:
     return pools
 
 
-def _placement(pools: list[dict[str, Any]]) -> dict[str, Any]:
-    result = run_stack("gpudirect", {POOLS: pools})
+def _placement(pools: list[dict[str, Any]], edits: dict[str, Any] | None = None) -> dict[str, Any]:
+    result = run_stack("gpudirect", {POOLS: pools, **(edits or {})})
     found = {
         r.name: (r.inputs.get("placementPolicy") or {}).get("type")
         for r in result.resources
@@ -70,8 +70,14 @@ def test_a3_ultra_pool_gets_compact_where_gke_allows_it(
 
 
 def test_flex_start_a3_mega_stays_spread_and_a_reservation_pool_too() -> None:
-    mega_flex = _pools(0, provisioning="flex-start", reservation=None, compactPlacement=None)
-    assert _placement(mega_flex)["a3mega-tcpxo-pool"] is None
+    mega_flex = _pools(0, provisioning="flex-start", reservation=None, compactPlacement=None, minNodes=None)
+    # A flex-start pool starts empty, so its flavor cannot be topology-aware without a
+    # ProvisioningRequest check (stacks/checks/topology.py check_tas_nodes): a plain flavor here.
+    queues = copy.deepcopy(config_value("gpudirect", "gpu-batch:kueueQueues"))
+    for flavor in queues["resourceFlavors"]:
+        if flavor["name"] == "h100-mega":
+            del flavor["topology"]
+    assert _placement(mega_flex, {"gpu-batch:kueueQueues": queues})["a3mega-tcpxo-pool"] is None
     assert _placement(_pools(0, compactPlacement=None))["a3mega-tcpxo-pool"] is None
 
 

@@ -15,7 +15,14 @@ use GPUDirect, and nothing test-specific:
   socket, ``/dev/shm``), but not a ConfigMap volume (TCPX's ``nccl-configmap`` holds the test's
   scripts);
 - on the GPU container: those mounts, its env (``LD_LIBRARY_PATH``; ``NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY``
-  for TCPXO) and its added capabilities (``IPC_LOCK`` for TCPX).
+  for TCPXO) and its added capabilities (``IPC_LOCK`` for TCPX);
+- the NCCL settings: the line Google tells a workload to source at container start
+  (``gpu_batch_policy.facts.gpudirect.nccl_env``: TCPXO's ``nccl-env-profile.sh`` with
+  ``NCCL_LIB_DIR``, stated in the pinned ``gpudirect-tcpxo/README.md``; RDMA's ``set_nccl_env.sh``,
+  run by the pinned test Pod), confirmed in that pinned file at run time.  It goes in the GPU
+  container's ``args``: KubeRay v1.7.0 ``BuildPod`` (``controllers/ray/common/pod.go``) runs a Ray
+  container's own command and args, then ``&& ulimit ...; ray start ...`` in one ``bash -c``, so
+  the settings reach every Ray worker process.
 
 The Networks the manifest names must be the ones the stack declares for the profile
 (``gpu_batch_policy.facts.gpudirect.wiring.expected_networks``); otherwise the pinned manifest changed
@@ -35,7 +42,8 @@ from components.gpudirect import POLICIES_DIR
 
 assert POLICIES_DIR
 
-from gpu_batch_policy.facts.charts.manifests import load_documents  # noqa: E402
+from gpu_batch_policy.facts.charts.manifests import load_documents, resolve_manifest  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.nccl_env import nccl_env_for  # noqa: E402
 from gpu_batch_policy.facts.gpudirect.profiles import GPUDIRECT_MANIFESTS, GpuDirectProfile  # noqa: E402
 from gpu_batch_policy.facts.gpudirect.wiring import (  # noqa: E402
     DEVICES_PREFIX,
@@ -63,6 +71,9 @@ class PodWiring:
     gpu_mounts: tuple[dict[str, Any], ...]
     gpu_env: tuple[dict[str, Any], ...]
     gpu_capabilities: tuple[str, ...]
+    # The NCCL settings: the line the GPU container runs first, and the env it needs.
+    nccl_line: str | None = None
+    nccl_env: tuple[dict[str, Any], ...] = ()
 
 
 def _is_gpu(container: dict[str, Any]) -> bool:
@@ -104,6 +115,13 @@ def pod_wiring(profile: GpuDirectProfile) -> PodWiring:
         if isinstance(v, dict) and ("hostPath" in v or "emptyDir" in v)
     }
     security = gpu[0].get("securityContext") or {}
+    nccl = nccl_env_for(profile)
+    if nccl is not None:
+        stated = resolve_manifest(GPUDIRECT_MANIFESTS, nccl.cited_in).read_text(encoding="utf-8")
+        if nccl.source_line not in stated:
+            raise GpuDirectWiringError(
+                f"{GPUDIRECT_MANIFESTS} {nccl.cited_in}: no longer says `{nccl.source_line}` (the NCCL settings)"
+            )
     return PodWiring(
         source=where,
         annotations=annotations,
@@ -112,6 +130,8 @@ def pod_wiring(profile: GpuDirectProfile) -> PodWiring:
         gpu_mounts=tuple(m for m in gpu[0].get("volumeMounts") or [] if m.get("name") in kept),
         gpu_env=tuple(gpu[0].get("env") or []),
         gpu_capabilities=tuple(str(c) for c in (security.get("capabilities") or {}).get("add") or []),
+        nccl_line=nccl.source_line if nccl is not None else None,
+        nccl_env=tuple({"name": k, "value": v} for k, v in nccl.env) if nccl is not None else (),
     )
 
 
@@ -132,7 +152,12 @@ def wire(spec: dict[str, Any], annotations: dict[str, str], wiring: PodWiring) -
         *(m for m in fresh.gpu_mounts if m["mountPath"] not in paths and m["name"] not in names),
     ]
     env = {str(e.get("name")) for e in main.get("env") or []}
-    main["env"] = [*(main.get("env") or []), *(e for e in fresh.gpu_env if e["name"] not in env)]
+    added = [e for e in (*fresh.gpu_env, *fresh.nccl_env) if e["name"] not in env]
+    main["env"] = [*(main.get("env") or []), *{e["name"]: e for e in added}.values()]
+    if fresh.nccl_line and not main.get("command"):
+        # KubeRay runs these args, then `&& ulimit ...; ray start ...`, in one bash -c.
+        args = [str(a) for a in main.get("args") or []]
+        main["args"] = [f"{fresh.nccl_line} && {args[0]}", *args[1:]] if args else [fresh.nccl_line]
     if fresh.gpu_capabilities:
         caps = main.setdefault("securityContext", {}).setdefault("capabilities", {}).setdefault("add", [])
         caps.extend(c for c in fresh.gpu_capabilities if c not in caps)

@@ -15,6 +15,15 @@ Ranges, as cluster-toolkit's examples allocate them: the ``vpc`` subnets are /20
 subnets /21s of 192.168.128.0/18 (``examples/gke-a3-ultragpu/gke-a3-ultragpu.yaml``
 ``gke-a3-ultra-rdma-net``, ``count: 8``).  The RoCE VPC carries the zonal network profile
 ``<zone>-vpc-roce`` (same file, ``network_profile``).
+
+Firewall: a new VPC denies all ingress (GCE's implied deny), so NCCL between two nodes' extra NICs
+is dropped unless a rule admits it.  cluster-toolkit's ``modules/network/vpc`` and ``multivpc``
+create ``<network>-allow-internal`` when ``enable_internal_traffic`` (default true): ingress of TCP
+and UDP 0-65535 and ICMP from the network's subnet ranges; ``gke-a3-ultragpu.yaml`` gives its
+gVNIC ``net-0``/``net-1`` the same rule (``firewall_rules``) and its RoCE VPC
+(``modules/network/gpu-rdma-vpc``) none.  So each gVNIC VPC here gets that rule, scoped to its own
+subnet's range, and the RoCE VPC gets none.  The pack's ``gke-gpudirect-firewall`` judges the same
+(:mod:`gpu_batch_policy.facts.gpudirect.firewall`).
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from components.gpudirect import POLICIES_DIR
 
 assert POLICIES_DIR  # importing the package put the pack's package on sys.path
 
+from gpu_batch_policy.facts.gpudirect.firewall import INTERNAL_ALLOW  # noqa: E402
 from gpu_batch_policy.facts.gpudirect.profiles import (  # noqa: E402
     ROCE_PROFILE_SUFFIX,
     GpuDirectProfile,
@@ -78,6 +88,25 @@ def _subnet(
     )
 
 
+def _allow_internal(
+    vpc_name: str, args: GpuDirectVpcsArgs, vpc: gcp.compute.Network, cidr: str, opts: pulumi.ResourceOptions
+) -> gcp.compute.Firewall:
+    """cluster-toolkit's ``<network>-allow-internal``: the VPC's nodes reach each other."""
+    return gcp.compute.Firewall(
+        f"{vpc_name}-allow-internal",
+        name=f"{vpc_name}-allow-internal",
+        project=args.project,
+        network=vpc.name,
+        direction="INGRESS",
+        source_ranges=[cidr],
+        allows=[
+            gcp.compute.FirewallAllowArgs(protocol=p, ports=list(ports) or None)
+            for p, ports in INTERNAL_ALLOW
+        ],
+        opts=opts,
+    )
+
+
 class GpuDirectVpcs(pulumi.ComponentResource):
     """The gVNIC VPCs of each naming (one subnet each) and, with RDMA pools, one RoCE VPC."""
 
@@ -104,6 +133,7 @@ class GpuDirectVpcs(pulumi.ComponentResource):
                     opts=child,
                 )
                 subnet = _subnet(f"{vpc_name}-subnet", args, vpc, str(cidr), child)
+                _allow_internal(vpc_name, args, vpc, str(cidr), child)
                 k8s_name = gvnic_network_name(prefix, index)
                 self.attachments[k8s_name] = NetworkAttachment(k8s_name, "NetDevice", vpc.name, subnet.name)
         rdma_count = max((p.rdma_subnets for p in args.profiles), default=0)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from gpu_batch_policy.facts import kueue_capacity, pools
+from gpu_batch_policy.facts import kueue_capacity, kueue_reach, pools
 from gpu_batch_policy.facts.demand import CannotTellError
 from gpu_batch_policy.facts.fit.placement import pool_allocatable
 from gpu_batch_policy.facts.fit.resources import Resources
@@ -200,6 +200,10 @@ def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
             if isinstance(flavor, Unknown):
                 continue
             nominal, borrow, obtainable = quota_figures(model, cq, flavor)
+            # A queue no namespace can submit to holds no usable capacity (facts.kueue_reach).
+            unreachable = kueue_reach.reach(model, cq)
+            if unreachable.reachable is False:
+                nominal, borrow, obtainable = Decimal(0), Decimal(0), Decimal(0)
             behind = ", ".join(
                 f"{c.pool.name} ({_fmt(c.max_gpus)} GPUs)" for c in flavor_pools(model, flavor)
             )
@@ -211,7 +215,8 @@ def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
                 _fmt(borrow),
                 _fmt(_largest_gang(model, cq, flavor, obtainable)),
                 behind or "-",
-                ", ".join(sorted(local.get(cq.name, []))) or "-",
+                (", ".join(sorted(local.get(cq.name, []))) or "-")
+                + (f" (unreachable: {unreachable.why})" if unreachable.reachable is False else ""),
             ]
 
 

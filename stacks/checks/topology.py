@@ -14,6 +14,8 @@ assert POLICIES_DIR
 
 from gpu_batch_policy.facts.kai.topology import Level, request_problems  # noqa: E402
 from gpu_batch_policy.facts.tas.levels import LEVEL_NAMES, TOPOLOGIES, TOPOLOGY_OF_MACHINE, labelled  # noqa: E402
+from gpu_batch_policy.facts.tas.nodes import REASON as NODES_REASON  # noqa: E402
+from gpu_batch_policy.facts.tas.nodes import never_placed  # noqa: E402
 
 __all__ = ["TOPOLOGIES", "check_topology", "kai_topologies", "kai_topology_name", "topology_of_pool"]
 
@@ -41,6 +43,7 @@ def check_reservation_blocks(config: StackConfig) -> Iterator[ConfigIssue]:
 def check_topology(config: StackConfig) -> Iterator[ConfigIssue]:
     yield from check_reservation_blocks(config)
     yield from check_kai_topology_requests(config)
+    yield from check_tas_nodes(config)
     pools = {p.name: p for p in config.gpu_pools}
     for index, flavor in enumerate(config.kueue_queues.resource_flavors):
         if not flavor.topology:
@@ -53,6 +56,31 @@ def check_topology(config: StackConfig) -> Iterator[ConfigIssue]:
                 f"({', '.join(sorted(TOPOLOGY_OF_MACHINE))})",
                 True,
             )
+
+
+def check_tas_nodes(config: StackConfig) -> Iterator[ConfigIssue]:
+    """A TAS flavor of a ClusterQueue has nodes to place on: its pool keeps some (``minNodes``), or a
+    ProvisioningRequest check of the queue covers the flavor (:mod:`gpu_batch_policy.facts.tas.nodes`,
+    the pack's ``kueue-tas-nodes-exist``)."""
+    queues = config.kueue_queues
+    flavors = {f.name: f for f in queues.resource_flavors}
+    indexes = {p.name: i for i, p in enumerate(config.gpu_pools)}
+    for cq in queues.cluster_queues:
+        names = [f.name for group in cq.resource_groups for f in group.flavors]
+        for name in names:
+            flavor = flavors.get(name)
+            if flavor is None or not flavor.topology or flavor.pool not in indexes:
+                continue
+            pool = config.gpu_pools[indexes[flavor.pool]]
+            minimum = 0 if pool.provisioning in ("queued", "flex-start") else pool.min_nodes
+            provisioned = any(not use.on_flavors or name in use.on_flavors for use in cq.admission_checks)
+            if never_placed([minimum], provisioned):
+                yield ConfigIssue(
+                    f"gpu-batch:gpuPools[{indexes[flavor.pool]}].minNodes",
+                    f"at least 1 (TAS flavor {name} of ClusterQueue {cq.name} has no ProvisioningRequest "
+                    f"check: {NODES_REASON}; or add `admissionChecks: [{{name: ..., onFlavors: [{name}]}}]`)",
+                    pool.min_nodes,
+                )
 
 
 _ALIAS = {label: short for short, label in LEVEL_NAMES.items()}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pulumi
 
 from components.gpudirect.cluster_objects import GpuDirectClusterObjects
+from components.gpudirect.nccl_admission import GpuDirectNcclAdmission
 from components.gpudirect.vpcs import GpuDirectVpcs, GpuDirectVpcsArgs
 from components.network import region_of
 from stacks.checks.gpudirect import gpudirect_pools, pool_zones
@@ -75,6 +76,19 @@ def install_gpudirect(
         "gpuDirect",
         {pool.name: {"stack": p.stack, "nics": p.nic_count} for pool, p in profiles},
     )
+    namespaces = sorted({team.namespace_name for team in config.teams})
+    pools_by_stack: dict[str, list[str]] = {}
+    for pool, profile in profiles:
+        pools_by_stack.setdefault(profile.stack, []).append(pool.name)
+    if namespaces:
+        # A team's own workloads get no wiring from the program: refuse a GPU pod that would run
+        # without the NCCL settings (components.gpudirect.nccl_admission).
+        GpuDirectNcclAdmission(
+            f"{config.cluster.name}-gpudirect-nccl",
+            pools_by_stack,
+            namespaces,
+            opts=pulumi.ResourceOptions(provider=provider),
+        )
     return GpuDirectClusterObjects(
         f"{config.cluster.name}-gpudirect",
         tuple(vpcs.attachments.values()),

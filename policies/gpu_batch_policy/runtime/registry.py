@@ -23,6 +23,7 @@ from ..rules.gke.gcs_fuse import POLICIES as RULES_GCS_FUSE
 from ..rules.gke.gpu_stack import POLICIES as RULES_GPU_STACK
 from ..rules.gke.node_pools import POLICIES as RULES_GKE
 from ..rules.gke.service_apis import POLICIES as RULES_SERVICE_APIS
+from ..rules.gpudirect.firewall import POLICIES as RULES_GPUDIRECT_FIREWALL
 from ..rules.gpudirect.networking import POLICIES as RULES_GPUDIRECT
 from ..rules.gpudirect.pod_wiring import POLICIES as RULES_GPUDIRECT_PODS
 from ..rules.installs.helm import POLICIES as RULES_HELM
@@ -41,6 +42,7 @@ from ..rules.kueue.advisory import POLICIES as RULES_KUEUE_ADVISORY
 from ..rules.kueue.api import POLICIES as RULES_KUEUE_API
 from ..rules.kueue.capacity import POLICIES as RULES_CAPACITY
 from ..rules.kueue.config import POLICIES as RULES_KUEUE_CONFIG
+from ..rules.kueue.cpu_fallthrough import POLICIES as RULES_KUEUE_CPU_FALLTHROUGH
 from ..rules.kueue.fair_sharing import POLICIES as RULES_KUEUE_FAIR_SHARING
 from ..rules.kueue.flavors import POLICIES as RULES_KUEUE_FLAVORS
 from ..rules.kueue.managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
@@ -68,7 +70,9 @@ from ..rules.webhooks import POLICIES as RULES_WEBHOOKS
 ALL_POLICIES: list[Policy] = [
     *RULES_GPUDIRECT,
     *RULES_GPUDIRECT_PODS,
+    *RULES_GPUDIRECT_FIREWALL,
     *RULES_KUEUE_TAS,
+    *RULES_KUEUE_CPU_FALLTHROUGH,
     *RULES_GKE,
     *RULES_SERVICE_APIS,
     *RULES_KUEUE_REFS,

@@ -108,7 +108,8 @@ def _port_allowed(allows: object, port: int) -> bool | None:
     return None if undecided else False
 
 
-def _covers(ranges: object, cidr: str) -> bool | None:
+def ranges_cover(ranges: object, cidr: str) -> bool | None:
+    """Whether one of ``ranges`` (a firewall's ``sourceRanges``) holds ``cidr``; None: unknown."""
     if isinstance(ranges, Unknown):
         return None
     try:
@@ -165,7 +166,7 @@ def firewall_opens(
         _port_allowed(props.get("allows"), port),
         None
         if not isinstance(target.master_cidr, str)
-        else _covers(props.get("sourceRanges"), target.master_cidr),
+        else ranges_cover(props.get("sourceRanges"), target.master_cidr),
     ]
     if False in verdicts:
         return False

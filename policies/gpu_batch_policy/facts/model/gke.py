@@ -243,6 +243,24 @@ class NodePool:
         zones = self.zones(cluster)
         return None if zones is None else per_zone * zones
 
+    def min_nodes(self) -> int | Unknown | None:
+        """Fewest nodes the pool can shrink to, per zone or whole pool alike: 0 is all that matters.
+
+        Autoscaling: ``totalMinNodeCount`` if set, else per-zone ``minNodeCount`` (GKE's default 0).
+        Without autoscaling the size is fixed: ``nodeCount``, else ``initialNodeCount``.  A queued
+        (DWS) pool is always 0 at rest (GKE requires a total minimum of 0).  None: nothing set.
+        """
+        if self.is_queued:
+            return 0
+        auto = self.autoscaling
+        if isinstance(auto, Unknown):
+            return auto
+        if auto is not None:
+            if auto.total_min_node_count is not None:
+                return auto.total_min_node_count
+            return auto.min_node_count if auto.min_node_count is not None else 0
+        return self.node_count if self.node_count is not None else self.initial_node_count
+
     def node_labels(self) -> dict[str, str | Unknown]:
         """Labels GKE nodes of this pool carry: user labels plus GKE's own."""
         labels: dict[str, str | Unknown] = dict(self.labels)

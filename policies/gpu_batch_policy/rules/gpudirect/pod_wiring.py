@@ -8,21 +8,28 @@ affinity), and -- for a Kueue workload whose ClusterQueue resolves -- that a fla
 ``pkg/podset``).  Judged only when every such pool is a GPUDirect pool
 (``networkConfig.additionalNodeNetworkConfigs`` set) of one profile; a pod that may also land on a
 plain pool, or on pools of different profiles, is not judged (no wiring suits both).
+
+``gke-gpudirect-nccl-env`` (mandatory), on the same pods: each GPU container loads the NCCL
+settings the stack's installer drops on the node (:mod:`...facts.gpudirect.nccl_env`: TCPXO's
+``nccl-env-profile.sh`` with ``NCCL_LIB_DIR``, RDMA's ``set_nccl_env.sh``), as Google's README and
+test Pods tell every workload to.  Mandatory: a GPUDirect pool exists for the GPU NICs, and without
+these settings NCCL does not use them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy
 
 from ...facts.fit.placement import placement
-from ...facts.gpudirect.profiles import profile_for
+from ...facts.gpudirect.nccl_env import missing_nccl_env, nccl_env_for
+from ...facts.gpudirect.profiles import GpuDirectProfile, profile_for
 from ...facts.gpudirect.wiring import missing_wiring, single_profile
 from ...facts.model import NodePool, StackModel
 from ...facts.model.base import ObjectView
-from ...facts.pod_templates import owned_templates
+from ...facts.pod_templates import OwnedTemplate, owned_templates
 from ...facts.tas.domains import flavor_pools
 from ...facts.workload_kinds import kueue_gangs
 from ...primitives.values import Unknown, dig
@@ -70,24 +77,31 @@ def _queue_pools(model: StackModel) -> dict[str, set[str]]:
     return out
 
 
-def check_pod_wiring(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def _gpudirect_templates(
+    model: StackModel,
+) -> Iterator[tuple[OwnedTemplate, GpuDirectProfile, list[NodePool]]]:
+    """Each GPU pod template that can land only on GPUDirect pools of one profile."""
     if not any(_profile(p) for p in model.node_pools()):
         return
     by_queue = _queue_pools(model)
     for owned in owned_templates(model):
-        template = owned.template
-        gpus = template.gpus()
+        gpus = owned.template.gpus()
         if isinstance(gpus, Unknown) or gpus <= 0:
             continue
         allowed = by_queue.get(owned.owner.urn)
         pools = [
             p
-            for p in placement(model, template, kueue_queued=True).possible
+            for p in placement(model, owned.template, kueue_queued=True).possible
             if _has_gpus(p) and (allowed is None or p.name in allowed)
         ]
         profile = single_profile(_profile(p) for p in pools)
-        if profile is None:
-            continue
+        if profile is not None:
+            yield owned, profile, pools
+
+
+def check_pod_wiring(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for owned, profile, pools in _gpudirect_templates(model):
+        template = owned.template
         missing = missing_wiring(profile, template.annotations, dig(template.raw, "spec"))
         if missing is None:
             reporter.cannot_check(owned.owner, f"{owned.name} pod template GPUDirect wiring")
@@ -103,11 +117,39 @@ def check_pod_wiring(model: StackModel, reporter: Reporter, _config: Mapping[str
             )
 
 
+def check_nccl_env(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    for owned, profile, pools in _gpudirect_templates(model):
+        needed = nccl_env_for(profile)
+        if needed is None:
+            continue
+        missing = missing_nccl_env(profile, dig(owned.template.raw, "spec"))
+        if missing is None:
+            reporter.cannot_check(owned.owner, f"{owned.name} GPU containers' command, args and env")
+            continue
+        if missing:
+            env = "".join(f" with env {k}={v}" for k, v in needed.env)
+            reporter.violation(
+                owned.owner,
+                f"pods ({owned.name}) land only on GPUDirect-{profile.stack} nodes "
+                f"({', '.join(sorted(p.name for p in pools))}) but never load the NCCL settings of the "
+                f"installed plugin: {'; '.join(missing)}",
+                f"run `{needed.source_line}` at container start{env} (container-engine-accelerators "
+                f'{needed.cited_in}; for a RayCluster worker: container args ["{needed.source_line}"], '
+                "KubeRay runs them before `ray start`)",
+            )
+
+
 POLICIES: list[Policy] = [
     stack_policy(
         "gke-gpudirect-pod-wiring",
         "A GPU pod that lands on GPUDirect nodes carries the interfaces annotation, volumes, env and sidecar NCCL needs.",
         check_pod_wiring,
         enforcement_level=EnforcementLevel.ADVISORY,
+    ),
+    stack_policy(
+        "gke-gpudirect-nccl-env",
+        "A GPU container that lands only on GPUDirect nodes loads its stack's NCCL settings (nccl-env-profile.sh "
+        "for TCPXO, set_nccl_env.sh for RDMA).",
+        check_nccl_env,
     ),
 ]

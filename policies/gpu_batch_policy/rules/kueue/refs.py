@@ -11,6 +11,12 @@ cohort implicitly, no Cohort object needed — so it is not checked.  A Cohort o
 ``parentName``, however, must name a declared Cohort: Kueue silently substitutes an empty default
 cohort for a missing parent, so a typo detaches the subtree (its borrowing/lending plan is void)
 with no error anywhere; declaring the parent is a one-line fix.  Cycles deactivate every member.
+
+``kueue-clusterqueue-reachable`` (mandatory): a ClusterQueue with GPU quota (what the capacity
+report counts) that no namespace can submit to -- an omitted ``namespaceSelector`` (Kueue's
+``labels.Nothing()``), or no LocalQueue in a namespace it selects -- admits nothing, ever
+(:mod:`...facts.kueue_reach`, shared with the report).  When the stack holds no LocalQueue at all
+and the world is open, its LocalQueues may live in another stack: cannot check.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from typing import Any
 
 from pulumi_policy import Policy
 
+from ...facts.kueue_capacity import gpu_flavors
 from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
+from ...facts.kueue_reach import reach
 from ...facts.model import ClusterQueue, LocalQueue, Lookup, StackModel
 from ...facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
 from ...facts.open_world import World, world_schema
@@ -30,6 +38,8 @@ from ...primitives.values import Unknown
 from ..kit.builders import stack_policy
 from ..kit.references import unresolved
 from ..kit.report import Reporter
+
+GPU = "nvidia.com/gpu"
 
 
 def _declared_names(model: StackModel, kind: str) -> list[str]:
@@ -376,6 +386,28 @@ def _check_selector_admits(
         )
 
 
+def check_reachable(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    world = World.from_config(config)
+    open_world = not world.closed and (not model.local_queues() or world.has_kind("LocalQueue"))
+    for cq in model.cluster_queues():
+        if not gpu_flavors(cq, GPU):
+            continue
+        verdict = reach(model, cq)
+        if verdict.reachable is None:
+            reporter.cannot_check(cq, verdict.why)
+        elif not verdict.reachable:
+            if open_world and cq.namespace_selector is not None:
+                reporter.cannot_check(cq, f"its LocalQueues ({verdict.why}; they may live in another stack)")
+                continue
+            reporter.violation(
+                cq,
+                f"no namespace can submit to this ClusterQueue: {verdict.why}; its GPU quota is capacity "
+                "no workload can ever use",
+                "select the teams' namespaces in `spec.namespaceSelector` and give them a LocalQueue "
+                "pointing at it, or remove the ClusterQueue",
+            )
+
+
 POLICIES: list[Policy] = [
     stack_policy(
         "kueue-localqueue-target-exists",
@@ -408,5 +440,11 @@ POLICIES: list[Policy] = [
         "A ClusterQueue must select the namespaces of the LocalQueues that point at it "
         "(an omitted namespaceSelector admits no namespace).",
         check_namespace_selectors,
+    ),
+    stack_policy(
+        "kueue-clusterqueue-reachable",
+        "A ClusterQueue with GPU quota is reachable: it selects a namespace holding a LocalQueue that points at it.",
+        check_reachable,
+        config_schema=world_schema(),
     ),
 ]

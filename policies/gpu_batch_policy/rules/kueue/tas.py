@@ -9,6 +9,16 @@
   of a machine type GKE never labels with ``cloud.google.com/gce-topology-*`` has no domain at that
   level: Kueue's "no topology domains at level: <label>" (``findLevelWithFitDomains``), so nothing
   is ever admitted on it.  Which machine types GKE labels: :mod:`..tas.levels`.
+- ``kueue-tas-nodes-exist`` (mandatory): Kueue's TAS assigns a topology only over nodes that exist
+  (``TASFlavorSnapshot.findLevelWithFitDomains``, ``pkg/cache/scheduler/tas_flavor_snapshot.go``:
+  with no node, "no topology domains at level: <label>"); autoscaling reaches TAS only through the
+  ProvisioningRequest admission check (``site/content/en/docs/concepts/topology_aware_scheduling.md``,
+  "ClusterAutoscaler support": quota first, then the check, then the topology over the provisioned
+  nodes).  A ClusterQueue offering a TAS flavor whose every pool can shrink to zero nodes
+  (:meth:`NodePool.min_nodes`), with no ProvisioningRequest check on that flavor, admits nothing on it
+  once the pool is empty, and since no pod is created the autoscaler never adds a node.  The fix
+  cluster-toolkit uses: a static node count (``examples/gke-a3-megagpu/gke-a3-megagpu.yaml``
+  ``static_node_count``), or the check in front of TAS.
 - ``kueue-tas-gang-fits-domain`` (mandatory): a pod set with ``podset-required-topology`` must fit
   one domain of that level (``findLevelWithFitDomains``: with ``state.required`` a too small top
   domain is ``notFitReason``, never a spread).  Domain sizes known from the machine type alone: a
@@ -43,11 +53,15 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
+from ...facts.demand import CannotTellError
+from ...facts.kueue_capacity import provisioning_checks
 from ...facts.model import ClusterQueue, NodePool, StackModel
 from ...facts.model.base import ObjectView
 from ...facts.tas.annotations import TOPOLOGY_ANNOTATIONS, level_problems, request_of, webhook_problems
 from ...facts.tas.domains import domain_gpus, flavor_pools, tas_flavors, topology_levels
 from ...facts.tas.levels import GKE_TOPOLOGY_LABELS, labelled
+from ...facts.tas.nodes import REASON as NODES_REASON
+from ...facts.tas.nodes import never_placed
 from ...facts.tas.placement import COMPACT_FLEX_MACHINES
 from ...facts.tas.reservations import SCHEMA as RESERVATIONS_SCHEMA
 from ...facts.tas.reservations import ReservationSize, declared_sizes
@@ -105,6 +119,37 @@ def check_domains(model: StackModel, reporter: Reporter, _config: Mapping[str, A
                     "use a Topology without GKE's gce-topology-* levels for this pool (e.g. only "
                     "kubernetes.io/hostname), or a machine type GKE labels (A3 High/Mega/Ultra, A4, A4X)",
                 )
+
+
+def check_nodes_exist(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+    tas = {f.name: f for f, _ in tas_flavors(model)}
+    for cq in model.cluster_queues():
+        for name in cq.flavor_names():
+            flavor = tas.get(name)
+            pools = flavor_pools(model, flavor) if flavor is not None else []
+            if not pools:
+                continue
+            minimums = [p.min_nodes() for p in pools]
+            if any(isinstance(m, Unknown) for m in minimums):
+                reporter.cannot_check(cq, f"the minimum node count of flavor {name}'s pools")
+                continue
+            known = [m if isinstance(m, int) else None for m in minimums]
+            if not never_placed(known, provisioned=False):
+                continue  # a pool that keeps nodes (or whose minimum is not set) may hold a gang
+            try:
+                checks = provisioning_checks(model, cq, name)
+            except CannotTellError as err:
+                reporter.cannot_check(cq, str(err))
+                continue
+            if not never_placed(known, provisioned=bool(checks)):
+                continue
+            reporter.violation(
+                cq,
+                f"TAS flavor {name} runs on pool(s) {', '.join(sorted(p.name for p in pools))}, which can "
+                f"shrink to zero nodes, and the ClusterQueue has no ProvisioningRequest check on it: {NODES_REASON}",
+                "give the pool a minimum / static node count (cluster-toolkit static_node_count), or add a "
+                "ProvisioningRequest admission check on this flavor (admissionChecksStrategy onFlavors)",
+            )
 
 
 def _largest_domain(model: StackModel, level: str, reservations: Mapping[str, ReservationSize]) -> int | None:
@@ -229,6 +274,11 @@ POLICIES: list[Policy] = [
         "kueue-tas-topology-domains",
         "A TAS flavor using GKE's gce-topology-* levels selects only machine types GKE labels with them.",
         check_domains,
+    ),
+    stack_policy(
+        "kueue-tas-nodes-exist",
+        "A TAS flavor's pools keep nodes (a minimum above zero) unless a ProvisioningRequest check provisions them.",
+        check_nodes_exist,
     ),
     stack_policy(
         "kueue-tas-gang-fits-domain",
