@@ -149,7 +149,9 @@ def test_an_unreachable_cluster_queue_is_caught_and_the_report_counts_it_as_zero
         r for r in _run("gpudirect") if r.type != LQ or r.inputs["spec"]["clusterQueue"] != "training-dws"
     ]
     rows = {(row[0], row[2]): row for row in _cluster_queue_rows(stack_model(records))}
-    assert rows[("training-dws", "h200")][3] == "0" and "unreachable" in str(rows[("training-dws", "h200")][7])
+    assert rows[("training-dws", "h200")][3] == "0" and "unreachable" in str(
+        rows[("training-dws", "h200")][7]
+    )
     assert rows[("training-reserved", "h100-mega")][3] == "32"
 
 
