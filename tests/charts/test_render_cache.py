@@ -46,7 +46,9 @@ def engine_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[li
 def kueue(tmp_path: Path) -> Path:
     if not MIRROR.is_dir():
         pytest.skip("no chart mirror at ../shared/vendor")
-    resolved = ChartResolver(tmp_path / "charts", MIRROR, offline=True).resolve(reference_from_release(*KUEUE))
+    resolved = ChartResolver(tmp_path / "charts", MIRROR, offline=True).resolve(
+        reference_from_release(*KUEUE)
+    )
     copy = tmp_path / "chart-copy"
     shutil.copytree(resolved, copy)
     return copy
@@ -125,7 +127,9 @@ def test_a_damaged_entry_is_a_miss(kueue: Path, engine_calls: list[str], tmp_pat
     assert len(engine_calls) == 2
 
 
-def test_a_render_holding_a_secret_is_never_written(kueue: Path, engine_calls: list[str], tmp_path: Path) -> None:
+def test_a_render_holding_a_secret_is_never_written(
+    kueue: Path, engine_calls: list[str], tmp_path: Path
+) -> None:
     secret = "s3cr3t-t0ken-value"
     values = {"controllerManager": {"manager": {"image": {"tag": secret}}}}
     _render(kueue, values, secrets={secret})
@@ -199,7 +203,8 @@ def test_the_post_renderer_is_part_of_the_key(engine_calls: list[str], tmp_path:
     script.write_text(f"#!/bin/sh\necho run >> {counter}\ncat\n", encoding="utf-8")
     script.chmod(0o755)
     base = ReleaseRender(
-        "rendered", objects=(RenderedObject("c/templates/a.yaml", {"kind": "ConfigMap", "metadata": {"name": "a"}}),)
+        "rendered",
+        objects=(RenderedObject("c/templates/a.yaml", {"kind": "ConfigMap", "metadata": {"name": "a"}}),),
     )
 
     def runs() -> int:
@@ -214,7 +219,33 @@ def test_the_post_renderer_is_part_of_the_key(engine_calls: list[str], tmp_path:
     post_render(base, str(script), PROJECT_DIR)
     assert runs() == 3
     other = ReleaseRender(
-        "rendered", objects=(RenderedObject("c/templates/a.yaml", {"kind": "ConfigMap", "metadata": {"name": "b"}}),)
+        "rendered",
+        objects=(RenderedObject("c/templates/a.yaml", {"kind": "ConfigMap", "metadata": {"name": "b"}}),),
     )
     post_render(other, str(script), PROJECT_DIR)  # another input
     assert runs() == 4
+
+
+def test_the_fast_loader_reads_every_pinned_manifest_as_the_safe_loader_does() -> None:
+    """The pinned plain manifests are read with libyaml (charts/manifests.py ``LOADER``): the
+    same documents as PyYAML's pure-Python safe loader, file by file."""
+    import yaml
+    from gpu_batch_policy.facts.charts.manifests import (
+        LOADER,
+        ManifestUnavailableError,
+        locked_manifests,
+        resolve_manifest,
+    )
+
+    if not MIRROR.is_dir():
+        pytest.skip("no chart mirror at ../shared/vendor")
+    compared = 0
+    for entry in locked_manifests().values():
+        for path in entry.files:
+            try:
+                text = resolve_manifest(entry.key, path).read_text(encoding="utf-8")
+            except ManifestUnavailableError:
+                continue  # not here: nothing to compare
+            assert list(yaml.load_all(text, Loader=LOADER)) == list(yaml.safe_load_all(text)), path
+            compared += 1
+    assert compared > 10
