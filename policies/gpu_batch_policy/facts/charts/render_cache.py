@@ -9,8 +9,10 @@ same values; the Helm engine plus parsing what it prints costs seconds per chart
 - the **values** as canonical JSON (sorted keys), the **release name** and **namespace**;
 - the **render options** exactly as they reach ``helm_python.Chart.render`` (``is_install``) and
   the **capabilities**: the SDK takes none, so a render sees Helm's defaults
-  (helm/helm v4.2.3 ``pkg/chart/common/capabilities.go`` ``DefaultCapabilities``: the Kubernetes
-  version and API versions compiled into the engine), which :func:`engine_identity` stands for;
+  (helm/helm ``pkg/chart/common/capabilities.go`` ``makeDefaultCapabilities``, read at commit
+  03b535d6 of Helm v4, the engine's Go SDK line: KubeVersion from the compiled-in
+  ``k8s.io/client-go`` version, APIVersions from client-go's scheme), so the engine build fixes
+  them and :func:`engine_identity` stands for them;
 - the **engine** (:func:`engine_identity`: helm-python-sdk and its native library's versions, the
   Helm Go SDK version, the library file's size and modification time);
 - :func:`document_key` names entries of other kinds: a post-renderer's output, by its input, command
