@@ -78,7 +78,11 @@ def chart_crds(
         reference = reference_from_release(chart.chart, chart.version, chart.repository)
         chart_dir = default_resolver().resolve(reference)
         rendered = render_chart(
-            chart_dir, helm_values(dict(values)), release_name=release_name, namespace=namespace
+            chart_dir,
+            helm_values(dict(values)),
+            release_name=release_name,
+            namespace=namespace,
+            secrets=(),  # the program's own plain values: a Pulumi secret is an Output, never here
         )
     except (ValueError, RuntimeError, OSError) as error:
         raise ChartCrdsError(f"chart {chart.chart} {chart.version}: CRDs: {error}") from None

@@ -20,15 +20,18 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from gpu_batch_policy.facts.charts.render_cache import RENDER_CACHE_ENV, cache_dir
 from gpu_batch_policy.facts.charts.resolver import CACHE_ENV, MIRROR_ENV, default_cache, default_mirror
 
 from preview.project import PROJECT_DIR
 
 
 def _chart_sources() -> dict[str, str]:
-    """This checkout's chart cache and mirror, handed to the base's preview: the exported tree
-    lives in a temporary folder, where ``../shared/vendor`` and ``.cache/charts`` do not exist."""
+    """This checkout's chart cache, render cache and mirror, handed to the base's preview: the
+    exported tree lives in a temporary folder, where ``../shared/vendor`` and ``.cache/charts`` do
+    not exist (and the render cache would otherwise move beside the chart cache)."""
     env = dict(os.environ)
+    env[RENDER_CACHE_ENV] = str(cache_dir().resolve())
     env[CACHE_ENV] = str(default_cache().resolve())
     mirror = default_mirror()
     if mirror is not None:

@@ -110,6 +110,7 @@ def render_recorded_releases(
             values=inputs.get("values") or {},
             resolver=default_resolver(),
             skip_crds=inputs.get("skipCrds"),
+            secrets=(),  # display form: every secret already reads [secret]
         )
         command = inputs.get("postrender")
         if isinstance(command, str) and command:

@@ -14,15 +14,25 @@ install (Kueue's templated CRDs, which ``components/helm_postrender/drop-crds`` 
 stack declares them itself, appear once).  A relative path is resolved against the project
 directory, where ``pulumi up`` runs the program; one that does not run, fails or prints nothing
 makes the release ``refused`` with one line, as the install would fail.
+
+What it prints is kept in the pack's render cache (``gpu_batch_policy.facts.charts.render_cache``)
+keyed by its standard input, the command, and the content of the executable and of every file in
+its folder (a kustomize-style post-renderer reads its patches from there): Helm's contract makes a
+post-renderer a function of its input ("accepts rendered Kubernetes manifests on STDIN and returns
+valid Kubernetes manifests on STDOUT").  One that reads files elsewhere must live beside them.
+Failures are not kept.
 """
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import yaml
+from gpu_batch_policy.facts.charts import render_cache
 from gpu_batch_policy.facts.charts.release import ReleaseRender
 from gpu_batch_policy.facts.charts.render import RenderedObject, in_crds_dir
 
@@ -49,10 +59,15 @@ def post_render(render: ReleaseRender, command: str, project_dir: Path) -> Relea
         return render
     path = Path(command)
     executable = str(path if path.is_absolute() or "/" not in command else project_dir / path)
+    stream = helm_stream(render.objects)
+    key = _cache_key(command, Path(executable), stream)
+    stored = render_cache.read(key) if key else None
+    if isinstance(stored, list) and all(isinstance(d, dict) for d in stored) and stored:
+        return _with_documents(render, stored)
     try:
         done = subprocess.run(
             [executable],
-            input=helm_stream(render.objects),
+            input=stream,
             capture_output=True,
             text=True,
             cwd=project_dir,
@@ -72,8 +87,32 @@ def post_render(render: ReleaseRender, command: str, project_dir: Path) -> Relea
         return _refused(render, command, "printed nothing")
     if not all(isinstance(d, dict) for d in documents):
         return _refused(render, command, "printed a document that is not a Kubernetes object")
+    if key:
+        render_cache.write(key, documents)
+    return _with_documents(render, documents)
+
+
+def _with_documents(render: ReleaseRender, documents: list[dict[str, Any]]) -> ReleaseRender:
     kept = tuple(o for o in render.objects if in_crds_dir(o.source))
     return replace(render, objects=kept + tuple(RenderedObject(POST_RENDERED, d) for d in documents))
+
+
+def _cache_key(command: str, executable: Path, stream: str) -> str | None:
+    """The cache key of one run (module docstring); None when the executable cannot be read
+    (then it is run, and fails as Helm's would)."""
+    try:
+        content = hashlib.sha256(executable.read_bytes()).hexdigest()
+        folder = render_cache.chart_digest(executable.parent)
+    except OSError:
+        return None
+    return render_cache.document_key(
+        {
+            "postrender": command,
+            "executable": content,
+            "folder": folder,
+            "stdin": hashlib.sha256(stream.encode()).hexdigest(),
+        }
+    )
 
 
 def _refused(render: ReleaseRender, command: str, why: str) -> ReleaseRender:

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from gpu_batch_policy.facts.charts import render
+from gpu_batch_policy.facts.charts import render, render_cache
 from gpu_batch_policy.primitives.bounded import BoundedCache
 from gpu_batch_policy.rules.kit.rule_guard import INTERNAL_ERRORS_KEPT
 
@@ -128,4 +128,5 @@ def test_bounded_cache_drops_the_least_recently_used() -> None:
 
 def test_the_limits_are_small() -> None:
     assert render._RENDERS.limit <= 32
+    assert render_cache.MAX_ENTRIES <= 1024 and render_cache.MAX_BYTES <= 1024**3
     assert INTERNAL_ERRORS_KEPT <= 1000

@@ -32,6 +32,7 @@ from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy.deserialize import deserialize_properties
 
+from ..facts.charts.render_cache import known_secrets
 from ..primitives.values import SECRET_SIG, SECRET_SIG_KEY
 
 REDACTED = "[secret]"
@@ -193,7 +194,8 @@ def _guard_analyze(method: Callable[..., Any]) -> Callable[..., Any]:
     def analyze(servicer: Any, request: Any, context: Any) -> Any:
         secrets = secrets_in([request.properties])
         try:
-            response = method(servicer, request, context)
+            with known_secrets(secrets):
+                response = method(servicer, request, context)
         except Exception as exc:
             response = analyzer_pb2.AnalyzeResponse()
             where = f"{request.type} '{request.name}'"
@@ -208,7 +210,8 @@ def _guard_analyze_stack(method: Callable[..., Any]) -> Callable[..., Any]:
     def analyze_stack(servicer: Any, request: Any, context: Any) -> Any:
         secrets = secrets_in(r.properties for r in request.resources)
         try:
-            response = method(servicer, request, context)
+            with known_secrets(secrets):
+                response = method(servicer, request, context)
         except Exception as exc:
             unreadable = [r for r in request.resources if not _decodes(r.properties)]
             kept = analyzer_pb2.AnalyzeStackRequest()

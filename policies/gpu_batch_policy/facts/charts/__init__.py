@@ -8,7 +8,8 @@ with the real Helm engine (``helm-python-sdk``, Helm's own Go SDK), so chart-sid
 
 - :mod:`.reference` -- which chart a Release names (OCI reference or repository + name);
 - :mod:`.resolver` -- cache, offline mirror, upstream pull; one clear error when all fail;
-- :mod:`.render` -- the Helm engine: rendered objects (templates and ``crds/``) or the chart's error.
+- :mod:`.render` -- the Helm engine: rendered objects (templates and ``crds/``) or the chart's error;
+- :mod:`.render_cache` -- Helm output on disk, keyed by everything that decides it, bounded.
 """
 
 from .reference import ChartReference, UnsupportedChartError, reference_from_release

@@ -38,6 +38,10 @@ from .resolver import (
 )
 
 LOCK_FILE: Final = REPO_ROOT / "charts.lock.yaml"
+# libyaml's loader when PyYAML has it: the pinned CRD files are megabytes of YAML, which the pure
+# Python loader parsed in seconds on every preview and pack start (issue 44); both construct with
+# the same SafeConstructor, and tests/charts/test_render_cache.py compares them on every pinned file.
+LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ManifestLockError(ValueError):
@@ -169,4 +173,4 @@ def resolve_manifest(key: str, path: str) -> Path:
 def load_documents(key: str, path: str) -> tuple[dict[str, Any], ...]:
     """The YAML documents of a pinned file (empty documents left out)."""
     text = resolve_manifest(key, path).read_text(encoding="utf-8")
-    return tuple(doc for doc in yaml.safe_load_all(text) if isinstance(doc, dict))
+    return tuple(doc for doc in yaml.load_all(text, Loader=LOADER) if isinstance(doc, dict))

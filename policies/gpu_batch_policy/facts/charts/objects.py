@@ -22,6 +22,7 @@ from ..model.base import KubeObject, Resource, build_resource, is_namespaced
 from ..model.helm import helm_release
 from .operator_runtime import operand_manifests, runtime_manifests
 from .release import ReleaseRender, render_release
+from .render_cache import request_secrets
 from .resolver import ChartResolver, default_resolver
 
 
@@ -85,6 +86,8 @@ def render_releases(
             values=release.values,
             resolver=resolver,
             skip_crds=release.skip_crds,
+            # plain() has unwrapped any wire secret: only the servicer's call knows them
+            secrets=request_secrets(),
         )
     scoped = crd_cluster_scoped(renders.values())
     objects: list[KubeObject] = []

@@ -25,6 +25,7 @@ on every value) and :attr:`ReleaseRender.placeholders` says how many values were
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -63,9 +64,12 @@ def render_release(
     values: Any,
     resolver: ChartResolver,
     skip_crds: Any = False,
+    secrets: Collection[str] | None = None,
 ) -> ReleaseRender:
     """Resolve and render one release from its (plain, possibly Unknown) inputs; ``skip_crds``
-    true leaves out the chart's ``crds/`` objects (an unknown one keeps them: Helm's default)."""
+    true leaves out the chart's ``crds/`` objects (an unknown one keeps them: Helm's default).
+    ``secrets``: every secret text the inputs may hold, None when unknown (see
+    :func:`.render.render_chart`, which then keeps the render off the disk)."""
     for what, value in (("chart", chart), ("version", version), ("repositoryOpts.repo", repo)):
         if isinstance(value, Unknown):
             return ReleaseRender("unknown", message=f"the release's {what} is unknown until apply")
@@ -88,7 +92,7 @@ def render_release(
     counter = [0]
     helm_input = _with_placeholders(values if isinstance(values, dict) else {}, counter)
     try:
-        rendered = render_chart(chart_dir, helm_input, release_name=name, namespace=ns)
+        rendered = render_chart(chart_dir, helm_input, release_name=name, namespace=ns, secrets=secrets)
     except RenderError as error:
         status: Status = "unknown" if counter[0] else "refused"
         return ReleaseRender(

@@ -11,9 +11,9 @@ file it came from.
 
 Parsing what Helm prints is the slow part (KubeRay's ``crds/`` are 4 MB of YAML: ~3 s), and the
 same chart is rendered with the same values on every preview and by every pack run, so each
-outcome is also kept on disk beside the chart cache (``<cache>/.renders/<sha256>.json``, keyed by
-chart folder, values, release name, namespace and :data:`FORMAT`): charts are immutable per
-name-version, so the key is the whole input.
+outcome is also kept on disk, keyed by everything that decides it (:mod:`.render_cache`: chart
+content, values, release name, namespace, render options, engine), when the caller knows the
+inputs hold no secret.
 
 A chart that refuses its values fails the whole render: a ``fail`` call (SkyPilot's "requires at
 least 4 CPU cores and 8 GiB memory"), a ``required`` value, or a ``values.schema.json`` violation.
@@ -22,11 +22,9 @@ That is :class:`RenderError`, with Helm's message folded onto one line.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,14 +33,14 @@ import helm_python
 import yaml
 
 from ...primitives.bounded import BoundedCache
+from . import render_cache
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HOOK_ANNOTATION = "helm.sh/hook"
 
 ErrorKind = Literal["values-schema", "chart-refused", "template", "manifest"]
-# Bump when what a render returns changes, so stale disk entries are never read.  2: renders
-# made from a chart object an earlier render had mutated (see :func:`_render`) are discarded.
-FORMAT = 2
+# What every render asks of the engine besides values, name and namespace (part of the cache key).
+RENDER_OPTIONS: dict[str, Any] = {"is_install": True}
 
 
 @dataclass(frozen=True)
@@ -74,26 +72,34 @@ class RenderError(ValueError):
         super().__init__(self.message)
 
 
-# Rendered charts kept in memory (the disk cache below keeps every one): a stack renders a
-# handful of releases; a program that varies values per call must not grow the process.
-_RENDERS: BoundedCache[tuple[Path, str, str, str], RenderedChart | RenderError] = BoundedCache(16)
+# Rendered charts kept in memory by their disk key (:func:`.render_cache.entry_key`): a stack
+# renders a handful of releases; a program that varies values per call must not grow the process.
+_RENDERS: BoundedCache[str, RenderedChart | RenderError] = BoundedCache(16)
 
 
 def render_chart(
-    chart_dir: Path, values: Mapping[str, Any], *, release_name: str, namespace: str
+    chart_dir: Path,
+    values: Mapping[str, Any],
+    *,
+    release_name: str,
+    namespace: str,
+    secrets: Collection[str] | None = None,
 ) -> RenderedChart:
     """What ``helm install <release_name> <chart_dir> -n <namespace> --values <values>`` creates.
 
-    ``values`` must be plain JSON values (see :func:`helm_values`).  Results are memoised per
-    chart, values, name and namespace: the preview and several rules ask for the same render.
-    Raises :class:`RenderError`.
+    ``values`` must be plain JSON values (see :func:`helm_values`).  Results are memoised by
+    their cache key: the preview and several rules ask for the same render.  ``secrets``: the
+    secret texts the caller knows of (``None``: unknown); the outcome is written to the disk
+    cache only when that set is known and none of them is among the inputs
+    (:func:`.render_cache.may_store`).  Raises :class:`RenderError`.
     """
     plain_values = helm_values(values)
-    key = (chart_dir, json.dumps(plain_values, sort_keys=True), release_name, namespace)
+    key = render_cache.entry_key(
+        chart_dir, plain_values, release_name=release_name, namespace=namespace, options=RENDER_OPTIONS
+    )
     cached = _RENDERS.get(key)
     if cached is None:
-        disk = _disk_path(chart_dir, key[1], release_name, namespace)
-        cached = _read_disk(disk)
+        cached = _from_document(render_cache.read(key))
         if cached is None:
             # A fresh chart object per render: Helm's dependency processing removes disabled
             # subcharts from the loaded chart in place (chartutil ProcessDependencies), so a chart
@@ -101,7 +107,8 @@ def render_chart(
             # render without ingress-nginx ever after.
             with helm_python.Chart.load(chart_dir) as chart:
                 cached = _render(chart, plain_values, release_name, namespace)
-            _write_disk(disk, cached)
+            if render_cache.may_store(secrets, plain_values, release_name, namespace):
+                render_cache.write(key, _document(cached))
         _RENDERS.put(key, cached)
     if isinstance(cached, RenderError):
         raise cached
@@ -112,7 +119,7 @@ def _render(
     chart: helm_python.Chart, values: dict[str, Any], release_name: str, namespace: str
 ) -> RenderedChart | RenderError:
     try:
-        templates = chart.render(values, name=release_name, namespace=namespace, is_install=True)
+        templates = chart.render(values, name=release_name, namespace=namespace, **RENDER_OPTIONS)
     except helm_python.HelmValuesError as error:
         return RenderError("values-schema", str(error))
     except helm_python.HelmRenderError as error:
@@ -134,33 +141,20 @@ def _render(
     return RenderedChart(tuple(objects))
 
 
-def _disk_path(chart_dir: Path, values_json: str, release_name: str, namespace: str) -> Path:
-    key = json.dumps([FORMAT, chart_dir.name, values_json, release_name, namespace])
-    return chart_dir.parent / ".renders" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
-
-
-def _read_disk(path: Path) -> RenderedChart | RenderError | None:
-    """A stored outcome, or None when absent or unreadable (then it is rendered again)."""
+def _from_document(data: Any) -> RenderedChart | RenderError | None:
+    """A stored outcome, or None when it does not have the shape :func:`_document` writes."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         if "error" in data:
             return RenderError(data["error"], data["message"])
-        return RenderedChart(tuple(RenderedObject(source, manifest) for source, manifest in data["objects"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        return RenderedChart(tuple(RenderedObject(str(s), dict(m)) for s, m in data["objects"]))
+    except (ValueError, KeyError, TypeError):
         return None
 
 
-def _write_disk(path: Path, outcome: RenderedChart | RenderError) -> None:
-    """Store an outcome (see :func:`store_text`)."""
+def _document(outcome: RenderedChart | RenderError) -> dict[str, Any]:
     if isinstance(outcome, RenderError):
-        data: dict[str, Any] = {"error": outcome.kind, "message": outcome.message}
-    else:
-        data = {"objects": [[o.source, o.manifest] for o in outcome.objects]}
-    try:
-        text = json.dumps(data)
-    except (TypeError, ValueError):
-        return
-    store_text(path, text)
+        return {"error": outcome.kind, "message": outcome.message}
+    return {"objects": [[o.source, o.manifest] for o in outcome.objects]}
 
 
 def store_text(path: Path, text: str) -> None:

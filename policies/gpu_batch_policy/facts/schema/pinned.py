@@ -78,7 +78,9 @@ def _pinned(references: tuple[ChartReference, ...]) -> tuple[CrdDocuments, tuple
     for reference in references:
         try:
             chart_dir = resolver.resolve(reference)
-            rendered = render_chart(chart_dir, {}, release_name=reference.name, namespace=reference.name)
+            rendered = render_chart(
+                chart_dir, {}, release_name=reference.name, namespace=reference.name, secrets=()
+            )
         except (ChartUnavailableError, RenderError, OSError) as error:
             problems.append(f"chart {reference}: {error}")
             continue
