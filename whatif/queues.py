@@ -45,8 +45,9 @@ class QueueManager:
         self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
         self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
         self.root_of = {name: cq.node.root() for name, cq in cluster.cluster_queues.items()}
-        # root cohort -> (its ClusterQueues held out of ``active``, their heads, the tree's generation)
-        self.held: dict[Node, tuple[list[str], list[Workload], int]] = {}
+        # root cohort -> (its ClusterQueues held out of ``active``, their heads, each head's
+        # ClusterQueue's ``AllocatableResourceGeneration`` then)
+        self.held: dict[Node, tuple[list[str], list[Workload], list[int]]] = {}
         self.cycle = 0  # the last scheduling cycle whose heads were taken
         afs = cluster.admission_fair_sharing
         # usage-based ClusterQueues (admission fair sharing): a heap per LocalQueue instead
@@ -186,17 +187,18 @@ class QueueManager:
         """Keep the tree's queues (whose heads are ``heads``, back in place) out of ``heads``."""
         names = [wl.cluster_queue for wl in heads if wl.cluster_queue is not None]
         self.active.difference_update(names)
-        self.held[root] = (names, heads, root.generation)
+        cqs = self.cluster.cluster_queues
+        self.held[root] = (names, heads, [cqs[name].node.allocatable_generation for name in names])
 
     def wake(self, root: Node) -> None:
         """The tree was touched: its queues take part again, their heads stamped as nominated in
-        the last cycle with the tree's generation then (what the skipped cycles would record)."""
+        the last cycle with their queues' generations then (what the skipped cycles would record)."""
         held = self.held.pop(root, None)
         if held is None:
             return
-        names, heads, generation = held
+        names, heads, generations = held
         self.active.update(names)
-        for wl in heads:
+        for wl, generation in zip(heads, generations, strict=True):
             wl.last_scan_cycle = self.cycle
             wl.last_scan_generation = generation
 
