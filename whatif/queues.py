@@ -15,6 +15,16 @@ back into the heap (``requeueIfNotPresent``).  Sticky preemptor heads (``preempt
 BestEffortFIFO ClusterQueue sorts before every other until it leaves the queue (admitted or
 deleted) or another workload of that queue issues preemptions.
 
+Scheduling equivalence (gate ``SchedulingEquivalenceHashing``, on by default in v0.19.2;
+``cluster_queue.go`` ``requeueIfNotPresent`` / ``handleInadmissibleHash``, ``PushOrUpdate``,
+``queueInadmissibleWorkloads``; the shape is ``pkg/workload/workload.go``
+``computeSchedulingHash``: priority and every pod set's name, pod spec, count and requests): in a
+BestEffortFIFO ClusterQueue a head parked for NoFit or for no preemption candidates takes the
+heap's workloads of its shape to the parked set with it, and until the requeuer's next move of
+the queue a workload of that shape put in the queue from outside (an arrival, a released
+victim, a retry after back-off: ``push_new``) is parked at once; the scheduler's own requeues
+are not checked.  Not applied to usage-based (admission fair sharing) ClusterQueues here.
+
 Admission fair sharing (``queueOrderingFunc``): a usage-based ClusterQueue keeps one heap per
 LocalQueue and its head goes by LocalQueue usage first (:mod:`whatif.admission_fair_sharing`).
 
@@ -53,6 +63,8 @@ class QueueManager:
         # usage-based ClusterQueues (admission fair sharing): a heap per LocalQueue instead
         self.by_usage = {n: LocalQueueHeaps(afs) for n in cluster.cluster_queues if afs and afs.takes_part(n)}
         self._afs_seen = afs.version if afs is not None else 0
+        # ``hashToBulkMoveReason``: per ClusterQueue, the shapes parked since its last requeue
+        self.bulk: dict[str, set[object]] = {name: set() for name in cluster.cluster_queues}
 
     def _heap_push(self, cq: str, wl: Workload) -> None:
         lq_heaps = self.by_usage.get(cq)
@@ -103,6 +115,41 @@ class QueueManager:
         else:
             self._heap_push(wl.cluster_queue, wl)
         self.active.add(wl.cluster_queue)
+
+    def push_new(self, wl: Workload) -> None:
+        """``PushOrUpdate``: into the heap, or parked at once when its shape was parked since the
+        queue's last requeue (BestEffortFIFO, ``hashToBulkMoveReason``)."""
+        assert wl.cluster_queue is not None
+        bulk = self.bulk[wl.cluster_queue]
+        if bulk and wl.shape() in bulk and self._equivalence(wl.cluster_queue):
+            self.park(wl)
+        else:
+            self.push(wl)
+
+    def _equivalence(self, cq: str) -> bool:
+        return self.cluster.cluster_queues[cq].strategy == "BestEffortFIFO" and cq not in self.by_usage
+
+    def _park_shape(self, wl: Workload) -> None:
+        """``handleInadmissibleHash``: record the shape and move its workloads out of the heap."""
+        assert wl.cluster_queue is not None
+        cq = wl.cluster_queue
+        if not self._equivalence(cq):
+            return
+        shape = wl.shape()
+        self.bulk[cq].add(shape)
+        heap = self.heaps[cq]
+        if not heap:
+            return
+        kept = [item for item in heap if item[2].shape() != shape]
+        if len(kept) == len(heap):
+            return
+        for item in heap:
+            if item[2].shape() == shape:
+                self.inadmissible[cq][item[2].key] = item[2]
+        heapq.heapify(kept)
+        self.heaps[cq] = kept
+        if not kept and cq not in self.sticky_slot:
+            self.active.discard(cq)
 
     def set_preemptor(self, wl: Workload) -> None:
         """``pw.set``: sticky in a BestEffortFIFO ClusterQueue; replaces the previous one."""
@@ -160,6 +207,7 @@ class QueueManager:
             self.push(wl)
         else:
             self.park(wl)
+            self._park_shape(wl)  # parked for NoFit / no preemption candidates
 
     def heads(self, cycle: int = 0) -> list[Workload]:
         """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order; held trees'
@@ -212,6 +260,7 @@ class QueueManager:
     def queue_inadmissible(self, cluster_queue: str) -> None:
         """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``."""
         for name in self._tree(self.cluster.cluster_queues[cluster_queue].node):
+            self.bulk[name].clear()
             parked = self.inadmissible[name]
             if parked:
                 for wl in parked.values():

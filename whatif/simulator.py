@@ -383,7 +383,7 @@ class Simulation:
         victim.state = PENDING
         victim.reported_inadmissible = False
         if self.eviction_delay > 0 or self.requeue_batch > 0:
-            self.queues.push(victim)
+            self.queues.push_new(victim)
         else:
             self._schedule(self.now, REQUEUE, victim)
 
@@ -396,7 +396,7 @@ class Simulation:
                 wl, f"LocalQueue {wl.namespace}/{wl.queue} does not exist or names no known ClusterQueue"
             )
             return
-        self.queues.push(wl)
+        self.queues.push_new(wl)
 
     # --- loop --------------------------------------------------------------------------------
     def _livelock(self, victim: Workload, by: Workload) -> None:
@@ -540,7 +540,7 @@ class Simulation:
             elif kind == EVICT:
                 self._evict(wl)
             elif kind == REQUEUE:
-                self.queues.push(wl)
+                self.queues.push_new(wl)
             elif kind == EXPIRE:
                 self._expire(wl)
             elif kind == REMOTE_ADMITTED:

@@ -115,7 +115,9 @@ def test_the_victim_is_requeued_with_its_release() -> None:
         wl("w", 0, 30),
         wl("v", 1, 1000),
         wl("p", 10, 50, priority=10),
-        wl("x", 20, 50),
+        # another shape than ``v``'s (its pod set's name): parked, it does not park ``v`` with it
+        # at the release (``SchedulingEquivalenceHashing``, ``test_timing``)
+        {**wl("x", 20, 50), "podSets": [{"name": "other", "count": 1, "requests": {"nvidia.com/gpu": "1"}}]},
     ]
     doc = run(cluster("2", preemption=LOWER), workloads, eviction_delay=30)
     assert [(t, n) for t, n, event, _ in brief(doc) if event == "preempted"] == [(10, "v")]

@@ -16,6 +16,7 @@ from tests.whatif.kueue_cases import (
     build,
     cluster_queue,
     cohort,
+    fair_sharing,
     flavor,
     flavor_quotas,
     group,
@@ -178,54 +179,55 @@ def test_a_victim_is_requeued_at_once_behind_nothing_but_the_sticky_preemptor() 
 
 
 def _loop_docs() -> list[dict[str, Any]]:
-    """Two ClusterQueues of one cohort, two flavors of ``cpu`` and ``gpu`` (scenario 159 of
-    ``test_invariants``' generator, cut down): ``cq0`` (within LowerPriority, reclaim Any,
-    borrowWithinCohort LowerPriority up to priority 0, lending limits) and StrictFIFO ``cq1``."""
+    """Scenario 362 of ``test_invariants``' generator: two StrictFIFO ClusterQueues of one cohort
+    under fair sharing (default strategies), ``cq0`` of weight 0, two flavors of ``cpu`` and
+    ``gpu`` with borrowing and lending limits, ``MayStopSearch`` on both."""
+    within = "LowerOrNewerEqualPriority"
+    stop = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"}
     return [
         flavor("f1"),
         flavor("f2"),
         cluster_queue(
             "cq0",
             group(
-                flavor_quotas("f1", ("cpu", "5"), ("gpu", "4", "", "4")),
-                flavor_quotas("f2", ("cpu", "3", "", "2"), ("gpu", "3", "", "3")),
+                flavor_quotas("f1", ("cpu", "4", "2", "4"), ("gpu", "5")),
+                flavor_quotas("f2", ("cpu", "2", "4"), ("gpu", "3", "1")),
             ),
             cohort="co",
-            preemption={
-                "withinClusterQueue": "LowerPriority",
-                "reclaimWithinCohort": "Any",
-                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 0},
-            },
+            preemption={"withinClusterQueue": within, "reclaimWithinCohort": "Any"},
+            fungibility=stop,
+            strategy="StrictFIFO",
+            weight="0",
         ),
         cluster_queue(
             "cq1",
             group(
-                flavor_quotas("f1", ("cpu", "3"), ("gpu", "0")),
-                flavor_quotas("f2", ("cpu", "4"), ("gpu", "1")),
+                flavor_quotas("f1", ("cpu", "1"), ("gpu", "6", "0", "0")),
+                flavor_quotas("f2", ("cpu", "1", "4", "1"), ("gpu", "4", "0", "1")),
             ),
             cohort="co",
+            preemption={"withinClusterQueue": within, "reclaimWithinCohort": "LowerPriority"},
+            fungibility=stop,
             strategy="StrictFIFO",
         ),
         local_queue("ns", "cq0", "cq0"),
         local_queue("ns", "cq1", "cq1"),
+        fair_sharing(),
     ]
 
 
-def _w(
-    name: str, queue: str, priority: int, submit: float, duration: float, *pod_sets: Any
-) -> dict[str, Any]:
+def _w(name: str, queue: str, priority: int, submit: float, *pod_sets: Any) -> dict[str, Any]:
     sets = [{"name": f"ps{i}", "count": n, "requests": r} for i, (n, r) in enumerate(pod_sets)]
     return {"name": name, "namespace": "ns", "queue": queue, "priority": priority, "submit": submit,
-            "duration": duration, "podSets": sets}  # fmt: skip
+            "duration": 100_000, "podSets": sets}  # fmt: skip
 
 
-# ``w3`` and ``w0`` run and finish by 50; from then ``w2`` (cq0) evicts ``w1`` (cq1) and ``w1``,
-# first in the cycle at every release of its quota, takes it back: every 10 s, for ever
+# ``b`` evicts ``a`` at 1; at ``a``'s release (11) ``b`` is admitted and ``a``, still its
+# StrictFIFO queue's head, evicts ``b``; at each release of ``b`` (21, 31, ...) ``b`` is admitted
+# again first and ``a`` evicts it again: every 10 s, for ever
 LOOP = [
-    _w("w3", "cq0", 0, 0, 30, (1, {"cpu": "2", "gpu": "2"})),
-    _w("w0", "cq0", 0, 10, 40, (1, {"cpu": "2", "gpu": "2"}), (2, {"cpu": "1", "gpu": "1"})),
-    _w("w1", "cq1", 5, 10, 30, (3, {"cpu": "0", "gpu": "1"})),
-    _w("w2", "cq0", 5, 40, 40, (3, {"cpu": "1", "gpu": "1"}), (2, {"cpu": "0", "gpu": "2"})),
+    _w("a", "cq0", 0, 0, (2, {"cpu": "2", "gpu": "1"}), (1, {"cpu": "1", "gpu": "0"})),
+    _w("b", "cq1", 5, 1, (3, {"cpu": "0", "gpu": "0"}), (2, {"cpu": "1", "gpu": "2"})),
 ]
 
 
@@ -238,18 +240,23 @@ def test_a_livelock_over_time_ends_with_the_workloads_named() -> None:
     with pytest.raises(NotSettledError) as raised:
         Simulation(c, parse_trace({"workloads": LOOP}), eviction_delay=10).run()
     message = str(raised.value)
-    assert message.startswith("time 60, scheduling cycle ")
-    assert "livelock over time: the state repeats the state at time 50 every 10 s" in message
-    assert "(ns/w2 preempted ns/w1)" in message
-    # the same loop at one instant without the delay: the within-instant check, as before
-    with pytest.raises(NotSettledError, match="ns/w2 has preempted ns/w1 20 times at this instant"):
-        Simulation(build(_loop_docs()), parse_trace({"workloads": LOOP}), eviction_delay=0).run()
+    assert message.startswith("time 21, scheduling cycle ")
+    assert "livelock over time: the state repeats the state at time 11 every 10 s" in message
+    assert "(ns/a preempted ns/b)" in message
+    sim = Simulation(build(_loop_docs()), parse_trace({"workloads": LOOP}), eviction_delay=10)
+    with pytest.raises(NotSettledError):
+        sim.run()
+    assert [(e.time, e.workload, e.event, e.by) for e in sim.events if e.event == "preempted"] == [
+        (1, "ns/a", "preempted", "ns/b"),
+        (11, "ns/b", "preempted", "ns/a"),
+        (21, "ns/b", "preempted", "ns/a"),
+    ]
 
 
-def test_the_livelock_input_exits_3_naming_the_workloads(
+def test_the_two_workload_input_exits_3_naming_the_workloads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The CLI on that input: exit 3 and one line naming the two workloads of the loop."""
+    """The CLI on that two-workload input: exit 3 and one line naming the workloads."""
     manifests = tmp_path / "objects.yaml"
     manifests.write_text(yaml.safe_dump_all(_loop_docs()))
     trace = tmp_path / "trace.yaml"
@@ -257,7 +264,7 @@ def test_the_livelock_input_exits_3_naming_the_workloads(
     code = main(["--manifests", str(manifests), "--trace", str(trace)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 3
-    assert len(err) == 1 and "livelock over time" in err[0] and "(ns/w2 preempted ns/w1)" in err[0]
+    assert len(err) == 1 and "livelock over time" in err[0] and "(ns/a preempted ns/b)" in err[0]
 
 
 def test_no_cycle_number_is_spent_while_every_heap_is_empty() -> None:
@@ -346,3 +353,20 @@ def test_preemption_over_borrowing_never_preempts_for_such_a_pod_set() -> None:
     doc = document(c, Simulation(c, trace()).run())
     assert (10, "v", "preempted", "p") in brief(doc)
     assert _times(doc, "p") == [10]
+
+
+def test_a_parked_shape_parks_its_equivalents_until_the_next_batch() -> None:
+    """``SchedulingEquivalenceHashing`` (on by default in v0.19.2): ``cluster_queue.go``
+    ``requeueIfNotPresent`` -> ``handleInadmissibleHash`` records the shape of a head parked for
+    NoFit and ``PushOrUpdate`` parks an arriving workload of that shape at once (BestEffortFIFO)
+    until ``queueInadmissibleWorkloads`` clears the shapes.  ``twin`` (the shape of ``big``,
+    parked at 1) arrives at 100.5, after ``first`` freed the quota at 100 but before the batch
+    at 101: it waits for the batch and, younger than ``big``, loses to it.  ``other`` (another
+    priority: another shape) arriving then is nominated at once."""
+    base = [wl("first", 0, 100, gpus="2"), wl("big", 1, 10, gpus="2")]
+    doc = run(cluster("2"), [*base, wl("twin", 100.5, 10, gpus="2")])
+    assert _times(doc, "big") == [101]
+    assert _times(doc, "twin") == [112]  # parked again at 101; big ends at 111, batch at 112
+    doc = run(cluster("2"), [*base, wl("other", 100.5, 10, gpus="2", priority=1)])
+    assert _times(doc, "other") == [100.5]
+    assert _times(doc, "big") == [111.5]
