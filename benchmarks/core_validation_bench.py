@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_batch_policy.schema import core as core_validation
+from gpu_batch_policy.facts.schema import core as core_validation
 
 from preview.harness import run_program
 from preview.manifests import render_manifests, stack_kubernetes_minor, validation_results

@@ -8,7 +8,7 @@ integer-or-string, strict ``additionalProperties: false`` where the API server p
 ``x-kubernetes-embedded-resource`` allowing apiVersion/kind/metadata, ``list-type: set`` as
 ``uniqueItems``, list-map keys and CEL rules as custom keywords running the pack's own
 ``NodeRules``, display markers accepted for any type -- and compares its valid/invalid verdict
-with :class:`gpu_batch_policy.schema.crd.CrdCatalog` on every custom resource of
+with :class:`gpu_batch_policy.facts.schema.crd.CrdCatalog` on every custom resource of
 ``../shared/corpus/upstream`` and ``../shared/corpus2/upstream`` (the pinned charts' CRDs), as
 published and with two single mutations each (an undeclared ``spec`` field; the first string
 leaf of ``spec`` turned into a number).  ObjectMeta is left to the same hand-written check on both
@@ -32,10 +32,10 @@ from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped
 import preview  # noqa: F401  # makes the pack importable as gpu_batch_policy
 
 # isort: split
-from gpu_batch_policy.schema.cel import NodeRules, Verdict
-from gpu_batch_policy.schema.crd import CrdCatalog, Outcome, _compile_pattern
-from gpu_batch_policy.schema.markers import MARKERS
-from gpu_batch_policy.schema.pinned import pinned_catalog
+from gpu_batch_policy.facts.schema.cel import NodeRules, Verdict
+from gpu_batch_policy.facts.schema.crd import CrdCatalog, Outcome, _compile_pattern
+from gpu_batch_policy.facts.schema.markers import MARKERS
+from gpu_batch_policy.facts.schema.pinned import pinned_catalog
 
 from tests.policies.corpus import CORPUS, CORPUS2
 

@@ -1,7 +1,7 @@
 """The pack's resident memory over many analysed stacks in ONE pack process (issue 31).
 
 A ``pulumi preview`` of a large program, or a CI runner reusing one pack, sends the pack stack
-after stack; every cache the pack keeps must stay bounded (``gpu_batch_policy.bounded``), so the
+after stack; every cache the pack keeps must stay bounded (``gpu_batch_policy.primitives.bounded``), so the
 process must not grow with the number of stacks.  This drives ``--stacks`` distinct stacks through
 one pack process over the analyzer gRPC protocol (``preview.analyzer.PolicyPackProcess``, as the
 engine does) and prints the pack's resident set every tenth of the way and its peak (``VmHWM``).

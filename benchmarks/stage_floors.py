@@ -88,7 +88,7 @@ def noop_pack(pack_dir: Path) -> Path:
     """A pack with as many resource and stack policies as the real one, each doing nothing, with the
     real pack's process settings and SDK patch: what the protocol and the SDK cost alone."""
     sys.path.insert(0, str(ROOT / "policies"))
-    from gpu_batch_policy.registry import ALL_POLICIES
+    from gpu_batch_policy.runtime.registry import ALL_POLICIES
     from pulumi_policy import StackValidationPolicy
 
     stack_policies = sum(isinstance(p, StackValidationPolicy) for p in ALL_POLICIES)
@@ -102,7 +102,7 @@ def noop_pack(pack_dir: Path) -> Path:
             import sys
 
             sys.path.insert(0, {str(ROOT / "policies")!r})
-            from gpu_batch_policy import sdk_speedups
+            from gpu_batch_policy.runtime import sdk_speedups
             from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
 
             gc.collect()

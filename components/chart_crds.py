@@ -23,7 +23,7 @@ replaced or removed Release) deletes together with every custom resource of thei
   existing release's CRDs out of Helm's hands does not delete them.
 
 The documents are never copied into the project: they are what the Helm engine renders from the
-chart resolved into the chart cache (the policy pack's :mod:`gpu_batch_policy.charts`, the same
+chart resolved into the chart cache (the policy pack's :mod:`gpu_batch_policy.facts.charts`, the same
 code path the preview and the pack use).
 """
 
@@ -40,8 +40,8 @@ POLICIES_DIR: Final = Path(__file__).resolve().parents[1] / "policies"
 if str(POLICIES_DIR) not in sys.path:  # the pack's chart code, as stacks/quantity.py imports it
     sys.path.insert(0, str(POLICIES_DIR))
 
-from gpu_batch_policy.charts import default_resolver, reference_from_release  # noqa: E402
-from gpu_batch_policy.charts.render import helm_values, in_crds_dir, render_chart  # noqa: E402
+from gpu_batch_policy.facts.charts import default_resolver, reference_from_release  # noqa: E402
+from gpu_batch_policy.facts.charts.render import helm_values, in_crds_dir, render_chart  # noqa: E402
 
 from components.k8s_object import KubeObject  # noqa: E402
 from components.operator_release import ChartRef  # noqa: E402

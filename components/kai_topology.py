@@ -2,8 +2,8 @@
 
 KAI v0.17.0 places a pod group by the node labels of a named Topology (the CRD is
 ``deployments/kai-scheduler/crds/kai.scheduler_topologies.yaml``, installed by the chart; see
-``gpu_batch_policy.kai.topology`` for how KAI reads the annotations).  One Topology per GPU family
-the stack runs, with the same GKE levels as Kueue's (``gpu_batch_policy.tas.levels``), each level
+``gpu_batch_policy.facts.kai.topology`` for how KAI reads the annotations).  One Topology per GPU family
+the stack runs, with the same GKE levels as Kueue's (``gpu_batch_policy.facts.tas.levels``), each level
 carrying its short name as ``alias`` so workloads can write ``block`` instead of the node label
 (aliases are unique and never equal a node label, as KAI's topology webhook requires).
 """

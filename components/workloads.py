@@ -35,7 +35,7 @@ POLICIES_DIR: Final = Path(__file__).resolve().parents[1] / "policies"
 if str(POLICIES_DIR) not in sys.path:  # the pack's Ray rules, as components/chart_crds.py does
     sys.path.insert(0, str(POLICIES_DIR))
 
-from gpu_batch_policy.rules.ray_auth import supports_token_auth  # noqa: E402
+from gpu_batch_policy.rules.kuberay.auth import supports_token_auth  # noqa: E402
 
 API_VERSION = "ray.io/v1"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

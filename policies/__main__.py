@@ -7,8 +7,8 @@ per-stack levels come from ``--policy-pack-config policies/config.<stack>.json``
 
 import gc
 
-from gpu_batch_policy import sdk_speedups, servicer_guard
-from gpu_batch_policy.registry import ALL_POLICIES
+from gpu_batch_policy.runtime import sdk_speedups, servicer_guard
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 # The SDK turns every request into many short-lived objects; with thousands of resources the

@@ -20,7 +20,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from gpu_batch_policy.charts.resolver import CACHE_ENV, MIRROR_ENV, default_cache, default_mirror
+from gpu_batch_policy.facts.charts.resolver import CACHE_ENV, MIRROR_ENV, default_cache, default_mirror
 
 from preview.project import PROJECT_DIR
 

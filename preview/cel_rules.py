@@ -1,11 +1,11 @@
-"""The CRDs' CEL rules, run by the policy pack's ``gpu_batch_policy.schema.cel`` (one code path).
+"""The CRDs' CEL rules, run by the policy pack's ``gpu_batch_policy.facts.schema.cel`` (one code path).
 
 Re-exported for the preview's callers and tests; see that module for the semantics.
 """
 
 from __future__ import annotations
 
-from gpu_batch_policy.schema.cel import (
+from gpu_batch_policy.facts.schema.cel import (
     CompiledRule,
     NodeRules,
     RuleResult,

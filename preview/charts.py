@@ -1,6 +1,6 @@
 """The preview's chart stage: resolve every pinned chart, render every release, gather CRDs.
 
-Three jobs, all through the policy pack's own chart code (``gpu_batch_policy.charts``), so the
+Three jobs, all through the policy pack's own chart code (``gpu_batch_policy.facts.charts``), so the
 preview and the pack resolve and render identically:
 
 - :func:`resolve_locked` -- before the program runs, resolve every chart of ``charts.lock.yaml``
@@ -21,18 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpu_batch_policy.charts import (
+from gpu_batch_policy.facts.charts import (
     ChartReference,
     ChartUnavailableError,
     default_resolver,
 )
-from gpu_batch_policy.charts.objects import crd_cluster_scoped, with_release_namespace
-from gpu_batch_policy.charts.release import ReleaseRender, render_release
-from gpu_batch_policy.charts.render import store_text
-from gpu_batch_policy.schema.crd import CrdCatalog
-from gpu_batch_policy.schema.markers import UNKNOWN_DISPLAY
-from gpu_batch_policy.schema.pinned import catalog_with, pinned_catalog
-from gpu_batch_policy.values import Unknown
+from gpu_batch_policy.facts.charts.objects import crd_cluster_scoped, with_release_namespace
+from gpu_batch_policy.facts.charts.release import ReleaseRender, render_release
+from gpu_batch_policy.facts.charts.render import store_text
+from gpu_batch_policy.facts.schema.crd import CrdCatalog
+from gpu_batch_policy.facts.schema.markers import UNKNOWN_DISPLAY
+from gpu_batch_policy.facts.schema.pinned import catalog_with, pinned_catalog
+from gpu_batch_policy.primitives.values import Unknown
 
 from components.chart_lock import locked_charts
 from preview.manifest_resources import HELM_RELEASE_TYPE
@@ -128,7 +128,7 @@ def render_recorded_releases(
 
 def locked_crd_catalog() -> CrdCatalog:
     """A catalog of the CRDs the pinned charts ship (resolving them on first use); the pack's
-    own (:func:`gpu_batch_policy.schema.pinned.pinned_catalog`) for the references of
+    own (:func:`gpu_batch_policy.facts.schema.pinned.pinned_catalog`) for the references of
     ``charts.lock.yaml`` as the program reads them."""
     return pinned_catalog(locked_references())
 
@@ -143,7 +143,7 @@ def crd_catalog_for(
 ) -> CrdCatalog:
     """The CRDs the program declares and its releases install, then the pinned charts' for every
     other group: a stack pinning another chart version is validated against that version's
-    schemas (the pack's :func:`gpu_batch_policy.schema.pinned.catalog_with`, as the pack's
+    schemas (the pack's :func:`gpu_batch_policy.facts.schema.pinned.catalog_with`, as the pack's
     custom-resource-schema rule builds it)."""
     own: list[tuple[Path, dict[str, Any]]] = [
         (Path(f"resource {_name(obj)}"), obj)

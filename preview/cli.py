@@ -377,7 +377,7 @@ def _standalone_patches(
     resources: Sequence[RecordedResource], releases: list[ReleaseManifests]
 ) -> frozenset[tuple[str, str, str, str]]:
     """The patches :func:`_patches_applied` leaves as they stand (nothing here declares their
-    target): judged as partial objects (``gpu_batch_policy.schema.patches``), as the pack does."""
+    target): judged as partial objects (``gpu_batch_policy.facts.schema.patches``), as the pack does."""
     whole = [*render_manifests([r for r in resources if not is_patch(r)]), *rendered_objects(releases)]
     return patch_identities(resources) - {object_identity(o) for o in whole}
 

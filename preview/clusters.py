@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpu_batch_policy.schema.core import KubernetesMinor
+from gpu_batch_policy.facts.schema.core import KubernetesMinor
 
 from preview.charts import ReleaseManifests
 from preview.manifests import stack_kubernetes_minor

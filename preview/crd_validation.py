@@ -1,10 +1,10 @@
 """The preview's entry points to the pack's custom-resource validator (one code path).
 
 The validator itself -- the strict structural-schema walk, CEL through cel-python, the CRD
-catalog -- lives in the policy pack (``gpu_batch_policy.schema.crd``), so ``pulumi preview
+catalog -- lives in the policy pack (``gpu_batch_policy.facts.schema.crd``), so ``pulumi preview
 --policy-pack`` and this preview judge custom resources with the same code.  What is here is
 only how the preview picks a catalog: the pinned charts' CRDs by default
-(``gpu_batch_policy.schema.pinned``), or a directory of CRD YAML files (``$GPU_BATCH_CRD_DIR``, or
+(``gpu_batch_policy.facts.schema.pinned``), or a directory of CRD YAML files (``$GPU_BATCH_CRD_DIR``, or
 an explicit argument), which tests and benchmarks use to compare.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gpu_batch_policy.schema.crd import (
+from gpu_batch_policy.facts.schema.crd import (
     SCHEMA_DIR_ENV,
     Crd,
     CrdCatalog,
@@ -26,7 +26,7 @@ from gpu_batch_policy.schema.crd import (
     Violation,
     format_path,
 )
-from gpu_batch_policy.schema.markers import MARKERS
+from gpu_batch_policy.facts.schema.markers import MARKERS
 
 __all__ = [
     "MARKERS",

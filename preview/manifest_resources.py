@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from google.protobuf import json_format, struct_pb2
-from gpu_batch_policy.tokens import HELM_RELEASE, type_token
+from gpu_batch_policy.primitives.tokens import HELM_RELEASE, type_token
 
 from preview.records import RecordedResource
 

@@ -11,7 +11,7 @@ the file never holds a secret and can be attached to a pull request.
 
 :func:`validate_manifests` checks every object strictly: custom resources against the upstream CRD
 schemas and their CEL rules (``preview.crd_validation``), everything else against the Kubernetes
-OpenAPI schema of the cluster's minor version (``gpu_batch_policy.schema.core``).  A field the schema
+OpenAPI schema of the cluster's minor version (``gpu_batch_policy.facts.schema.core``).  A field the schema
 does not declare is an error, because the API server would prune it silently (a v1beta1
 ``cohort`` on a v1beta2 ClusterQueue) or reject it; an object neither knows is reported as not
 validated.
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_batch_policy.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
-from gpu_batch_policy.schema.patches import is_patch
-from gpu_batch_policy.schema.pinned import pinned_but_unavailable
+from gpu_batch_policy.facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
+from gpu_batch_policy.facts.schema.patches import is_patch
+from gpu_batch_policy.facts.schema.pinned import pinned_but_unavailable
 
 from preview.charts import ReleaseManifests, default_resolver, store_text
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
@@ -75,7 +75,7 @@ def patch_identities(resources: Iterable[RecordedResource]) -> frozenset[tuple[s
 
     ``manifests.yaml`` shows a patch as the object it patches (its inputs carry the patched kind);
     :func:`validate_manifests` judges these as partial objects, as the pack does
-    (``gpu_batch_policy.schema.patches``).  A program that declares an object and also patches it
+    (``gpu_batch_policy.facts.schema.patches``).  A program that declares an object and also patches it
     has both judged as a patch: the identity is all ``manifests.yaml`` keeps."""
     return frozenset(
         object_identity(for_display(resource.inputs))

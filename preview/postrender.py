@@ -23,8 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import yaml
-from gpu_batch_policy.charts.release import ReleaseRender
-from gpu_batch_policy.charts.render import RenderedObject, in_crds_dir
+from gpu_batch_policy.facts.charts.release import ReleaseRender
+from gpu_batch_policy.facts.charts.render import RenderedObject, in_crds_dir
 
 # what the preview gives one post-renderer run before calling it hung: a render is seconds, but on a
 # loaded 2-core CI runner (test workers previewing several stacks at once) one took over 60 s

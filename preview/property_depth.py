@@ -4,7 +4,7 @@ Why: the offline preview encodes each resource with ``json_format.ParseDict``, w
 once per level and raises ``RecursionError`` a few hundred levels down, taking the whole preview
 with it; and the pack's SDK cannot decode much past 120 levels either (it then answers with an
 advisory "cannot check" finding naming the depth and the limit, see
-``policies/gpu_batch_policy/servicer_guard.py``).  So the preview's analyzer client measures each
+``policies/gpu_batch_policy/runtime/servicer_guard.py``).  So the preview's analyzer client measures each
 resource first, without recursion, and a resource deeper than :data:`MAX_SEND_DEPTH` is not sent:
 the client reports it itself as one advisory finding that names the resource and its depth, and
 every other resource is analysed as usual.
@@ -12,7 +12,7 @@ every other resource is analysed as usual.
 
 from __future__ import annotations
 
-from gpu_batch_policy.schema.depth import nesting_depth as depth
+from gpu_batch_policy.facts.schema.depth import nesting_depth as depth
 
 __all__ = ["MAX_SEND_DEPTH", "TOO_DEEP_POLICY", "depth", "too_deep_message"]
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_batch_policy.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
+from gpu_batch_policy.facts.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
 from pulumi.runtime import rpc
 
 # The engine's sentinel for "a value not known until the resource is created".  The SDK uses

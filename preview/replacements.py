@@ -228,7 +228,7 @@ def immutable_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[st
     ``path: message``; empty for built-in kinds, objects of a kind no pinned CRD defines, or
     updates the rules allow.  pulumi-kubernetes does not replace on these (they are not in its
     table): it updates, and the API server refuses; the object must be deleted and created again."""
-    from gpu_batch_policy.schema.transition import refused_updates  # the pack's CEL engine
+    from gpu_batch_policy.facts.schema.transition import refused_updates  # the pack's CEL engine
 
     from preview.crd_validation import get_catalog
 

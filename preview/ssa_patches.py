@@ -21,7 +21,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gpu_batch_policy.schema.patches import is_patch as is_patch_type
+from gpu_batch_policy.facts.schema.patches import is_patch as is_patch_type
 
 from preview.manifests import object_identity
 from preview.records import RecordedResource

@@ -3,7 +3,7 @@
 Why not plain strings: a quota such as ``10000Gi`` is compared (lendingLimit <= nominalQuota)
 and summed, and a typo (``64GB``, ``1.5.3``, ``1_000``, ``1e3m``) must be a config error before
 deploy, not a ClusterQueue the API server rejects after the operators are installed.  The parser
-is the policy pack's (``policies/gpu_batch_policy/quantity.py``: the API server's own grammar,
+is the policy pack's (``policies/gpu_batch_policy/primitives/quantity.py``: the API server's own grammar,
 with its clamping), so the program and the pack never disagree on what a quantity is.
 
 Accepted in YAML: a string only (``"16"``, ``"500m"``, ``64Gi``), the way Kubernetes itself
@@ -26,7 +26,7 @@ POLICIES_DIR = Path(__file__).resolve().parents[1] / "policies"
 if str(POLICIES_DIR) not in sys.path:  # the pack's package, as preview/report/ imports it
     sys.path.insert(0, str(POLICIES_DIR))
 
-from gpu_batch_policy.quantity import QuantityError, parse_quantity  # noqa: E402
+from gpu_batch_policy.primitives.quantity import QuantityError, parse_quantity  # noqa: E402
 
 
 def _parse(value: Any) -> str:

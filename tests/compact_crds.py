@@ -3,7 +3,7 @@
 Why: the stacks declare Kueue's and KubeRay's CRDs as resources (components/chart_crds.py), a few
 MB of schema nodes.  Tests that replay a whole plan through the policy pack many times -- the
 hostile-mutation fuzz, and the comparison with the stock policy SDK, whose pure-Python property
-conversion is what ``gpu_batch_policy.sdk_speedups`` replaces -- would spend nearly all their time
+conversion is what ``gpu_batch_policy.runtime.sdk_speedups`` replaces -- would spend nearly all their time
 converting those schemas, and the fuzz would put almost every mutation into them.  They run on
 these records instead; the full schemas are still checked by the preview and manifest tests.
 """

@@ -30,7 +30,7 @@ def no_internal_rule_errors() -> Iterator[None]:
 
     Tests that provoke one on purpose take the errors out of ``INTERNAL_ERRORS`` themselves.
     """
-    from gpu_batch_policy.rule_guard import INTERNAL_ERRORS
+    from gpu_batch_policy.rules.kit.rule_guard import INTERNAL_ERRORS
 
     before = len(INTERNAL_ERRORS)
     yield

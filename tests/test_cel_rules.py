@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_batch_policy.schema.markers import UNKNOWN_DISPLAY
+from gpu_batch_policy.facts.schema.markers import UNKNOWN_DISPLAY
 
 from preview.cel_rules import NodeRules, Verdict, compiled_rule, parse_field_path
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, validate_object

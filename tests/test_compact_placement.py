@@ -1,6 +1,6 @@
 """COMPACT placement where GKE allows it (issue 29): on by default for GPUDirect pools that are
 single-zone, not queued, not on a reservation, and -- under flex-start -- A3 Ultra / A4 / H4D
-(cluster-toolkit v1.95.0 gke-node-pool/main.tf preconditions, :mod:`gpu_batch_policy.tas.placement`);
+(cluster-toolkit v1.95.0 gke-node-pool/main.tf preconditions, :mod:`gpu_batch_policy.facts.tas.placement`);
 ``compactPlacement: true`` where GKE refuses it is one line; the pack's flex-start rule agrees."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 import pytest
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.primitives.values import plain
 
 from stacks.errors import ConfigError
 from tests.policies.pack_harness import Res, run

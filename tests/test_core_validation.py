@@ -1,4 +1,4 @@
-"""Built-in objects against the strict Kubernetes OpenAPI schema (``gpu_batch_policy.schema.core``).
+"""Built-in objects against the strict Kubernetes OpenAPI schema (``gpu_batch_policy.facts.schema.core``).
 
 Each broken object is rejected at the exact path the API server would name; the fixed one
 passes; every object the pinned charts render with their default values validates too.
@@ -12,8 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.schema.core import GKE_NEWEST_MINOR, CoreValidator, kubernetes_minor, shipped_minors
-from gpu_batch_policy.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
+from gpu_batch_policy.facts.schema.core import (
+    GKE_NEWEST_MINOR,
+    CoreValidator,
+    kubernetes_minor,
+    shipped_minors,
+)
+from gpu_batch_policy.facts.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 from preview.crd_validation import Outcome, ValidationResult
 from preview.manifests import validate_manifests

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.charts import default_resolver, reference_from_release
-from gpu_batch_policy.charts.render import RenderedObject, in_crds_dir, render_chart
+from gpu_batch_policy.facts.charts import default_resolver, reference_from_release
+from gpu_batch_policy.facts.charts.render import RenderedObject, in_crds_dir, render_chart
 
 from components.chart_crds import HELM_KEEP, HELM_RESOURCE_POLICY, ChartCrdsError, chart_crds
 from components.kuberay import KUBERAY_CHART, KUBERAY_REPOSITORY, KUBERAY_VERSION

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
+from gpu_batch_policy.facts.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
 
 from preview import crd_validation
 from preview.crd_validation import (

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_batch_policy.metrics.dcgm import SOURCE_TAG
+from gpu_batch_policy.facts.metrics.dcgm import SOURCE_TAG
 
 from components.observability import queries as q
 from components.observability.dashboard import gpu_panels

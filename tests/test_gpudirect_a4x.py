@@ -9,8 +9,8 @@ import copy
 from typing import Any
 
 import pytest
-from gpu_batch_policy.gpudirect.profiles import PROFILES
-from gpu_batch_policy.gpudirect.wiring import expected_networks
+from gpu_batch_policy.facts.gpudirect.profiles import PROFILES
+from gpu_batch_policy.facts.gpudirect.wiring import expected_networks
 
 from stacks.errors import ConfigError
 from tests.policies.pack_harness import Res, run

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.charts import manifests
-from gpu_batch_policy.charts.manifests import (
+from gpu_batch_policy.facts.charts import manifests
+from gpu_batch_policy.facts.charts.manifests import (
     ManifestLockError,
     ManifestUnavailableError,
     load_documents,
     locked_manifests,
 )
-from gpu_batch_policy.gpudirect.profiles import PROFILES
+from gpu_batch_policy.facts.gpudirect.profiles import PROFILES
 
 from stacks.errors import ConfigError
 from tests.gpudirect_workloads import ray_gang

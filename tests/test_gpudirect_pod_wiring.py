@@ -9,9 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts.manifests import locked_manifests
-from gpu_batch_policy.gpudirect.profiles import PROFILES
-from gpu_batch_policy.gpudirect.wiring import INTERFACES, missing_wiring
+from gpu_batch_policy.facts.charts.manifests import locked_manifests
+from gpu_batch_policy.facts.gpudirect.profiles import PROFILES
+from gpu_batch_policy.facts.gpudirect.wiring import INTERFACES, missing_wiring
 
 from components.gpudirect.pod_wiring import GpuDirectWiringError, pod_wiring, wire
 from components.workloads import RayPodArgs, pod_template

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.rules import kueue_managed_namespaces, pod_security
+from gpu_batch_policy.rules.kueue import managed_namespaces as kueue_managed_namespaces
+from gpu_batch_policy.rules.tenancy import pod_security
 
 from tests.stack_runner import config_value
 from tests.test_tenancy_findings import Item, findings, items, level, model

@@ -9,8 +9,8 @@ import copy
 from typing import Any
 
 import pytest
-from gpu_batch_policy.kai.topology import PREFERRED, REQUIRED, TOPOLOGY
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.facts.kai.topology import PREFERRED, REQUIRED, TOPOLOGY
+from gpu_batch_policy.primitives.values import plain
 
 from stacks.errors import ConfigError
 from tests.policies.pack_harness import Res, run

@@ -10,7 +10,7 @@ import pulumi
 import pytest
 import yaml
 from google.protobuf import json_format
-from gpu_batch_policy.tokens import type_token
+from gpu_batch_policy.primitives.tokens import type_token
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await

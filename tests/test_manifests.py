@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.schema.pinned import pinned_but_unavailable
+from gpu_batch_policy.facts.schema.pinned import pinned_but_unavailable
 
 from preview.crd_validation import Outcome
 from preview.harness import RunResult
@@ -200,7 +200,7 @@ def test_written_file_is_multi_document_and_stable(plans: dict[str, RunResult], 
 
 
 def test_a_crd_the_program_declares_validates_its_objects() -> None:
-    """The preview's catalog is the pack's (``gpu_batch_policy.schema.pinned.catalog_with``): a
+    """The preview's catalog is the pack's (``gpu_batch_policy.facts.schema.pinned.catalog_with``): a
     CustomResourceDefinition the program declares judges that group's objects."""
     from preview.charts import crd_catalog_for
 
@@ -235,7 +235,7 @@ def test_an_object_whose_pinned_crd_is_missing_here_is_listed_not_passed_nor_fai
     """charts.lock.yaml pins the Gateway API CRDs as plain manifests that ../shared does not mirror:
     without cache or network such an object is "not validated" (listed), while a kind no pinned
     file names -- a typo -- still fails as before."""
-    from gpu_batch_policy.schema import pinned
+    from gpu_batch_policy.facts.schema import pinned
 
     from preview.manifests import unvalidated_pinned
 

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts import default_resolver, reference_from_release, render_chart
+from gpu_batch_policy.facts.charts import default_resolver, reference_from_release, render_chart
 
 from preview.harness import RunResult
 from stacks.errors import ConfigError

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.rules.multikueue import check_cluster_profile_access
+from gpu_batch_policy.rules.multikueue.workers import check_cluster_profile_access
 
 import preview.cli
 from components.multikueue_fleet import (
@@ -191,7 +191,7 @@ def test_each_worker_is_a_cluster_profile_ref_without_a_secret_or_service_accoun
 
 
 def _items(result: RunResult) -> list[Item]:
-    from gpu_batch_policy.values import plain
+    from gpu_batch_policy.primitives.values import plain
 
     return [(r.type, plain(r.inputs), r.urn, r.name) for r in result.resources]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.multikueue.kubeconfig import rejections
+from gpu_batch_policy.facts.multikueue.kubeconfig import rejections
 
 from components.multikueue import ALWAYS_RULES, INTEGRATION_RULES, render_kubeconfig, worker_rules
 from preview.cli import main

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.rules import network_isolation
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.primitives.values import plain
+from gpu_batch_policy.rules.tenancy import network_isolation
 
 from preview.harness import RunResult
 from tests.netpol_eval import Cluster, Pod

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.base import build_resource
-from gpu_batch_policy.rules import operator_pool
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.base import build_resource
+from gpu_batch_policy.rules.tenancy import operator_pool
 
 from components.gke import SYSTEM_POOL_TOLERATIONS
 from stacks.errors import ConfigError

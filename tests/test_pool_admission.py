@@ -15,9 +15,9 @@ from typing import Any
 import celpy
 import pytest
 from celpy.adapter import json_to_cel
-from gpu_batch_policy.fit.placement import placement
-from gpu_batch_policy.model.workloads import PodTemplate
-from gpu_batch_policy.rules import operator_pool
+from gpu_batch_policy.facts.fit.placement import placement
+from gpu_batch_policy.facts.model.workloads import PodTemplate
+from gpu_batch_policy.rules.tenancy import operator_pool
 
 from components.gke import SYSTEM_POOL_TAINT_KEY, SYSTEM_POOL_TOLERATIONS
 from components.pool_admission import POLICY_NAME, policy_spec

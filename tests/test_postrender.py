@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts.release import ReleaseRender
-from gpu_batch_policy.charts.render import RenderedObject
+from gpu_batch_policy.facts.charts.release import ReleaseRender
+from gpu_batch_policy.facts.charts.render import RenderedObject
 
 from components.operator_release import DROP_CRDS_POSTRENDER
 from preview.charts import render_recorded_releases

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpu_batch_policy.charts.resolver import CACHE_ENV, MIRROR_ENV, default_cache, default_mirror
+from gpu_batch_policy.facts.charts.resolver import CACHE_ENV, MIRROR_ENV, default_cache, default_mirror
 
 from preview.plan_diff import Change, diff_plans, render_changes
 

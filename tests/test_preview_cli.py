@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gpu_batch_policy.schema.pinned import unavailable_crd_files
+from gpu_batch_policy.facts.schema.pinned import unavailable_crd_files
 
 from preview.cli import main
 from preview.stack_files import stack_names

@@ -8,10 +8,10 @@ tests fail the moment one copy is edited without the other.
 
 from __future__ import annotations
 
-from gpu_batch_policy.model import gke as model_gke
-from gpu_batch_policy.rules import gke as rules_gke
-from gpu_batch_policy.rules import kueue_accelerator_mix
-from gpu_batch_policy.rules import kueue_config as rules_kueue_config
+from gpu_batch_policy.facts.model import gke as model_gke
+from gpu_batch_policy.rules.gke import node_pools as rules_gke
+from gpu_batch_policy.rules.kueue import accelerator_mix as kueue_accelerator_mix
+from gpu_batch_policy.rules.kueue import config as rules_kueue_config
 
 from components import kueue_config, kueue_queues
 from components.gpu_catalog import GPU_MACHINES

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import celpy
 import pytest
 from celpy.adapter import json_to_cel
-from gpu_batch_policy.schema.core import CoreValidator
+from gpu_batch_policy.facts.schema.core import CoreValidator
 
 from components.queue_admission import (
     JOB,

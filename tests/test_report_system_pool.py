@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.facts.model import StackModel
 
 from preview.report import system_pool_section
 from tests.policies.pack_objects import cpu_pool, gke_cluster

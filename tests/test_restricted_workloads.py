@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.rules import pod_security
+from gpu_batch_policy.rules.tenancy import pod_security
 
 from components.workloads import RESTRICTED_SECURITY_CONTEXT
 from tests.stack_runner import config_value, custom_objects, run_stack

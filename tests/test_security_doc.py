@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from gpu_batch_policy.registry import ALL_POLICIES
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 
 from tests.stack_runner import ROOT
 

@@ -16,8 +16,8 @@ import json
 from typing import Any
 
 import pytest
-from gpu_batch_policy.schema.pinned import pinned_problems
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.facts.schema.pinned import pinned_problems
+from gpu_batch_policy.primitives.values import plain
 
 from components.gateway import objects
 from preview.harness import RunResult, run_program

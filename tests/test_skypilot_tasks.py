@@ -1,5 +1,5 @@
 """SkyPilot task pods run as their own ServiceAccount (issue 27, Build 4): what its token may do,
-judged over the rendered skypilot stack with the pack's RBAC evaluation (gpu_batch_policy.rbac).
+judged over the rendered skypilot stack with the pack's RBAC evaluation (gpu_batch_policy.facts.rbac).
 
 skypilot 0.13.0 puts ``kubernetes.remote_identity`` in every task pod's ``serviceAccountName``
 (sky/clouds/kubernetes.py make_deploy_resources_variables) and creates no RBAC for a named
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.rbac import bindings, role_rules, rules_grant
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.rbac import bindings, role_rules, rules_grant
+from gpu_batch_policy.primitives.values import plain
 
 from components.skypilot import service_account_name, task_service_account
 from tests.policies.rendered_stack import rendered_stack

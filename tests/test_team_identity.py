@@ -90,7 +90,7 @@ def test_a_gcs_fuse_pod_passes_pod_security_restricted() -> None:
     escalation, drop ALL, RuntimeDefault seccomp, runAsNonRoot as 65534) and emptyDir volumes
     (``GetSidecarContainerVolumeSpec``).  A ``csi`` volume is one restricted allows
     (pod-security-admission v0.36.2 policy/check_restrictedVolumes.go)."""
-    from gpu_batch_policy.pod_security import enforce_policy
+    from gpu_batch_policy.facts.pod_security import enforce_policy
 
     from components.workloads import RESTRICTED_SECURITY_CONTEXT
 

@@ -16,19 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts.objects import render_releases
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.base import build_resource
-from gpu_batch_policy.registry import ALL_POLICIES
-from gpu_batch_policy.report import CannotCheckYetError, Reporter
-from gpu_batch_policy.rules import (
-    cluster_access,
-    ingress_exposure,
-    kueue_pod_bypass,
-    service_account_rbac,
-    skypilot,
-)
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.facts.charts.objects import render_releases
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.base import build_resource
+from gpu_batch_policy.primitives.values import plain
+from gpu_batch_policy.rules.gke import cluster_access
+from gpu_batch_policy.rules.kit.report import CannotCheckYetError, Reporter
+from gpu_batch_policy.rules.kueue import pod_bypass as kueue_pod_bypass
+from gpu_batch_policy.rules.tenancy import ingress_exposure, service_account_rbac, skypilot
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 
 from stacks.errors import ConfigError
 from tests.stack_runner import ROOT, config_value, run_stack

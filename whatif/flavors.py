@@ -20,7 +20,7 @@ Flavor eligibility (``checkFlavorForPodSets``): a flavor whose blocking taints t
 the flavor's own) tolerations do not tolerate, or whose ``nodeLabels`` the pod set's nodeSelector /
 required affinity rule out, is skipped before its quota is looked at -- but it still counts as
 examined for ``TriedFlavorIdx``.  The decision is the pack's own
-:func:`gpu_batch_policy.fit.flavor_match.flavor_rejects` (the ``kueue-flavor-eligible`` rule's),
+:func:`gpu_batch_policy.facts.fit.flavor_match.flavor_rejects` (the ``kueue-flavor-eligible`` rule's),
 not a copy.
 
 Scan progress of a pod set that gets no flavor (``assignFlavors``): when ``findFlavorForPodSets``

@@ -14,14 +14,13 @@ POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
 if str(POLICIES_DIR) not in sys.path:
     sys.path.insert(0, str(POLICIES_DIR))
 
-from gpu_batch_policy import pools  # noqa: E402
-from gpu_batch_policy.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
-from gpu_batch_policy.fit.flavor_match import flavor_rejects  # noqa: E402
-from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
-from gpu_batch_policy.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
-from gpu_batch_policy.model import StackModel  # noqa: E402
-from gpu_batch_policy.model.base import build_resource  # noqa: E402
-from gpu_batch_policy.model.kueue import (  # noqa: E402
+from gpu_batch_policy.facts import pools  # noqa: E402
+from gpu_batch_policy.facts.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
+from gpu_batch_policy.facts.fit.flavor_match import flavor_rejects  # noqa: E402
+from gpu_batch_policy.facts.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
+from gpu_batch_policy.facts.model import StackModel  # noqa: E402
+from gpu_batch_policy.facts.model.base import build_resource  # noqa: E402
+from gpu_batch_policy.facts.model.kueue import (  # noqa: E402
     DEFAULT_WHEN_CAN_BORROW,
     DEFAULT_WHEN_CAN_PREEMPT,
     MULTIKUEUE_CONTROLLER,
@@ -29,19 +28,20 @@ from gpu_batch_policy.model.kueue import (  # noqa: E402
     ResourceFlavor,
     ResourceGroup,
 )
-from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION  # noqa: E402
-from gpu_batch_policy.multikueue.clusters import (  # noqa: E402
+from gpu_batch_policy.facts.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION  # noqa: E402
+from gpu_batch_policy.facts.multikueue.clusters import (  # noqa: E402
     KueueCluster,
     cluster_model,
     gke_cluster_of,
     provider_urn,
     topologies,
 )
-from gpu_batch_policy.report import Reporter  # noqa: E402
-from gpu_batch_policy.rules.kueue_api import API_CHECKS  # noqa: E402
-from gpu_batch_policy.tokens import HELM_RELEASE  # noqa: E402
-from gpu_batch_policy.values import Quantity, Unknown, quantity  # noqa: E402
-from gpu_batch_policy.workload_kinds import kueue_gangs  # noqa: E402
+from gpu_batch_policy.facts.workload_kinds import kueue_gangs  # noqa: E402
+from gpu_batch_policy.primitives.go_duration import parse_go_duration  # noqa: E402
+from gpu_batch_policy.primitives.tokens import HELM_RELEASE  # noqa: E402
+from gpu_batch_policy.primitives.values import Quantity, Unknown, quantity  # noqa: E402
+from gpu_batch_policy.rules.kit.report import Reporter  # noqa: E402
+from gpu_batch_policy.rules.kueue.api import API_CHECKS  # noqa: E402
 
 __all__ = [
     "API_CHECKS",

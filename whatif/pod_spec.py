@@ -4,7 +4,7 @@ reads (kubernetes-sigs/kueue v0.19.2 ``pkg/scheduler/flavorassigner/flavorassign
 
 They are written on the pod set as in a pod spec (``core/v1`` ``PodSpec``), checked here for shape
 (one line per problem: key path, value, what is expected), and judged against each flavor by the
-pack's own :func:`gpu_batch_policy.fit.flavor_match.flavor_rejects` (``whatif.flavors``).
+pack's own :func:`gpu_batch_policy.facts.fit.flavor_match.flavor_rejects` (``whatif.flavors``).
 """
 
 from __future__ import annotations

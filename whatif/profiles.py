@@ -21,7 +21,7 @@ arrivals:                     # one stream per team / queue
 ```
 
 ``declared`` reads the RayJob / RayCluster the stack declares with that name, through the pack's
-own pod-set arithmetic (``gpu_batch_policy.workload_kinds.kueue_gangs``), so the trace uses the
+own pod-set arithmetic (``gpu_batch_policy.facts.workload_kinds.kueue_gangs``), so the trace uses the
 gang Kueue would really see.  Generated names are ``<namespace>-<stream index>-<n>``; the output is
 deterministic (seeded generator, stable order).
 """

@@ -6,7 +6,7 @@ clusterqueue_webhook.go`` ``ValidateClusterQueue``: ``validatePreemption`` rejec
 ``reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never``, ``validateFlavorFungibility``,
 the resource-group and quota rules; ``cohort_webhook.go``).  A stack that holds such an object
 never gets it created, so simulating it would report admissions of a queue that does not exist.
-The pack states those rules once (``gpu_batch_policy.rules.kueue_api.API_CHECKS``, the
+The pack states those rules once (``gpu_batch_policy.rules.kueue.api.API_CHECKS``, the
 ``kueue-*`` mandatory policies); here every one of them runs over the stack's Kueue objects and
 the first rejection becomes the what-if's error.  Values unknown until apply are the pack's
 "cannot check", not a refusal (the simulator asks for known values where it reads them).

@@ -7,7 +7,7 @@
 
 Either way the objects become the policy pack's ``StackModel`` (so v1beta1 and v1beta2 read the
 same), and for a stack the largest queued node pool behind each flavor is worked out with the
-pack's own pool selection and capacity arithmetic (``gpu_batch_policy.pools``).
+pack's own pool selection and capacity arithmetic (``gpu_batch_policy.facts.pools``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """GPUDirect networking for multi-node training on A3 High, A3 Mega, A3 Ultra and A4 pools.
 
 The profile table (network stack, extra VPCs, manifests, version floors per machine type) is the
-policy pack's ``gpu_batch_policy.gpudirect.profiles``, so the program and the pack judge with one
+policy pack's ``gpu_batch_policy.facts.gpudirect.profiles``, so the program and the pack judge with one
 table.  Here:
 
 - :mod:`.vpcs` -- the extra VPCs and subnets (:class:`GpuDirectVpcs`) and the pool's

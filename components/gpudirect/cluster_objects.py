@@ -7,7 +7,7 @@
   (``networking.gke.io/interfaces`` annotation); GKE installs the CRDs on multi-networking clusters.
 - The NCCL installer DaemonSet of each profile in use and, for TCPX/TCPXO, the NRI device injector:
   Google's manifests exactly as published at the commit ``charts.lock.yaml`` pins (resolved by
-  ``gpu_batch_policy.charts.manifests``; cluster-toolkit ``gke-node-pool/gpu_direct.tf`` applies the
+  ``gpu_batch_policy.facts.charts.manifests``; cluster-toolkit ``gke-node-pool/gpu_direct.tf`` applies the
   same files by raw URL).  Each object is declared as is (``KubeObject``: every field kept), so what
   reaches the cluster is byte for byte what Google publishes.
 """
@@ -25,8 +25,8 @@ from components.k8s_object import KubeObject
 
 assert POLICIES_DIR
 
-from gpu_batch_policy.charts.manifests import load_documents  # noqa: E402
-from gpu_batch_policy.gpudirect.profiles import GPUDIRECT_MANIFESTS  # noqa: E402
+from gpu_batch_policy.facts.charts.manifests import load_documents  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.profiles import GPUDIRECT_MANIFESTS  # noqa: E402
 
 NETWORKING_API = "networking.gke.io/v1"
 

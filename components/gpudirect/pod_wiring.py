@@ -18,7 +18,7 @@ use GPUDirect, and nothing test-specific:
   for TCPXO) and its added capabilities (``IPC_LOCK`` for TCPX).
 
 The Networks the manifest names must be the ones the stack declares for the profile
-(``gpu_batch_policy.gpudirect.wiring.expected_networks``); otherwise the pinned manifest changed
+(``gpu_batch_policy.facts.gpudirect.wiring.expected_networks``); otherwise the pinned manifest changed
 meaning and the program stops with one line rather than wire pods to Networks that do not exist.
 Every piece is what the pack's ``gke-gpudirect-pod-wiring`` checks, so one table decides both.
 """
@@ -35,9 +35,9 @@ from components.gpudirect import POLICIES_DIR
 
 assert POLICIES_DIR
 
-from gpu_batch_policy.charts.manifests import load_documents  # noqa: E402
-from gpu_batch_policy.gpudirect.profiles import GPUDIRECT_MANIFESTS, GpuDirectProfile  # noqa: E402
-from gpu_batch_policy.gpudirect.wiring import (  # noqa: E402
+from gpu_batch_policy.facts.charts.manifests import load_documents  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.profiles import GPUDIRECT_MANIFESTS, GpuDirectProfile  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.wiring import (  # noqa: E402
     DEVICES_PREFIX,
     INTERFACES,
     RXDM_IMAGE,

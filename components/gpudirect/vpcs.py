@@ -29,7 +29,7 @@ from components.gpudirect import POLICIES_DIR
 
 assert POLICIES_DIR  # importing the package put the pack's package on sys.path
 
-from gpu_batch_policy.gpudirect.profiles import (  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.profiles import (  # noqa: E402
     ROCE_PROFILE_SUFFIX,
     GpuDirectProfile,
     gvnic_network_name,

@@ -11,7 +11,7 @@ Metric and label names (kubernetes-sigs/kueue v0.19.2 ``pkg/metrics/metrics.go``
 {preempting_cluster_queue, reason}``, ``kueue_cluster_queue_status{cluster_queue, status}`` (one
 series per status, 1 on the current one: ``CQStatuses``), ``kueue_admitted_active_workloads
 {cluster_queue}``.  GPU metrics: NVIDIA/dcgm-exporter ``etc/dcp-metrics-included.csv`` (the GPU
-Operator's default counters; policies/gpu_batch_policy/metrics/dcgm.py, tag 4.5.3-4.8.2, the rows
+Operator's default counters; policies/gpu_batch_policy/facts/metrics/dcgm.py, tag 4.5.3-4.8.2, the rows
 through XID also read at the operator's pinned 4.6.0-4.8.3): ``DCGM_FI_DEV_GPU_UTIL`` (%),
 ``DCGM_FI_DEV_FB_USED`` (MiB), ``DCGM_FI_DEV_XID_ERRORS`` (last XID), labelled ``modelName`` and
 ``Hostname`` (``hostname`` from 4.6.0-4.8.3 on: :func:`xid_errors`).  Whether GKE's managed

@@ -1,7 +1,8 @@
 """gpu-batch CrossGuard policy pack: rules that reject stacks whose quotas or gangs can never work.
 
-Layout: ``tokens``/``values``/``model`` (a package, one module per API family) read any
-program's resources into typed views; ``report`` gives every rule the same message shape and
-preview-safe "cannot check yet"; ``rules/`` (and ``fit/rules/``) define the policies, one module a
-topic; ``registry.ALL_POLICIES`` lists them for ``policies/__main__.py``.
+Layout, one way down (``tests/policies/test_layers.py``): ``runtime/`` serves the engine and lists
+every policy (``runtime.registry.ALL_POLICIES``, for ``policies/__main__.py``); ``rules/`` holds the
+policies, a subpackage per system they judge, on the author's kit ``rules/kit/``; ``facts/`` reads
+any program's resources into what they mean; ``primitives/`` parses values that know no stack.
+``policies/README.md`` ("Layout") has the map.
 """

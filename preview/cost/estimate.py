@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from gpu_batch_policy import kueue_capacity, pools
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.gke import NodePool
-from gpu_batch_policy.values import Unknown
+from gpu_batch_policy.facts import kueue_capacity, pools
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.gke import NodePool
+from gpu_batch_policy.primitives.values import Unknown
 
 from preview.cost.prices import ClusterFee, Price, cluster_fee, region_of
 from preview.cost.usage import KAI_FLAVOR, Weekly, WeeklyUse, weekly_gpu_hours

@@ -114,7 +114,7 @@ def fingerprint(policy: str, key_path: str, urn: str, ordinal: int) -> str:
 
 
 # How the pack names a resource inside a message: ``K8sObject.describe()`` in
-# policies/gpu_batch_policy/model/base.py writes `[resource '<name>']` or
+# policies/gpu_batch_policy/facts/model/base.py writes `[resource '<name>']` or
 # `[rendered by Helm release '<name>']` after an object whose Pulumi name differs from its own.
 _NAMED = re.compile(r"\[(?:resource|rendered by Helm release) '([^']+)'\]")
 

@@ -15,15 +15,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from gpu_batch_policy import kueue_capacity, pools
-from gpu_batch_policy.demand import CannotTellError
-from gpu_batch_policy.fit.placement import pool_allocatable
-from gpu_batch_policy.fit.resources import Resources
-from gpu_batch_policy.fit.system_load import PoolLoad, system_loads
-from gpu_batch_policy.kueue_capacity import InvalidQuotaError
-from gpu_batch_policy.model import ClusterQueue, StackModel
-from gpu_batch_policy.tas.reservations import ReservationSize
-from gpu_batch_policy.values import Unknown
+from gpu_batch_policy.facts import kueue_capacity, pools
+from gpu_batch_policy.facts.demand import CannotTellError
+from gpu_batch_policy.facts.fit.placement import pool_allocatable
+from gpu_batch_policy.facts.fit.resources import Resources
+from gpu_batch_policy.facts.fit.system_load import PoolLoad, system_loads
+from gpu_batch_policy.facts.kueue_capacity import InvalidQuotaError
+from gpu_batch_policy.facts.model import ClusterQueue, StackModel
+from gpu_batch_policy.facts.tas.reservations import ReservationSize
+from gpu_batch_policy.primitives.values import Unknown
 
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
 from preview.records import RecordedResource, by_urn

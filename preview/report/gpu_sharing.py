@@ -5,9 +5,9 @@ Two questions a reviewer of a GPU stack asks that the pool sizes do not answer:
 - *Who gives this pool's pods their GPUs?*  GKE's driver and device plugin (optionally shared by
   GKE's time-sharing / MPS, each physical GPU then advertised as N ``nvidia.com/gpu``), or the
   NVIDIA GPU Operator -- the only one under which KAI's ``gpu-fraction`` pods get a GPU.  The
-  answer is the policy pack's (``gpu_batch_policy.gpu_stack``), so report and rules agree.
+  answer is the policy pack's (``gpu_batch_policy.facts.gpu_stack``), so report and rules agree.
 - *How many GPUs do the fractional pods take?*  KAI charges a ``gpu-fraction`` pod
-  ``fraction × gpu-fraction-num-devices`` GPUs of its queue (``gpu_batch_policy.demand``
+  ``fraction × gpu-fraction-num-devices`` GPUs of its queue (``gpu_batch_policy.facts.demand``
   ``kai_pod_gpus``, from KAI ``docs/gpu-sharing`` @ v0.17.0); a ``gpu-memory`` pod is MiB of a
   device whose size only the node's GFD label ``nvidia.com/gpu.memory`` tells, so it is shown, not
   converted.  Each GPU KAI shares is held by one ``gpu-reservation`` pod requesting a whole
@@ -19,20 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 
-from gpu_batch_policy.demand import CannotTellError, kai_pod_gpus
-from gpu_batch_policy.fit.placement import placement
-from gpu_batch_policy.gpu_stack import (
+from gpu_batch_policy.facts.demand import CannotTellError, kai_pod_gpus
+from gpu_batch_policy.facts.fit.placement import placement
+from gpu_batch_policy.facts.gpu_stack import (
     describe_source,
     gpu_source,
     operator_installed,
     operator_manages,
     setup_of,
 )
-from gpu_batch_policy.model import NodePool, StackModel
-from gpu_batch_policy.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, RayWorkload
-from gpu_batch_policy.open_world import World
-from gpu_batch_policy.pod_templates import OwnedTemplate, owned_templates
-from gpu_batch_policy.values import Unknown, as_int, dig
+from gpu_batch_policy.facts.model import NodePool, StackModel
+from gpu_batch_policy.facts.model.workloads import GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION, RayWorkload
+from gpu_batch_policy.facts.open_world import World
+from gpu_batch_policy.facts.pod_templates import OwnedTemplate, owned_templates
+from gpu_batch_policy.primitives.values import Unknown, as_int, dig
 
 Table = Callable[[Sequence[str], Sequence[Sequence[object]]], list[str]]
 

@@ -4,7 +4,7 @@ Two questions a reviewer asks before deploy: where does each team look (its Clus
 the stack's dashboard, and the alerts labelled with its queues), and will those panels have data
 -- which Kueue metrics need which setting, and whether this stack's Kueue has it.  The settings
 come from the pack's own reading of the stack's Kueue configuration
-(``gpu_batch_policy.metrics.kueue_settings``), the same the ``promql-metric-exported`` rule judges by.
+(``gpu_batch_policy.facts.metrics.kueue_settings``), the same the ``promql-metric-exported`` rule judges by.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from gpu_batch_policy.metrics.kueue import KUEUE_METRICS, SETTING_KEYS
-from gpu_batch_policy.metrics.kueue_settings import kueue_metric_settings
-from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.facts.metrics.kueue import KUEUE_METRICS, SETTING_KEYS
+from gpu_batch_policy.facts.metrics.kueue_settings import kueue_metric_settings
+from gpu_batch_policy.facts.model import StackModel
 
 from components.observability.dashboard import DASHBOARD_OUTPUT, page_name
 from preview.records import RecordedResource

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gpu_batch_policy.rules.skypilot import server_auth
-from gpu_batch_policy.values import Unknown
+from gpu_batch_policy.primitives.values import Unknown
+from gpu_batch_policy.rules.tenancy.skypilot import server_auth
 
 from preview.records import RecordedResource, for_display
 

@@ -1,15 +1,15 @@
 """The report's "Multi-node training" section: GPU networking per pool and TAS domains per flavor.
 
 Per GPU pool: which GPUDirect stack its nodes get (TCPX, TCPXO, RDMA, or none), from the machine
-type's profile (``gpu_batch_policy.gpudirect.profiles``) and the pool's
+type's profile (``gpu_batch_policy.facts.gpudirect.profiles``) and the pool's
 ``networkConfig.additionalNodeNetworkConfigs``; how many extra NICs; and a flag on an A3/A4
 pool with GPU NICs that declares none, where NCCL between nodes runs over TCP on the one gVNIC.
 
 Per TAS flavor: its Topology's levels and, at each level, the largest gang one domain holds where
-that is known from the machine type (``gpu_batch_policy.tas.domains``: a host = one node's GPUs,
+that is known from the machine type (``gpu_batch_policy.facts.tas.domains``: a host = one node's GPUs,
 an A4X node pool = one 72-GPU NVLink domain, an A4X sub-block 18 nodes); a block or sub-block from
 the reservation sizes the stack declares in its policy config (``kueue-tas-gang-fits-domain``'s
-``reservations``, :mod:`gpu_batch_policy.tas.reservations`), else "cannot tell", never a pass.
+``reservations``, :mod:`gpu_batch_policy.facts.tas.reservations`), else "cannot tell", never a pass.
 Same arithmetic and the same config as the pack's ``kueue-tas-gang-fits-domain``.
 """
 
@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpu_batch_policy.gpudirect.profiles import profile_for
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.rules.gpudirect import extra_nics
-from gpu_batch_policy.tas.domains import domain_gpus, tas_flavors
-from gpu_batch_policy.tas.reservations import ReservationSize, declared_sizes
-from gpu_batch_policy.values import Unknown
+from gpu_batch_policy.facts.gpudirect.profiles import profile_for
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.tas.domains import domain_gpus, tas_flavors
+from gpu_batch_policy.facts.tas.reservations import ReservationSize, declared_sizes
+from gpu_batch_policy.primitives.values import Unknown
+from gpu_batch_policy.rules.gpudirect.networking import extra_nics
 
 from preview.report.gpu_sharing import Table
 

@@ -6,7 +6,7 @@ minor upgrade that starts serving an API changes what the *next* ``helm upgrade`
 Kueue 0.19.2 chart renders its MutatingAdmissionPolicy and binding only when
 ``admissionregistration.k8s.io/v1/MutatingAdmissionPolicy`` is served
 (``charts/kueue/templates/map/manifests.yaml``).  The offline Helm engine renders with Helm's
-default capabilities only (``gpu_batch_policy.charts.render``), so the gates are read from the
+default capabilities only (``gpu_batch_policy.facts.charts.render``), so the gates are read from the
 templates themselves and judged with :data:`SERVED_FROM`.
 """
 

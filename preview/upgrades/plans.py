@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_batch_policy.charts import default_resolver, reference_from_release
+from gpu_batch_policy.facts.charts import default_resolver, reference_from_release
 
 from preview.upgrades.capabilities import flipped, minor
 from preview.upgrades.records import ComponentRecords, Transition, all_records, version

@@ -11,7 +11,7 @@ option: Kueue's webhook refuses a resource covered by two groups of one queue
 ClusterQueue of its own, and teams pick the type by LocalQueue (``teams[].gpuQueues``).
 
 The policy pack's ``kueue-flavors-mix-accelerator-types`` judges the planned objects of any
-program with the same decision (``gpu_batch_policy.accelerator_mix``); a queue with ``mixAcceleratorTypes: true`` carries the annotation that rule
+program with the same decision (``gpu_batch_policy.primitives.accelerator_mix``); a queue with ``mixAcceleratorTypes: true`` carries the annotation that rule
 reads (``components.kueue_queues.ACCELERATOR_MIXING_ANNOTATION``).
 """
 
@@ -28,8 +28,8 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-from gpu_batch_policy.accelerator_mix import mixes_accelerator_types  # noqa: E402
-from gpu_batch_policy.model.gke import ACCELERATOR_LABEL  # noqa: E402
+from gpu_batch_policy.facts.model.gke import ACCELERATOR_LABEL  # noqa: E402
+from gpu_batch_policy.primitives.accelerator_mix import mixes_accelerator_types  # noqa: E402
 
 
 def flavor_accelerators(queues: KueueQueuesConfig, gpu_pools: list[GpuPoolConfig]) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Checks of each GPU pool's driver / device-plugin source and GKE GPU sharing, before any resource exists.
 
-The rules are the policy pack's (``policies/gpu_batch_policy/gpu_stack.py``: ``operator_problems``,
+The rules are the policy pack's (``policies/gpu_batch_policy/facts/gpu_stack.py``: ``operator_problems``,
 ``unserved_problems`` and ``sharing_problems``), asked here of the typed config so the program and the pack never
 disagree: a ``gpu-operator`` pool with a GKE driver, GKE sharing on a ``gpu-operator`` pool (GKE's
 sharing lives in the device plugin such a pool turns off), or a ``maxSharedClientsPerGpu`` outside
@@ -21,7 +21,7 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-from gpu_batch_policy.gpu_stack import (  # noqa: E402
+from gpu_batch_policy.facts.gpu_stack import (  # noqa: E402
     INSTALLATION_DISABLED,
     GpuSetup,
     SetupProblem,

@@ -3,7 +3,7 @@
 From GoogleCloudPlatform/cluster-toolkit v1.95.0:
 
 - ``modules/compute/gke-node-pool/gpu_direct.tf`` ``gpu_direct_settings``: only the machine types
-  with GPU NICs have a profile (the table is the pack's ``gpu_batch_policy.gpudirect.profiles``);
+  with GPU NICs have a profile (the table is the pack's ``gpu_batch_policy.facts.gpudirect.profiles``);
 - ``modules/scheduler/gke-cluster/main.tf`` preconditions: "'enable_dataplane_v2' cannot be false
   when enabling multi networking" and "'enable_multi_networking' cannot be false when using
   multivpc module, which passes additional_networks";
@@ -24,10 +24,10 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-from gpu_batch_policy.gpudirect.profiles import PROFILES, GpuDirectProfile, profile_for  # noqa: E402
-from gpu_batch_policy.gpudirect.wiring import single_profile  # noqa: E402
-from gpu_batch_policy.model.gke import is_zone  # noqa: E402
-from gpu_batch_policy.tas.placement import compact_refusal  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.profiles import PROFILES, GpuDirectProfile, profile_for  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.wiring import single_profile  # noqa: E402
+from gpu_batch_policy.facts.model.gke import is_zone  # noqa: E402
+from gpu_batch_policy.facts.tas.placement import compact_refusal  # noqa: E402
 
 CLUSTER_KEY = "gpu-batch:cluster"
 POOLS_KEY = "gpu-batch:gpuPools"
@@ -172,7 +172,7 @@ def _compact_refusal(cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
 
 def compact_placement(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
     """Whether the pool gets ``placementPolicy.type: COMPACT``: as written, else on for a GPUDirect
-    pool where GKE allows it (:mod:`gpu_batch_policy.tas.placement`) that consumes no reservation
+    pool where GKE allows it (:mod:`gpu_batch_policy.facts.tas.placement`) that consumes no reservation
     (cluster-toolkit's reservation blueprints, ``examples/gke-a3-ultragpu``, ``gke-a4``, set no
     placement policy: GCE already places a dense reservation's blocks)."""
     if pool.compact_placement is not None:

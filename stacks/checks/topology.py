@@ -1,6 +1,6 @@
 """``resourceFlavors[].topology: true`` needs a GPU pool whose machine type GKE labels with
 ``cloud.google.com/gce-topology-*``; otherwise Kueue finds "no topology domains at level"
-(the pack's ``kueue-tas-topology-domains`` rule, :mod:`gpu_batch_policy.tas.levels`)."""
+(the pack's ``kueue-tas-topology-domains`` rule, :mod:`gpu_batch_policy.facts.tas.levels`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR
 
-from gpu_batch_policy.kai.topology import Level, request_problems  # noqa: E402
-from gpu_batch_policy.tas.levels import LEVEL_NAMES, TOPOLOGIES, TOPOLOGY_OF_MACHINE, labelled  # noqa: E402
+from gpu_batch_policy.facts.kai.topology import Level, request_problems  # noqa: E402
+from gpu_batch_policy.facts.tas.levels import LEVEL_NAMES, TOPOLOGIES, TOPOLOGY_OF_MACHINE, labelled  # noqa: E402
 
 __all__ = ["TOPOLOGIES", "check_topology", "kai_topologies", "kai_topology_name", "topology_of_pool"]
 

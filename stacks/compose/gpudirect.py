@@ -15,7 +15,7 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR
 
-from gpu_batch_policy.gpudirect.profiles import GpuDirectProfile, profile_for  # noqa: E402
+from gpu_batch_policy.facts.gpudirect.profiles import GpuDirectProfile, profile_for  # noqa: E402
 
 
 def _profiles(config: StackConfig) -> list[tuple[GpuPoolConfig, GpuDirectProfile]]:

@@ -41,7 +41,7 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
+from gpu_batch_policy.primitives.go_duration import parse_go_duration  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
+from gpu_batch_policy.primitives.go_duration import parse_go_duration  # noqa: E402
 
 # The highest finite bucket of kueue_admission_checks_wait_time_seconds: Kueue 0.19.2
 # pkg/metrics/metrics.go ``generateExponentialBuckets(14)`` = 1, then 2.5 * 2^0..12 (10240 s).

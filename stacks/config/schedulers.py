@@ -23,12 +23,12 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
 
-from gpu_batch_policy.go_duration import parse_go_duration  # noqa: E402
+from gpu_batch_policy.primitives.go_duration import parse_go_duration  # noqa: E402
 
 
 def _positive_duration(text: str) -> str:
     """A Go duration Kueue accepts (its Configuration is parsed with Go's ``time.ParseDuration``,
-    :mod:`gpu_batch_policy.go_duration`), and above zero."""
+    :mod:`gpu_batch_policy.primitives.go_duration`), and above zero."""
     seconds = parse_go_duration(text)
     if seconds is None or seconds <= 0:
         raise ValueError("expected a positive duration such as 10m, 90s or 1h30m")

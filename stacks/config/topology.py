@@ -2,9 +2,9 @@
 
 The request becomes Kueue's pod-set annotations (kubernetes-sigs/kueue v0.19.2
 ``apis/kueue/v1beta2/topology_types.go``) on the group's pod template, and is checked with the
-policy pack's port of Kueue's webhook validation (``gpu_batch_policy.tas.annotations``), so the
+policy pack's port of Kueue's webhook validation (``gpu_batch_policy.facts.tas.annotations``), so the
 config refuses exactly what Kueue would.  Levels are named short (``block``, ``subblock``,
-``host``, ``hostname``, ``nodepool``) and map to GKE's node labels (``gpu_batch_policy.tas.levels``).
+``host``, ``hostname``, ``nodepool``) and map to GKE's node labels (``gpu_batch_policy.facts.tas.levels``).
 Under ``scheduler: kai`` the same request becomes KAI's annotations on its own Topology, whose
 levels carry the short names as aliases (:meth:`TopologyRequestConfig.kai_annotations`).
 """
@@ -20,9 +20,9 @@ from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR
 
-from gpu_batch_policy.kai import topology as kai  # noqa: E402
-from gpu_batch_policy.tas import annotations as tas  # noqa: E402
-from gpu_batch_policy.tas.levels import LEVEL_NAMES  # noqa: E402
+from gpu_batch_policy.facts.kai import topology as kai  # noqa: E402
+from gpu_batch_policy.facts.tas import annotations as tas  # noqa: E402
+from gpu_batch_policy.facts.tas.levels import LEVEL_NAMES  # noqa: E402
 
 LevelName = Literal["block", "subblock", "host", "hostname", "nodepool"]
 

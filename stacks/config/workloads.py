@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from gpu_batch_policy.tas.annotations import webhook_problems
+from gpu_batch_policy.facts.tas.annotations import webhook_problems
 from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_validator
 from pydantic_core import InitErrorDetails
 

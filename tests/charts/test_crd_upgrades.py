@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts import ChartReference, ChartUnavailableError, default_resolver
-from gpu_batch_policy.charts.render import in_crds_dir, render_chart
+from gpu_batch_policy.facts.charts import ChartReference, ChartUnavailableError, default_resolver
+from gpu_batch_policy.facts.charts.render import in_crds_dir, render_chart
 
 from tests.stack_runner import ROOT
 
@@ -125,7 +125,7 @@ def test_kai_upgrade_keeps_names_and_versions_but_changes_schemas() -> None:
 
 def test_the_new_chart_upgrades_them_itself() -> None:
     """v0.17.0 applies its CRDs in a pre-upgrade hook: what the pack's rule recognises."""
-    from gpu_batch_policy.rules.helm_crds import self_upgraded
+    from gpu_batch_policy.rules.installs.helm_crds import self_upgraded
 
     chart_dir = default_resolver().resolve(NEW)
     rendered = render_chart(chart_dir, {}, release_name="kai-scheduler", namespace="kai-scheduler")

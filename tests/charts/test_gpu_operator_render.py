@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts.operator_runtime import operand_manifests, runtime_class_names
-from gpu_batch_policy.charts.render import RenderedObject
-from gpu_batch_policy.fit.placement import NodeTaint, tolerates
+from gpu_batch_policy.facts.charts.operator_runtime import operand_manifests, runtime_class_names
+from gpu_batch_policy.facts.charts.render import RenderedObject
+from gpu_batch_policy.facts.fit.placement import NodeTaint, tolerates
 
 from components.gke import SYSTEM_POOL_SELECTOR
 from components.gpu_operator import DRIVER_INSTALL_DIR, TOOLKIT_INSTALL_DIR

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.charts import ChartResolver, RenderError, reference_from_release, render_chart
+from gpu_batch_policy.facts.charts import ChartResolver, RenderError, reference_from_release, render_chart
 
 from preview.charts import ReleaseManifests, render_recorded_releases
 from preview.stack_files import stack_names

@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpu_batch_policy.charts import (
+from gpu_batch_policy.facts.charts import (
     ChartReference,
     ChartResolver,
     ChartUnavailableError,
     UnsupportedChartError,
     reference_from_release,
 )
-from gpu_batch_policy.charts.resolver import default_mirror
+from gpu_batch_policy.facts.charts.resolver import default_mirror
 
 from components.chart_lock import ChartLockError, locked_charts
 from tests.stack_runner import ROOT
@@ -99,7 +99,7 @@ def test_a_pull_that_never_answers_is_cut_at_the_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A wedged registry or Helm client costs one line, never a hung preview or pack."""
-    from gpu_batch_policy.charts import resolver as module
+    from gpu_batch_policy.facts.charts import resolver as module
 
     monkeypatch.setattr(module, "_PULL_SCRIPT", "import time; time.sleep(60)")
     slow = ChartResolver(tmp_path / "cache", None, offline=False, pull_timeout_s=0.5)

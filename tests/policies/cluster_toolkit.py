@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_batch_policy.charts.manifests import resolve_manifest
+from gpu_batch_policy.facts.charts.manifests import resolve_manifest
 
 from tests.policies.pack_harness import Res
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from gpu_batch_policy.model.base import is_namespaced
+from gpu_batch_policy.facts.model.base import is_namespaced
 
 from preview.records import RecordedResource
 

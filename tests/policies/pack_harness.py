@@ -11,8 +11,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_batch_policy.registry import ALL_POLICIES
-from gpu_batch_policy.report import CannotCheckYetError
+from gpu_batch_policy.rules.kit.report import CannotCheckYetError
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 from pulumi_policy import (
     Policy,
     PolicyCustomTimeouts,

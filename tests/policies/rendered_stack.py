@@ -2,7 +2,7 @@
 
 The program runs under the preview mocks (``tests/stack_runner.py``); each
 ``kubernetes:helm.sh/v3:Release`` is rendered by the pack's own renderer
-(``gpu_batch_policy.charts.render_releases``: the pinned chart, the release's values, name and
+(``gpu_batch_policy.facts.charts.render_releases``: the pinned chart, the release's values, name and
 namespace) and replaced by its objects, so a test can edit what a chart rendered (a KAI Config, a
 Service) and the pack, which renders only releases it sees, judges exactly those objects.
 """
@@ -15,10 +15,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from gpu_batch_policy.charts.objects import render_releases
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.base import build_resource
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.facts.charts.objects import render_releases
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.base import build_resource
+from gpu_batch_policy.primitives.values import plain
 
 from tests.stack_runner import config_value, run_stack
 

@@ -12,9 +12,9 @@ import ast
 from pathlib import Path
 
 import pytest
-from gpu_batch_policy.bounded import BoundedCache
-from gpu_batch_policy.charts import render
-from gpu_batch_policy.rule_guard import INTERNAL_ERRORS_KEPT
+from gpu_batch_policy.facts.charts import render
+from gpu_batch_policy.primitives.bounded import BoundedCache
+from gpu_batch_policy.rules.kit.rule_guard import INTERNAL_ERRORS_KEPT
 
 PACK = Path(__file__).resolve().parents[2] / "policies" / "gpu_batch_policy"
 

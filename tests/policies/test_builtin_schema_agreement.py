@@ -1,6 +1,6 @@
 """``pulumi preview --policy-pack`` and ``make preview`` report the same invalid built-in objects.
 
-One validator (``gpu_batch_policy.schema.core``): the pack's ``builtin-object-schema`` rule, run
+One validator (``gpu_batch_policy.facts.schema.core``): the pack's ``builtin-object-schema`` rule, run
 here as its own process over the analyzer gRPC protocol (``preview.analyzer``, as the engine runs
 it), and the offline preview's ``preview.manifests.validate_manifests`` judge the same test stack
 of built-in objects, some invalid: the same objects and the same violations come out of both.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gpu_batch_policy.schema.core import GKE_NEWEST_MINOR, kubernetes_minor
+from gpu_batch_policy.facts.schema.core import GKE_NEWEST_MINOR, kubernetes_minor
 
 from preview.analyzer import PolicyPackProcess
 from preview.manifests import validate_manifests
@@ -94,7 +94,7 @@ def test_pack_and_preview_report_the_same_invalid_built_in_objects() -> None:
 def test_an_object_sent_without_properties_is_not_judged() -> None:
     """The offline preview's mocks send a CRD's planned state empty (``preview.mocks.UNECHOED_TYPES``):
     the preview validates its inputs instead: never a missing-field violation."""
-    from gpu_batch_policy.rules.builtin_objects import POLICIES
+    from gpu_batch_policy.rules.api_server.builtin_objects import POLICIES
 
     from tests.policies.workload_stack import registration, run
 

@@ -7,10 +7,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from gpu_batch_policy.demand import PodSet
-from gpu_batch_policy.model.workloads import PodTemplate
-from gpu_batch_policy.rules import capacity as rules_capacity
-from gpu_batch_policy.rules.capacity import nodes_needed
+from gpu_batch_policy.facts.demand import PodSet
+from gpu_batch_policy.facts.model.workloads import PodTemplate
+from gpu_batch_policy.rules.kueue import capacity as rules_capacity
+from gpu_batch_policy.rules.kueue.capacity import nodes_needed
 
 from tests.policies.workload_stack import (
     UNKNOWN,

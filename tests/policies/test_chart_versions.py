@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gpu_batch_policy.charts import ChartReference, ChartResolver, ChartUnavailableError
-from gpu_batch_policy.charts.reference import UnsupportedChartError, reference_from_release
+from gpu_batch_policy.facts.charts import ChartReference, ChartResolver, ChartUnavailableError
+from gpu_batch_policy.facts.charts.reference import UnsupportedChartError, reference_from_release
 
 from tests.policies.pack_harness import policy, run
 from tests.policies.pack_objects import kueue_release

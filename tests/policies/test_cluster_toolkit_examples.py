@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.charts.manifests import ManifestUnavailableError, manifest_set, resolve_manifest
-from gpu_batch_policy.charts.resolver import default_cache
-from gpu_batch_policy.registry import ALL_POLICIES
+from gpu_batch_policy.facts.charts.manifests import ManifestUnavailableError, manifest_set, resolve_manifest
+from gpu_batch_policy.facts.charts.resolver import default_cache
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 from pulumi_policy import EnforcementLevel
 
 from tests.mirrors import mirror_file

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.rules.custom_resources import BUILT_IN_GROUPS
-from gpu_batch_policy.schema.depth import MAX_SCHEMA_DEPTH
+from gpu_batch_policy.facts.schema.depth import MAX_SCHEMA_DEPTH
+from gpu_batch_policy.rules.api_server.custom_resources import BUILT_IN_GROUPS
 
 from tests.policies.pack_harness import UNKNOWN, Res, Run, policy, run
 

@@ -7,14 +7,14 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from gpu_batch_policy.fit.allocatable import node_allocatable, reserved_cpu_cores, reserved_memory_bytes
-from gpu_batch_policy.fit.machines import MachineShape, machine_shape
-from gpu_batch_policy.fit.network import FIREWALL, port_open, private_clusters
-from gpu_batch_policy.fit.placement import placement, pod_requests, pool_allocatable
-from gpu_batch_policy.fit.resources import GIB, MIB, Resources
-from gpu_batch_policy.fit.rules.egress import is_google_registry, registry_of
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.workloads import PodTemplate
+from gpu_batch_policy.facts.fit.allocatable import node_allocatable, reserved_cpu_cores, reserved_memory_bytes
+from gpu_batch_policy.facts.fit.machines import MachineShape, machine_shape
+from gpu_batch_policy.facts.fit.network import FIREWALL, port_open, private_clusters
+from gpu_batch_policy.facts.fit.placement import placement, pod_requests, pool_allocatable
+from gpu_batch_policy.facts.fit.resources import GIB, MIB, Resources
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.workloads import PodTemplate
+from gpu_batch_policy.rules.fit.egress import is_google_registry, registry_of
 
 from tests.policies.pack_harness import Res, policy, run
 from tests.policies.pack_objects import POOL, gke_cluster, k8s, queued_pool

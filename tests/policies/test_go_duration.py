@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from gpu_batch_policy.go_duration import parse_go_duration
+from gpu_batch_policy.primitives.go_duration import parse_go_duration
 
 
 @pytest.mark.parametrize(

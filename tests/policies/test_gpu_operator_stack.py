@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 import pytest
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.primitives.values import plain
 
 from stacks.errors import ConfigError
 from tests.policies.pack_harness import Res, Run, policy, run

@@ -5,9 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from gpu_batch_policy.kai import quota as kai_quota
-from gpu_batch_policy.kai.quota import UNLIMITED, fits, limit_allows, total
-from gpu_batch_policy.rules import kai as rules_kai
+from gpu_batch_policy.facts.kai import quota as kai_quota
+from gpu_batch_policy.facts.kai.quota import UNLIMITED, fits, limit_allows, total
+from gpu_batch_policy.rules.kai import queues as rules_kai
 
 from tests.policies.workload_stack import (
     UNKNOWN,

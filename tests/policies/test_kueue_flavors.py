@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.rules.kueue_flavors import POLICIES
+from gpu_batch_policy.rules.kueue.flavors import POLICIES
 
 from tests.policies.workload_stack import (
     KUEUE,

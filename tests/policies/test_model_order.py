@@ -15,7 +15,7 @@ import random
 import subprocess
 import sys
 
-from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.facts.model import StackModel
 
 from tests.policies.model_order_probe import TEAMS, program
 from tests.stack_runner import ROOT

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.registry import ALL_POLICIES
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
 from preview.analyzer import (

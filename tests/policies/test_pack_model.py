@@ -5,11 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from gpu_batch_policy.gke_version import satisfies
-from gpu_batch_policy.model import StackModel, view
-from gpu_batch_policy.model.base import KubeObject, build_resource
-from gpu_batch_policy.tokens import parse_token
-from gpu_batch_policy.values import Unknown, plain, quantity
+from gpu_batch_policy.facts.model import StackModel, view
+from gpu_batch_policy.facts.model.base import KubeObject, build_resource
+from gpu_batch_policy.primitives.gke_version import satisfies
+from gpu_batch_policy.primitives.tokens import parse_token
+from gpu_batch_policy.primitives.values import Unknown, plain, quantity
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from tests.policies.pack_harness import UNKNOWN, UNKNOWN_NUMBER, Res, secret

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
-from gpu_batch_policy import builders
-from gpu_batch_policy.registry import ALL_POLICIES
+from gpu_batch_policy.rules.kit import builders
+from gpu_batch_policy.runtime.registry import ALL_POLICIES
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer

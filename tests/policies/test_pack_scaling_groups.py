@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.report import Reporter
+from gpu_batch_policy.rules.kit.report import Reporter
 
 from tests.policies.pack_harness import UNKNOWN, Res
 from tests.policies.pack_objects import (

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.rules.gke import POLICIES as GKE
-from gpu_batch_policy.rules.kueue_advisory import POLICIES as ADVISORY
-from gpu_batch_policy.rules.kueue_api import POLICIES as API
-from gpu_batch_policy.rules.kueue_config import POLICIES as CONFIG
-from gpu_batch_policy.rules.kueue_refs import POLICIES as REFS
+from gpu_batch_policy.rules.gke.node_pools import POLICIES as GKE
+from gpu_batch_policy.rules.kueue.advisory import POLICIES as ADVISORY
+from gpu_batch_policy.rules.kueue.api import POLICIES as API
+from gpu_batch_policy.rules.kueue.config import POLICIES as CONFIG
+from gpu_batch_policy.rules.kueue.refs import POLICIES as REFS
 
 from tests.policies.pack_harness import UNKNOWN, Res, run_all
 from tests.policies.pack_objects import (

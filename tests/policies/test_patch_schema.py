@@ -16,11 +16,11 @@ from importlib import resources
 from typing import Any
 
 import pytest
-from gpu_batch_policy.rules.builtin_objects import POLICIES
-from gpu_batch_policy.rules.custom_resources import POLICIES as CUSTOM_RESOURCE_POLICIES
-from gpu_batch_policy.schema.core import GKE_NEWEST_MINOR, CoreValidator, kubernetes_minor
-from gpu_batch_policy.schema.crd import Outcome
-from gpu_batch_policy.schema.patches import is_patch, patched_kind
+from gpu_batch_policy.facts.schema.core import GKE_NEWEST_MINOR, CoreValidator, kubernetes_minor
+from gpu_batch_policy.facts.schema.crd import Outcome
+from gpu_batch_policy.facts.schema.patches import is_patch, patched_kind
+from gpu_batch_policy.rules.api_server.builtin_objects import POLICIES
+from gpu_batch_policy.rules.api_server.custom_resources import POLICIES as CUSTOM_RESOURCE_POLICIES
 
 from preview.analyzer import PolicyPackProcess
 from preview.manifests import patch_identities, validate_manifests

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from gpu_batch_policy.quantity import (
+from gpu_batch_policy.primitives.quantity import (
     MAX_AMOUNT,
     NANO,
     QuantityError,

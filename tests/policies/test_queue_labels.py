@@ -4,7 +4,7 @@ queueing, advisory where Kueue/KAI merely run, nothing where neither does."""
 from __future__ import annotations
 
 import yaml
-from gpu_batch_policy.rules import queue_labels as rules_queue_labels
+from gpu_batch_policy.rules.kueue import queue_labels as rules_queue_labels
 
 from tests.policies.workload_stack import (
     UNKNOWN,

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.fit.placement import placement
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.workloads import PodTemplate
+from gpu_batch_policy.facts.fit.placement import placement
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.workloads import PodTemplate
 
 from tests.policies.pack_harness import Res, policy, run
 from tests.policies.pack_objects import gke_cluster, k8s, queued_pool

@@ -7,11 +7,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from gpu_batch_policy.builders import resource_policy, stack_policy
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.model.kueue import ClusterQueue
-from gpu_batch_policy.report import Reporter
-from gpu_batch_policy.rule_guard import INTERNAL_ERRORS, InternalRuleError
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.model.kueue import ClusterQueue
+from gpu_batch_policy.rules.kit.builders import resource_policy, stack_policy
+from gpu_batch_policy.rules.kit.report import Reporter
+from gpu_batch_policy.rules.kit.rule_guard import INTERNAL_ERRORS, InternalRuleError
 
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_objects import cluster_queue, local_queue
@@ -58,7 +58,7 @@ def test_resource_rule_error_falls_back_to_the_analysed_resource() -> None:
 
 
 def test_findings_past_the_cap_are_counted_in_one_more_finding() -> None:
-    from gpu_batch_policy.report import MAX_FINDINGS_PER_SUBJECT
+    from gpu_batch_policy.rules.kit.report import MAX_FINDINGS_PER_SUBJECT
 
     sent: list[str] = []
 

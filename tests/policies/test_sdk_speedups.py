@@ -29,7 +29,7 @@ PROBE = textwrap.dedent(
     """
     from google.protobuf import struct_pb2
     from pulumi_policy import policy as sdk
-    from gpu_batch_policy import sdk_speedups
+    from gpu_batch_policy.runtime import sdk_speedups
 
     assert sdk_speedups.install() and sdk_speedups.install()  # idempotent
     a, b = struct_pb2.Struct(), struct_pb2.Struct()
@@ -62,7 +62,7 @@ SETTINGS_PROBE = textwrap.dedent(
     _utils.ContextProperty.fset = plain_set
 
     from pulumi_policy import policy as sdk
-    from gpu_batch_policy import sdk_speedups
+    from gpu_batch_policy.runtime import sdk_speedups
     assert sdk_speedups.install()
     os.environ.update(PULUMI_CONFIG='{"p:k": "v"}', PULUMI_PROJECT="p", PULUMI_STACK="s", PULUMI_DRY_RUN="true")
     configure = sdk._PolicyAnalyzerServicer._configure_runtime_settings
@@ -88,12 +88,12 @@ SETTINGS_PROBE = textwrap.dedent(
 VERSION_GATE_PROBE = textwrap.dedent(
     """
     from pulumi_policy import policy as sdk
-    from gpu_batch_policy import sdk_speedups
+    from gpu_batch_policy.runtime import sdk_speedups
     stock = dict(vars(sdk._PolicyAnalyzerServicer))
     sdk_speedups.sdk_version = lambda: "1.22.0"
     assert sdk_speedups.install() is False
     assert dict(vars(sdk._PolicyAnalyzerServicer)) == stock
-    assert sdk.deserialize_properties.__module__ != "gpu_batch_policy.sdk_speedups"
+    assert sdk.deserialize_properties.__module__ != "gpu_batch_policy.runtime.sdk_speedups"
     print("ok")
     """
 )
@@ -125,7 +125,7 @@ STOCK_MAIN = textwrap.dedent(
     f"""
     import sys
     sys.path.insert(0, {str(POLICIES)!r})
-    from gpu_batch_policy.registry import ALL_POLICIES
+    from gpu_batch_policy.runtime.registry import ALL_POLICIES
     from pulumi_policy import EnforcementLevel, PolicyPack
 
     PolicyPack(name="gpu-batch", policies=ALL_POLICIES, enforcement_level=EnforcementLevel.MANDATORY)
@@ -185,7 +185,7 @@ READS_SETTINGS_MAIN = textwrap.dedent(
         return self._data.set(v)
     _utils.ContextProperty.fset = plain_set
 
-    from gpu_batch_policy import sdk_speedups
+    from gpu_batch_policy.runtime import sdk_speedups
     from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
 
     assert sdk_speedups.install()

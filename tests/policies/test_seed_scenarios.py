@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.rules import capacity as rules_capacity
-from gpu_batch_policy.rules import kai as rules_kai
-from gpu_batch_policy.rules import skypilot as rules_skypilot
-from gpu_batch_policy.rules import wiring as rules_wiring
+from gpu_batch_policy.rules.installs import wiring as rules_wiring
+from gpu_batch_policy.rules.kai import queues as rules_kai
+from gpu_batch_policy.rules.kueue import capacity as rules_capacity
+from gpu_batch_policy.rules.tenancy import skypilot as rules_skypilot
 from pulumi_policy import EnforcementLevel
 
 from preview.manifest_resources import records_from_manifests

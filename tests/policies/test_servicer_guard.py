@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
-from gpu_batch_policy.servicer_guard import REDACTED, redactor, secrets_in
+from gpu_batch_policy.runtime.servicer_guard import REDACTED, redactor, secrets_in
 from pulumi.runtime.proto import analyzer_pb2
 
 from preview.analyzer import PolicyPackProcess

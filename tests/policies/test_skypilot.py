@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpu_batch_policy.rules import skypilot as rules_skypilot
+from gpu_batch_policy.rules.tenancy import skypilot as rules_skypilot
 
 from tests.policies.workload_stack import (
     UNKNOWN,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.rules import workload_gangs as rules_workload_gangs
-from gpu_batch_policy.values import dig
-from gpu_batch_policy.workload_kinds import kueue_gangs
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.workload_kinds import kueue_gangs
+from gpu_batch_policy.primitives.values import dig
+from gpu_batch_policy.rules.kueue import workload_gangs as rules_workload_gangs
 
 from tests.policies.test_workload_gangs import KUEUE, queue
 from tests.policies.test_workload_kinds import counts

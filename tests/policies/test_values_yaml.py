@@ -6,7 +6,7 @@ import time
 
 import pytest
 import yaml
-from gpu_batch_policy.values_yaml import MAX_BYTES, MAX_DEPTH, YamlLimitError, load_limited
+from gpu_batch_policy.primitives.values_yaml import MAX_BYTES, MAX_DEPTH, YamlLimitError, load_limited
 
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_harness import run

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from gpu_batch_policy.rules import wiring as rules_wiring
-from gpu_batch_policy.rules.wiring import version_tuple
+from gpu_batch_policy.rules.installs import wiring as rules_wiring
+from gpu_batch_policy.rules.installs.wiring import version_tuple
 
 from tests.policies.workload_stack import (
     UNKNOWN,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from gpu_batch_policy.model.helm import parse_yaml_value
-from gpu_batch_policy.quantity import QuantityError, parse_quantity
-from gpu_batch_policy.values import Unknown
-from gpu_batch_policy.words import type_word
+from gpu_batch_policy.facts.model.helm import parse_yaml_value
+from gpu_batch_policy.primitives.quantity import QuantityError, parse_quantity
+from gpu_batch_policy.primitives.values import Unknown
+from gpu_batch_policy.primitives.words import type_word
 
 
 def test_type_words() -> None:

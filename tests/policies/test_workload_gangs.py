@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from gpu_batch_policy.rules import workload_gangs as rules_workload_gangs
-from gpu_batch_policy.rules.capacity import POLICIES as CAPACITY
+from gpu_batch_policy.rules.kueue import workload_gangs as rules_workload_gangs
+from gpu_batch_policy.rules.kueue.capacity import POLICIES as CAPACITY
 
 from tests.policies.workload_stack import (
     Registration,

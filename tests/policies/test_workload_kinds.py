@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.values import dig
-from gpu_batch_policy.workload_kinds import Counted, kai_gangs, kueue_gangs
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.workload_kinds import Counted, kai_gangs, kueue_gangs
+from gpu_batch_policy.primitives.values import dig
 
 from tests.policies.workload_stack import UNKNOWN, Registration, k8s, pod, ray_cluster, ray_job, workers
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from gpu_batch_policy.rules import kai as rules_kai
-from gpu_batch_policy.rules import kai_min_member as rules_kai_min_member
-from gpu_batch_policy.rules import kueue_config
-from gpu_batch_policy.rules import queue_labels as rules_queue_labels
-from gpu_batch_policy.rules import wiring as rules_wiring
-from gpu_batch_policy.rules import workload_gangs as rules_workload_gangs
+from gpu_batch_policy.rules.installs import wiring as rules_wiring
+from gpu_batch_policy.rules.kai import min_member as rules_kai_min_member
+from gpu_batch_policy.rules.kai import queues as rules_kai
+from gpu_batch_policy.rules.kueue import config as kueue_config
+from gpu_batch_policy.rules.kueue import queue_labels as rules_queue_labels
+from gpu_batch_policy.rules.kueue import workload_gangs as rules_workload_gangs
 
 from tests.policies.test_workload_kinds import counts
 from tests.policies.workload_stack import (

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_batch_policy.kueue_install import FRAMEWORKS
-from gpu_batch_policy.model import StackModel
-from gpu_batch_policy.rules import kueue_config
+from gpu_batch_policy.facts.kueue_install import FRAMEWORKS
+from gpu_batch_policy.facts.model import StackModel
+from gpu_batch_policy.facts.workload_kinds import FAMILIES, kueue_gangs
+from gpu_batch_policy.facts.workload_kinds.registry import BY_KIND, FRAMEWORK_NAMES, INTEGRATIONS
+from gpu_batch_policy.facts.workload_kinds.spark import java_memory
+from gpu_batch_policy.rules.kueue import config as kueue_config
 from gpu_batch_policy.rules.webhooks import kueue_jobs
-from gpu_batch_policy.workload_kinds import FAMILIES, kueue_gangs
-from gpu_batch_policy.workload_kinds.registry import BY_KIND, FRAMEWORK_NAMES, INTEGRATIONS
-from gpu_batch_policy.workload_kinds.spark import java_memory
 
 from tests.policies.test_workload_kinds import counts
 from tests.policies.workload_stack import UNKNOWN, cluster_spec, k8s, pod, ray_cluster, ray_job, workers
@@ -355,7 +355,7 @@ def test_java_memory_units() -> None:
 def test_a_registered_kind_the_install_does_not_enable_is_reported() -> None:
     """Kueue ignores a queued AppWrapper or TFJob when its framework is off (kueue-integrations-cover-workloads)."""
     import yaml
-    from gpu_batch_policy.rules.kueue_config import POLICIES as CONFIG_POLICIES
+    from gpu_batch_policy.rules.kueue.config import POLICIES as CONFIG_POLICIES
 
     from tests.policies.workload_stack import helm_release, run
 

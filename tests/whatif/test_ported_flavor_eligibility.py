@@ -196,8 +196,8 @@ def test_a_skipped_flavor_says_why_in_kueues_words() -> None:
 
 
 def test_the_pack_rule_and_the_simulator_share_one_eligibility_function() -> None:
-    from gpu_batch_policy.fit import flavor_match
-    from gpu_batch_policy.rules import kueue_flavors
+    from gpu_batch_policy.facts.fit import flavor_match
+    from gpu_batch_policy.rules.kueue import flavors as kueue_flavors
 
     import whatif.flavors
 

@@ -1,5 +1,5 @@
 """Objects Kueue would reject are refused in one line, by the pack's own checks
-(``gpu_batch_policy.rules.kueue_api.API_CHECKS``).
+(``gpu_batch_policy.rules.kueue.api.API_CHECKS``).
 
 kubernetes-sigs/kueue v0.19.2 ``pkg/webhooks/clusterqueue_webhook.go`` ``validatePreemption``:
 ``reclaimWithinCohort == Never && borrowWithinCohort != nil && borrowWithinCohort.Policy != Never``

@@ -73,7 +73,7 @@ def kai_diff_lines(
 
 def queue_names(model: StackModel) -> set[str]:
     """The side's KAI queues (declared and the chart's), read without simulating."""
-    from gpu_batch_policy.kai.tree import QueueTree
+    from gpu_batch_policy.facts.kai.tree import QueueTree
 
     return set(QueueTree(model).nodes) if has_kai_queues(model) else set()
 

@@ -2,7 +2,7 @@
 
 - Queues (``scheduling.run.ai/v2`` Queue, kai-scheduler/KAI-Scheduler v0.17.0
   ``pkg/apis/scheduling/v2/queue_types.go``): the declared ones plus the two the chart creates
-  (the pack's ``gpu_batch_policy.kai.tree.QueueTree``).  ``priority`` defaults to 100
+  (the pack's ``gpu_batch_policy.facts.kai.tree.QueueTree``).  ``priority`` defaults to 100
   (``pkg/common/constants`` ``DefaultQueuePriority``, ``queue_info.go`` ``NewQueueInfo``);
   unset ``quota``/``limit``/``overQuotaWeight`` read as 0 (plain float64 fields), and memory is
   MB times 10^6 (``proportion.go`` ``createQueueResourceAttrs``).  Creation order is taken as the
@@ -64,7 +64,7 @@ def kai_queues(model: StackModel, unrooted: dict[str, str] | None = None) -> dic
     A queue whose ``parentQueue`` chain ends in a cycle or at a queue that does not exist has no
     root: KAI drops its jobs (``input_jobs.go``; the pack's ``QueueTree.ancestors`` and rule
     ``kai-queue-parent-exists``), so it is left out and recorded in ``unrooted`` with why."""
-    from gpu_batch_policy.kai.tree import QueueTree
+    from gpu_batch_policy.facts.kai.tree import QueueTree
 
     tree = QueueTree(model)
     out: dict[str, QueueAttrs] = {}
@@ -130,8 +130,8 @@ def priority_classes(model: StackModel) -> dict[str, int]:
 
 def gpu_nodes(model: StackModel, notes: list[str]) -> list[Node]:
     """The GPU pools' nodes at ``maxNodes``, with the machine's allocatable CPU and memory."""
-    from gpu_batch_policy.fit.allocatable import node_allocatable
-    from gpu_batch_policy.fit.machines import machine_shape
+    from gpu_batch_policy.facts.fit.allocatable import node_allocatable
+    from gpu_batch_policy.facts.fit.machines import machine_shape
 
     nodes: list[Node] = []
     for pool in model.node_pools():

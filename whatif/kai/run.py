@@ -1,7 +1,7 @@
 """One KAI what-if run: the stack's KAI objects + a trace (or the stack's load profile) -> JSON.
 
 A load profile's ``declared: <name>`` shape is the gang KAI's podgrouper makes of the RayJob /
-RayCluster the stack declares (the pack's ``gpu_batch_policy.demand.kai_pod_sets``:
+RayCluster the stack declares (the pack's ``gpu_batch_policy.facts.demand.kai_pod_sets``:
 ``ray_grouper.go``, head + ``minReplicas`` (else ``replicas``) × ``numOfHosts`` per worker
 group), each pod with its CPU, memory and GPU request or ``gpu-fraction`` annotation.
 """
@@ -29,7 +29,7 @@ def has_kai_queues(model: StackModel) -> bool:
 
 def declared_kai_pod_sets(model: StackModel, name: str, where: str) -> list[dict[str, Any]]:
     """The pod sets of KAI's gang for the Ray workload ``name``, in trace form."""
-    from gpu_batch_policy.demand import CannotTellError, kai_pod_sets, pod_request
+    from gpu_batch_policy.facts.demand import CannotTellError, kai_pod_sets, pod_request
 
     for workload in model.ray_workloads():
         if workload.name != name:

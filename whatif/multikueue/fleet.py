@@ -1,7 +1,7 @@
 """A program's registrations split into its clusters: a MultiKueue manager and its named workers.
 
 The split is the policy pack's, so the what-if and the pack agree on which object goes where
-(``gpu_batch_policy.multikueue.clusters``): each Kubernetes object goes to the cluster of the
+(``gpu_batch_policy.facts.multikueue.clusters``): each Kubernetes object goes to the cluster of the
 Kubernetes provider it is registered with (a Helm release's objects where the release goes),
 the manager is the cluster holding MultiKueue's objects and its workers are the program's other
 clusters with ClusterQueues (``topologies``); a worker's node pools are those of the GKE cluster

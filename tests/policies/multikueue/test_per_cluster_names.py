@@ -11,7 +11,7 @@ referencing object's cluster (its Kubernetes provider, or the GKE cluster that p
 
 from __future__ import annotations
 
-from gpu_batch_policy.rules.kueue_refs import POLICIES as REF_POLICIES
+from gpu_batch_policy.rules.kueue.refs import POLICIES as REF_POLICIES
 
 from tests.policies.multikueue.fixtures import MANAGER, WORKERS, _cq, _obj, program, replace, with_pools
 from tests.policies.pack_harness import Res, policy, run
@@ -82,8 +82,8 @@ def _without_worker_checks(resources: list[Res]) -> list[Res]:
 
 def test_a_flavor_selects_only_its_own_clusters_pools() -> None:
     """Both workers have pools of the same GKE names: worker-us's flavor reaches worker-us's."""
-    from gpu_batch_policy.model import StackModel
-    from gpu_batch_policy.rules.capacity import flavor_selection
+    from gpu_batch_policy.facts.model import StackModel
+    from gpu_batch_policy.rules.kueue.capacity import flavor_selection
 
     from tests.policies.pack_harness import policy_resources
 

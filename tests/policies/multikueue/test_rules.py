@@ -10,8 +10,8 @@ from string import Template
 from typing import Any
 
 import pytest
-from gpu_batch_policy.multikueue.kubeconfig import rejections
-from gpu_batch_policy.rules.multikueue import POLICIES
+from gpu_batch_policy.facts.multikueue.kubeconfig import rejections
+from gpu_batch_policy.rules.multikueue.workers import POLICIES
 
 from components.k8s_provider import _KUBECONFIG as OUR_EXEC_KUBECONFIG
 from tests.policies.multikueue.fixtures import (

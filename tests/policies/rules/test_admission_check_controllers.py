@@ -9,7 +9,7 @@ filters checks by ``spec.controllerName``).
 from __future__ import annotations
 
 import yaml
-from gpu_batch_policy.rules.admission_check_controllers import POLICIES
+from gpu_batch_policy.rules.kueue.admission_check_controllers import POLICIES
 
 from tests.policies.workload_stack import UNKNOWN, Registration, helm_release, k8s, run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.rules.gcs_fuse import check_gcs_fuse
+from gpu_batch_policy.rules.gke.gcs_fuse import check_gcs_fuse
 
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_harness import run

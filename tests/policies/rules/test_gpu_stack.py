@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.model import StackModel
+from gpu_batch_policy.facts.model import StackModel
 
 from tests.policies.pack_harness import UNKNOWN, Res, run
 from tests.policies.pack_harness import policy as get_policy

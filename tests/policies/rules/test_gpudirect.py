@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from gpu_batch_policy.values import plain
+from gpu_batch_policy.primitives.values import plain
 
 from tests.gpudirect_workloads import ray_gang
 from tests.policies.pack_harness import UNKNOWN, Res, run

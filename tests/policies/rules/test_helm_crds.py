@@ -17,9 +17,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gpu_batch_policy.charts import default_resolver, reference_from_release
-from gpu_batch_policy.charts.render import RenderedObject, in_crds_dir, render_chart
-from gpu_batch_policy.rules.helm_crds import self_upgraded
+from gpu_batch_policy.facts.charts import default_resolver, reference_from_release
+from gpu_batch_policy.facts.charts.render import RenderedObject, in_crds_dir, render_chart
+from gpu_batch_policy.rules.installs.helm_crds import self_upgraded
 from pulumi_policy import EnforcementLevel
 
 from components.chart_lock import locked

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.rules.kai_pod_group_members import POLICIES
+from gpu_batch_policy.rules.kai.pod_group_members import POLICIES
 
 from tests.policies.workload_stack import Registration, k8s, pod, run
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.kai.topology import PREFERRED, REQUIRED, TOPOLOGY
-from gpu_batch_policy.tas.levels import BLOCK, HOST, HOSTNAME, SUBBLOCK
+from gpu_batch_policy.facts.kai.topology import PREFERRED, REQUIRED, TOPOLOGY
+from gpu_batch_policy.facts.tas.levels import BLOCK, HOST, HOSTNAME, SUBBLOCK
 
 from tests.policies.pack_harness import Res, run, run_all
 from tests.policies.pack_harness import policy as get_policy

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpu_batch_policy.known_bugs import known_bugs, parse_version
-from gpu_batch_policy.known_bugs.conditions import CONDITIONS, PROVREQ_NAME_MAX
+from gpu_batch_policy.facts.known_bugs import known_bugs, parse_version
+from gpu_batch_policy.facts.known_bugs.conditions import CONDITIONS, PROVREQ_NAME_MAX
 from pulumi_policy import EnforcementLevel
 
 from preview.analyzer import PolicyPackProcess

@@ -211,7 +211,7 @@ SCHEMAS = Path(__file__).resolve().parents[4] / "shared" / "schemas" / "kueue"
 
 @pytest.mark.skipif(not SCHEMAS.is_dir(), reason="upstream CRD schemas not on this machine")
 def test_wrong_version_field_table_agrees_with_the_crds() -> None:
-    from gpu_batch_policy.rules.kueue_api import _WRONG_VERSION_FIELDS
+    from gpu_batch_policy.rules.kueue.api import _WRONG_VERSION_FIELDS
 
     files = {"ClusterQueue": "clusterqueues", "AdmissionCheck": "admissionchecks", "Cohort": "cohorts"}
     for (kind, version), fields in _WRONG_VERSION_FIELDS.items():

@@ -190,7 +190,7 @@ class TestWebhookScope:
 
 def test_every_kueue_integration_is_a_judged_kind() -> None:
     """The rule knows a kind for each framework Kueue 0.19.2 registers (pkg/controller/jobs/*)."""
-    from gpu_batch_policy.rules.kueue_pod_bypass import WORKLOADS
+    from gpu_batch_policy.rules.kueue.pod_bypass import WORKLOADS
 
     from components.kueue_config import KNOWN_FRAMEWORKS
 

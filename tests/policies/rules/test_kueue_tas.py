@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.tas import annotations as tas
-from gpu_batch_policy.tas.annotations import webhook_problems
-from gpu_batch_policy.tas.levels import BLOCK, HOST, HOSTNAME, TOPOLOGIES
+from gpu_batch_policy.facts.tas import annotations as tas
+from gpu_batch_policy.facts.tas.annotations import webhook_problems
+from gpu_batch_policy.facts.tas.levels import BLOCK, HOST, HOSTNAME, TOPOLOGIES
 
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy

@@ -1,4 +1,4 @@
-"""pod-monitoring-target and servicemonitor-without-crd (policies/gpu_batch_policy/rules/monitoring.py).
+"""pod-monitoring-target and servicemonitor-without-crd (policies/gpu_batch_policy/rules/monitoring/scrapes.py).
 
 Upstream: GoogleCloudPlatform/prometheus-engine @ 2ffde4ec ``pkg/operator/apis/monitoring/v1/
 pod_config.go`` ``endpointScrapeConfig`` (a named port keeps targets whose

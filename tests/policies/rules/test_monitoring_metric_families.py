@@ -1,4 +1,4 @@
-"""promql-metric-exported for the DCGM and KubeRay families (policies/gpu_batch_policy/metrics/
+"""promql-metric-exported for the DCGM and KubeRay families (policies/gpu_batch_policy/facts/metrics/
 dcgm.py, kuberay.py, dcgm_source.py).
 
 The catalogs are checked against upstream itself (fetched mirrors; skipped with the reason when
@@ -15,13 +15,13 @@ import subprocess
 
 import pytest
 import yaml
-from gpu_batch_policy.metrics.dcgm import (
+from gpu_batch_policy.facts.metrics.dcgm import (
     DCP_METRICS_INCLUDED,
     OPERATOR_PINNED_TAG,
     SOURCE_TAG,
     read_at_pinned_tag,
 )
-from gpu_batch_policy.metrics.kuberay import KUBERAY_METRICS
+from gpu_batch_policy.facts.metrics.kuberay import KUBERAY_METRICS
 
 from tests.policies.pack_harness import UNKNOWN, Res, run, run_all
 from tests.policies.pack_objects import k8s, pinned_release

@@ -1,4 +1,4 @@
-"""promql-parses and promql-metric-exported (policies/gpu_batch_policy/rules/monitoring_queries.py).
+"""promql-parses and promql-metric-exported (policies/gpu_batch_policy/rules/monitoring/queries.py).
 
 The Kueue metric list is checked against kubernetes-sigs/kueue v0.19.2 ``pkg/metrics/metrics.go``
 itself (fetched mirror; skipped with the reason when absent): every ``prometheus.New*Vec`` must be
@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import yaml
-from gpu_batch_policy.metrics.kueue import BY_NAME, KUEUE_METRICS
+from gpu_batch_policy.facts.metrics.kueue import BY_NAME, KUEUE_METRICS
 
 from components.kueue_config import KueueConfiguration
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run, run_all
@@ -245,7 +245,7 @@ _KAI_METRIC = re.compile(
 
 
 def test_every_kai_metric_is_catalogued() -> None:
-    from gpu_batch_policy.metrics.kai import KAI_METRICS
+    from gpu_batch_policy.facts.metrics.kai import KAI_METRICS
 
     git = require_git_dir("GPU_BATCH_KAI_GIT", "kai-scheduler+KAI-Scheduler")
     found: dict[str, str] = {}

@@ -1,5 +1,5 @@
-"""promql-ray-metric-documented (policies/gpu_batch_policy/rules/monitoring_ray.py) and Ray's
-documented metric list (policies/gpu_batch_policy/metrics/ray.py).
+"""promql-ray-metric-documented (policies/gpu_batch_policy/rules/monitoring/ray_metrics.py) and Ray's
+documented metric list (policies/gpu_batch_policy/facts/metrics/ray.py).
 
 The list is compared with the source file itself when a ray-project/ray mirror is present
 (``../.mirror/ray-project+ray/repo`` or $GPU_BATCH_RAY_GIT; skipped with the reason otherwise):
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from gpu_batch_policy.metrics.ray import RAY_SYSTEM_METRICS
+from gpu_batch_policy.facts.metrics.ray import RAY_SYSTEM_METRICS
 
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run, run_all
 from tests.policies.pack_objects import k8s

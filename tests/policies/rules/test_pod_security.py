@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.pod_security import enforce_policy
-from gpu_batch_policy.pod_security.checks import CHECKS, UPSTREAM_CHECK_IDS, evaluate
+from gpu_batch_policy.facts.pod_security import enforce_policy
+from gpu_batch_policy.facts.pod_security.checks import CHECKS, UPSTREAM_CHECK_IDS, evaluate
 
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy

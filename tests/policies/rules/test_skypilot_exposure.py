@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpu_batch_policy.rules.skypilot import CHART_DEFAULT_BASIC_AUTH
+from gpu_batch_policy.rules.tenancy.skypilot import CHART_DEFAULT_BASIC_AUTH
 from pulumi_policy import EnforcementLevel
 
 from tests.policies.pack_harness import UNKNOWN, Res, run, run_all

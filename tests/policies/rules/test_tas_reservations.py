@@ -13,9 +13,9 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 import pytest
-from gpu_batch_policy.tas import annotations as tas
-from gpu_batch_policy.tas.levels import BLOCK, HOST, SUBBLOCK
-from gpu_batch_policy.tas.reservations import SCHEMA, declared_sizes
+from gpu_batch_policy.facts.tas import annotations as tas
+from gpu_batch_policy.facts.tas.levels import BLOCK, HOST, SUBBLOCK
+from gpu_batch_policy.facts.tas.reservations import SCHEMA, declared_sizes
 
 from preview.analyzer import AnalyzerError, PolicyInfo, reconcile_config
 from tests.policies.pack_harness import Res, run

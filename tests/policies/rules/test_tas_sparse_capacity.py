@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_batch_policy.tas.levels import HOSTNAME
+from gpu_batch_policy.facts.tas.levels import HOSTNAME
 from pulumi_policy import EnforcementLevel
 
 from tests.policies.pack_harness import Res, run, run_all

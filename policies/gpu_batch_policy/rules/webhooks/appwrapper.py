@@ -30,12 +30,9 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
-from ...model import StackModel
-from ...model.base import KubeObject
-from ...report import Reporter
-from ...values import Unknown
-from ...workload_kinds.appwrapper_paths import (
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.workload_kinds.appwrapper_paths import (
     AwPodSet,
     Component,
     PathError,
@@ -46,6 +43,9 @@ from ...workload_kinds.appwrapper_paths import (
     infer_pod_sets,
     pod_template_at,
 )
+from ...primitives.values import Unknown
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 GROUP = "workload.codeflare.dev"
 KIND = "AppWrapper"

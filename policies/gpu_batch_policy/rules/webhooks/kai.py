@@ -22,13 +22,13 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
-from ...installs import kai_installed
-from ...model import StackModel
-from ...open_world import World, world_schema
-from ...report import Reporter
-from ...tokens import KAI_GROUP
-from ...values import Unknown, as_str, dig
+from ...facts.installs import kai_installed
+from ...facts.model import StackModel
+from ...facts.open_world import World, world_schema
+from ...primitives.tokens import KAI_GROUP
+from ...primitives.values import Unknown, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 Problem = tuple[str, str]
 

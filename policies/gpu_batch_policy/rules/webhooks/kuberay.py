@@ -52,20 +52,20 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
-from ...demand import CannotTellError
-from ...go_duration import parse_go_duration
-from ...k8s_names import (
+from ...facts.demand import CannotTellError
+from ...facts.model import RayWorkload, StackModel
+from ...facts.model.workloads import RayGroup
+from ...primitives.go_duration import parse_go_duration
+from ...primitives.k8s_names import (
     dns1035_label_error,
     go_atoi,
     has_placeholder,
     label_value_error,
     qualified_name_error,
 )
-from ...model import RayWorkload, StackModel
-from ...model.workloads import RayGroup
-from ...report import Reporter
-from ...values import Unknown, as_bool, as_int, as_str, dig
+from ...primitives.values import Unknown, as_bool, as_int, as_str, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 MAX_INT32 = 2147483647
 MAX_RAYCLUSTER_NAME = 53

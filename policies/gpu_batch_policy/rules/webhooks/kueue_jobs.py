@@ -60,17 +60,17 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
-from ...demand import CannotTellError
-from ...installs import kueue_installed
-from ...k8s_names import dns1123_subdomain_error, go_atoi, has_placeholder, qualified_name_error
-from ...model import StackModel
-from ...model.base import KubeObject
-from ...model.kueue import QUEUE_NAME_LABEL
-from ...open_world import World, world_schema
-from ...report import Reporter
-from ...values import Unknown, as_int, as_str, dig, str_map
-from ...workload_kinds.registry import FRAMEWORK_OF_KIND
+from ...facts.demand import CannotTellError
+from ...facts.installs import kueue_installed
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.model.kueue import QUEUE_NAME_LABEL
+from ...facts.open_world import World, world_schema
+from ...facts.workload_kinds.registry import FRAMEWORK_OF_KIND
+from ...primitives.k8s_names import dns1123_subdomain_error, go_atoi, has_placeholder, qualified_name_error
+from ...primitives.values import Unknown, as_int, as_str, dig, str_map
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .kueue_scope import (
     ELASTIC_GATE,
     IDENTIFIER_ANNOTATIONS_GATE,

@@ -31,15 +31,15 @@ from typing import Any
 
 from pulumi_policy import Policy, PolicyConfigSchema
 
-from ...builders import stack_policy
-from ...demand import CannotTellError
-from ...k8s_names import has_placeholder, label_value_error, qualified_name_error
-from ...kueue_install import INSTALL_PROPERTIES, feature_gate
-from ...model import StackModel
-from ...model.base import KubeObject
-from ...report import Reporter
-from ...tokens import KUEUE_GROUP
-from ...values import Unknown, dig, quantity
+from ...facts.demand import CannotTellError
+from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...primitives.k8s_names import has_placeholder, label_value_error, qualified_name_error
+from ...primitives.tokens import KUEUE_GROUP
+from ...primitives.values import Unknown, dig, quantity
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 
 SERVED_VERSIONS = ("v1beta1", "v1beta2")
 SERVED_KINDS = (

@@ -32,13 +32,13 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
-from ...installs import kueue_installed, manages_jobs_without_queue_name
-from ...model import RayWorkload, StackModel
-from ...model.kueue import QUEUE_NAME_LABEL
-from ...open_world import World, world_schema
-from ...report import Reporter
-from ...values import Unknown, as_bool, dig
+from ...facts.installs import kueue_installed, manages_jobs_without_queue_name
+from ...facts.model import RayWorkload, StackModel
+from ...facts.model.kueue import QUEUE_NAME_LABEL
+from ...facts.open_world import World, world_schema
+from ...primitives.values import Unknown, as_bool, dig
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .kueue_scope import ELASTIC_GATE, gate_off
 
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"

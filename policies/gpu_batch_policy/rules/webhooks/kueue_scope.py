@@ -14,10 +14,10 @@ Configuration sets it, else every namespace but ``kube-system`` and the release'
 
 from __future__ import annotations
 
-from ...model import StackModel
-from ...model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
-from ...selectors import namespace_labels, selector_matches
-from ...values import Unknown, dig
+from ...facts.model import StackModel
+from ...facts.model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
+from ...facts.selectors import namespace_labels, selector_matches
+from ...primitives.values import Unknown, dig
 
 # pkg/features/kube_features.go at v0.19.2 (Beta, on by default): ElasticJobsViaWorkloadSlices
 # L712-715, TopologyAwareScheduling L683-686, WorkloadIdentifierAnnotations L884-885.

@@ -25,13 +25,13 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
-from ...demand import CannotTellError
-from ...k8s_names import qualified_name_error
-from ...model import StackModel
-from ...report import Reporter
-from ...tokens import KUEUE_GROUP
-from ...values import as_int, dig, quantity, unknowns_in
+from ...facts.demand import CannotTellError
+from ...facts.model import StackModel
+from ...primitives.k8s_names import qualified_name_error
+from ...primitives.tokens import KUEUE_GROUP
+from ...primitives.values import as_int, dig, quantity, unknowns_in
+from ..kit.builders import stack_policy
+from ..kit.report import Reporter
 from .kueue_objects import label_problems
 from .kueue_scope import ELASTIC_GATE, gate_off
 

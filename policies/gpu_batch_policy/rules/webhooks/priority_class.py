@@ -32,14 +32,15 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from ...builders import stack_policy
-from ...model import StackModel
-from ...model.base import KubeObject
-from ...open_world import World, unresolved, world_schema
-from ...quantity import shown
-from ...report import Reporter
-from ...values import Unknown, as_bool, as_int
-from ...workload_kinds import kueue_gangs
+from ...facts.model import StackModel
+from ...facts.model.base import KubeObject
+from ...facts.open_world import World, world_schema
+from ...facts.workload_kinds import kueue_gangs
+from ...primitives.quantity import shown
+from ...primitives.values import Unknown, as_bool, as_int
+from ..kit.builders import stack_policy
+from ..kit.references import unresolved
+from ..kit.report import Reporter
 
 SCHEDULING_GROUP = "scheduling.k8s.io"
 SYSTEM_PREFIX = "system-"

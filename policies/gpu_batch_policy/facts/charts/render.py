@@ -1,0 +1,225 @@
+"""Render a resolved chart with the real Helm engine, as ``helm install`` would, offline.
+
+``helm_python.Chart.render`` runs Helm's own install rendering (values coalescing, the chart's
+``values.schema.json``, ``fail``/``required``, subcharts and their conditions) with no cluster:
+``lookup`` returns nothing and ``Capabilities`` are Helm's defaults.  What an install creates is
+the chart's ``crds/`` folders (chart and subcharts; Helm installs them first unless
+``--skip-crds``) plus every rendered template, minus ``NOTES.txt`` and test hooks
+(``helm.sh/hook: test`` objects run only under ``helm test``).  Both are returned here as plain
+objects, in a stable order (CRDs, then templates by path, then document order), each with the
+file it came from.
+
+Parsing what Helm prints is the slow part (KubeRay's ``crds/`` are 4 MB of YAML: ~3 s), and the
+same chart is rendered with the same values on every preview and by every pack run, so each
+outcome is also kept on disk beside the chart cache (``<cache>/.renders/<sha256>.json``, keyed by
+chart folder, values, release name, namespace and :data:`FORMAT`): charts are immutable per
+name-version, so the key is the whole input.
+
+A chart that refuses its values fails the whole render: a ``fail`` call (SkyPilot's "requires at
+least 4 CPU cores and 8 GiB memory"), a ``required`` value, or a ``values.schema.json`` violation.
+That is :class:`RenderError`, with Helm's message folded onto one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import helm_python
+import yaml
+
+from ...primitives.bounded import BoundedCache
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_HOOK_ANNOTATION = "helm.sh/hook"
+
+ErrorKind = Literal["values-schema", "chart-refused", "template", "manifest"]
+# Bump when what a render returns changes, so stale disk entries are never read.  2: renders
+# made from a chart object an earlier render had mutated (see :func:`_render`) are discarded.
+FORMAT = 2
+
+
+@dataclass(frozen=True)
+class RenderedObject:
+    """One object an install would create, and the chart file that produced it."""
+
+    source: str
+    manifest: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RenderedChart:
+    """Everything one release installs, in install order."""
+
+    objects: tuple[RenderedObject, ...]
+
+
+class RenderError(ValueError):
+    """The chart refused the values, or produced something that is not Kubernetes YAML.
+
+    ``kind``: ``values-schema`` (values.schema.json), ``chart-refused`` (the chart's own ``fail`` /
+    ``required``), ``template`` (any other template error), ``manifest`` (output that does not
+    parse as objects).  ``str()`` is one line.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        self.kind = kind
+        self.message = " ".join(message.split())
+        super().__init__(self.message)
+
+
+# Rendered charts kept in memory (the disk cache below keeps every one): a stack renders a
+# handful of releases; a program that varies values per call must not grow the process.
+_RENDERS: BoundedCache[tuple[Path, str, str, str], RenderedChart | RenderError] = BoundedCache(16)
+
+
+def render_chart(
+    chart_dir: Path, values: Mapping[str, Any], *, release_name: str, namespace: str
+) -> RenderedChart:
+    """What ``helm install <release_name> <chart_dir> -n <namespace> --values <values>`` creates.
+
+    ``values`` must be plain JSON values (see :func:`helm_values`).  Results are memoised per
+    chart, values, name and namespace: the preview and several rules ask for the same render.
+    Raises :class:`RenderError`.
+    """
+    plain_values = helm_values(values)
+    key = (chart_dir, json.dumps(plain_values, sort_keys=True), release_name, namespace)
+    cached = _RENDERS.get(key)
+    if cached is None:
+        disk = _disk_path(chart_dir, key[1], release_name, namespace)
+        cached = _read_disk(disk)
+        if cached is None:
+            # A fresh chart object per render: Helm's dependency processing removes disabled
+            # subcharts from the loaded chart in place (chartutil ProcessDependencies), so a chart
+            # object reused after a render with ``ingress-nginx.enabled: false`` would silently
+            # render without ingress-nginx ever after.
+            with helm_python.Chart.load(chart_dir) as chart:
+                cached = _render(chart, plain_values, release_name, namespace)
+            _write_disk(disk, cached)
+        _RENDERS.put(key, cached)
+    if isinstance(cached, RenderError):
+        raise cached
+    return cached
+
+
+def _render(
+    chart: helm_python.Chart, values: dict[str, Any], release_name: str, namespace: str
+) -> RenderedChart | RenderError:
+    try:
+        templates = chart.render(values, name=release_name, namespace=namespace, is_install=True)
+    except helm_python.HelmValuesError as error:
+        return RenderError("values-schema", str(error))
+    except helm_python.HelmRenderError as error:
+        text = str(error)
+        kind: ErrorKind = "chart-refused" if "execution error" in text else "template"
+        return RenderError(kind, text)
+    except helm_python.HelmError as error:
+        return RenderError("template", str(error))
+    objects: list[RenderedObject] = []
+    try:
+        for crd in sorted(chart.crds, key=lambda c: c.get("filename", "")):
+            objects.extend(_documents(crd.get("filename", "crds"), crd.get("data", "")))
+        for path in sorted(templates):
+            if path.endswith("NOTES.txt"):
+                continue
+            objects.extend(o for o in _documents(path, templates[path]) if not _is_test_hook(o.manifest))
+    except yaml.YAMLError as error:
+        return RenderError("manifest", f"the chart rendered YAML that does not parse: {error}")
+    return RenderedChart(tuple(objects))
+
+
+def _disk_path(chart_dir: Path, values_json: str, release_name: str, namespace: str) -> Path:
+    key = json.dumps([FORMAT, chart_dir.name, values_json, release_name, namespace])
+    return chart_dir.parent / ".renders" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+
+
+def _read_disk(path: Path) -> RenderedChart | RenderError | None:
+    """A stored outcome, or None when absent or unreadable (then it is rendered again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if "error" in data:
+            return RenderError(data["error"], data["message"])
+        return RenderedChart(tuple(RenderedObject(source, manifest) for source, manifest in data["objects"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_disk(path: Path, outcome: RenderedChart | RenderError) -> None:
+    """Store an outcome (see :func:`store_text`)."""
+    if isinstance(outcome, RenderError):
+        data: dict[str, Any] = {"error": outcome.kind, "message": outcome.message}
+    else:
+        data = {"objects": [[o.source, o.manifest] for o in outcome.objects]}
+    try:
+        text = json.dumps(data)
+    except (TypeError, ValueError):
+        return
+    store_text(path, text)
+
+
+def store_text(path: Path, text: str) -> None:
+    """Write a cache file atomically (a temporary file renamed into place, so a concurrent reader
+    sees the old file or the whole new one); a cache that cannot be written only costs time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, staging = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        Path(staging).replace(path)
+    except OSError:
+        return
+
+
+def _documents(source: str, text: str) -> list[RenderedObject]:
+    return [
+        RenderedObject(source, doc)
+        for doc in yaml.load_all(text, Loader=_LOADER)
+        if isinstance(doc, dict) and doc.get("kind")
+    ]
+
+
+def in_crds_dir(source: str) -> bool:
+    """Whether a rendered object came from a chart's ``crds/`` folder (of the chart or a subchart),
+    not from its templates.
+
+    Helm names a ``crds/`` file ``<chart path>/crds/<file>`` (helm/helm v3.20.2
+    ``pkg/chart/chart.go`` ``CRDObjects``: files whose name starts with ``crds/``, under
+    ``ChartFullPath()``) and a template ``<chart path>/templates/<file>``.  The two differ in what
+    Helm does with them: ``crds/`` is created once on install, skipped by ``--skip-crds``, and never
+    upgraded (``pkg/action/install.go`` ``installCRDs``; ``pkg/action/upgrade.go`` renders with
+    ``includeCrds`` false), while templates are ordinary release objects."""
+    parts = source.split("/")
+    return "crds" in parts[:-1] and "templates" not in parts
+
+
+def helm_hooks(manifest: Mapping[str, Any]) -> frozenset[str]:
+    """The hooks an object's ``helm.sh/hook`` annotation names (comma-separated), none when absent."""
+    annotations = (manifest.get("metadata") or {}).get("annotations") or {}
+    hooks = str(annotations.get(_HOOK_ANNOTATION, "")) if isinstance(annotations, Mapping) else ""
+    return frozenset(h.strip() for h in hooks.split(",") if h.strip())
+
+
+def _is_test_hook(manifest: Mapping[str, Any]) -> bool:
+    return "test" in helm_hooks(manifest)
+
+
+def helm_values(value: Any) -> Any:
+    """Values as Helm should see them: integral floats back to ints.
+
+    The Pulumi wire protocol carries every number as a double; Helm would otherwise print
+    ``replicas: 1`` as ``1`` but ``port: 8080.0`` may reach a template's ``printf "%v"`` as
+    ``8080`` or ``8.08e+03`` depending on size.  Integers are what the user wrote.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): helm_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [helm_values(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
