@@ -578,6 +578,8 @@ class Simulation:
         else:
             self.queues.remove(wl)
             wl.generation += 1
+            if wl.cluster_queue in self.cluster.cluster_queues:  # ``Delete``: notified all the same
+                self.requeuer.notify(wl.cluster_queue, self.now)
         wl.state = DELETED
         self._record(wl, "deleted")
         self.recurrence.progress()
