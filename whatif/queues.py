@@ -257,15 +257,19 @@ class QueueManager:
             self.members[root] = sorted(n.name for n in subtree_cluster_queues(root))
         return self.members[root]
 
-    def queue_inadmissible(self, cluster_queue: str) -> None:
-        """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``."""
+    def queue_inadmissible(self, cluster_queue: str) -> int:
+        """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``; how many
+        workloads went back to their heaps."""
+        moved = 0
         for name in self._tree(self.cluster.cluster_queues[cluster_queue].node):
             self.bulk[name].clear()
             parked = self.inadmissible[name]
             if parked:
+                moved += len(parked)
                 for wl in parked.values():
                     self.push(wl)
                 parked.clear()
+        return moved
 
     def pending(self) -> list[Workload]:
         items = [w for h in self.heaps.values() for _, _, w in h] + list(self.sticky_slot.values())

@@ -59,14 +59,13 @@ class Requeuer:
 
     def flush(self, now: float) -> int:
         """Serve every request ready at ``now`` (``requeueWorkloadsCQ`` / ``requeueWorkloadsCohort``);
-        how many trees were served."""
-        served = 0
+        how many parked workloads went back to their heaps."""
+        moved = 0
         while self._due and self._due[0][0] <= now:
             _, _, cluster_queue = heapq.heappop(self._due)
             del self._waiting[self.queues.root_of[cluster_queue]]
-            self.queues.queue_inadmissible(cluster_queue)
-            served += 1
-        return served
+            moved += self.queues.queue_inadmissible(cluster_queue)
+        return moved
 
     def waiting(self, now: float) -> tuple[tuple[float, str], ...]:
         """The waiting requests, as (seconds from ``now``, the tree's root)."""

@@ -514,7 +514,9 @@ class Simulation:
         self._apply(due)
         # requests notified at this instant are served with the batch already due (the
         # delaying queue keeps one entry per tree), so they are served after the events
-        self.requeuer.flush(self.now)
+        moved = self.requeuer.flush(self.now)
+        if not due and not moved:
+            return  # a batch that moved nothing: the state is the last instant's settled one
         self._settle()
         if self._submits_due == 0 and self.recurrence.armed:
             self.recurrence.observe(self)
