@@ -15,7 +15,8 @@ taken relative to now: the agenda (arrivals, finishes, releases, checks, retries
 requeuer's waiting batches, and per live workload its state, quota, flavors, eviction, failed
 ProvisioningRequests, where it waits (heap, parked, sticky slot; the sticky marks) and its flavor
 scan with what decides whether Kueue resumes it (``lastAssignmentOutdated``: one cycle old or
-older, its ClusterQueue's generation moved or not).  Cycle numbers, event counts and wait
+older, its ClusterQueue's generation moved or not), and the order of the quota reservations
+(preemption candidates are ordered by it; not the times, which move with the clock).  Cycle numbers, event counts and wait
 statistics are bookkeeping, not state.
 
 It is compared only once no arrival is left on the agenda and some workload was evicted since
@@ -118,6 +119,13 @@ def fingerprint(sim: Simulation) -> Fingerprint:
         )
         for key, wl in sorted(live.items())
     )
+    # preemption candidates go by quota-reservation time (``CandidatesOrdering``): its order, ties
+    # kept together, is state; the times themselves move on with the clock
+    holders: dict[float, list[str]] = {}
+    for key, wl in live.items():
+        if wl.holds_quota() and wl.reserved_at is not None:
+            holders.setdefault(wl.reserved_at, []).append(key)
+    reserved = tuple(tuple(sorted(holders[t])) for t in sorted(holders))
     return (
         agenda,
         sim.requeuer.waiting(now),
@@ -125,4 +133,5 @@ def fingerprint(sim: Simulation) -> Fingerprint:
         waiting,
         tuple(sorted(queues.sticky.items())),
         workloads,
+        reserved,
     )
