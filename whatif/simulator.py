@@ -11,8 +11,9 @@ Pending by ``resetChecksOnEviction``, so a ProvisioningRequest under way admits 
 reconciler then suspends the job and, once the job reports itself inactive, clears ``QuotaReserved``
 (``pkg/controller/jobframework/reconciler.go`` ``ReconcileGenericJob`` step 6: ``stopJob``, then
 ``!job.IsActive()`` -> ``UnsetQuotaReservationWithCondition``); only that update makes the
-workload controller drop the victim from the cache, move the cohort's inadmissible workloads back
-and requeue the victim at once, all before the next cycle
+workload controller drop the victim from the cache, notify the batching requeuer for the
+cohort's inadmissible workloads (``whatif.requeuer``: back in their heaps 1 s later) and requeue
+the victim at once, all before the next cycle
 (``pkg/controller/core/workload_controller.go`` ``Update``, case
 ``FromQuotaReservedOrAdmittedToPending``: ``QueueAssociatedInadmissibleWorkloadsAfter`` with
 ``cache.DeleteWorkload`` and ``AddOrUpdateWorkloadWithoutLock``).  Until then the victim's usage
@@ -25,8 +26,9 @@ kind (``Job.IsActive``: ``status.active``, which leaves out terminating pods; Ku
 plain pods,
 ``pkg/controller/jobs/pod`` ``Pod.IsActive``: until they terminate, within the pods'
 ``terminationGracePeriodSeconds``, 30 by default).  With 0 the quota is released right after the
-cycle and the victim requeued once the instant has settled (requeueing it at once would loop at
-one instant, see ``Simulation._evict``).
+cycle and the victim requeued at once too (a preemptor and its victim can then take the quota
+from each other at one instant, as Kueue's loop would: reported as a livelock); the instant view
+(``requeue_batch`` 0) requeues it once the instant has settled instead.
 
 Admission checks (Kueue v0.19.2 ``pkg/controller/admissionchecks/provisioning``; see
 ``whatif.capacity``): on a flavor with a ``queued-provisioning.gke.io`` ProvisioningRequest check a
