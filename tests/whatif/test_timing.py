@@ -26,7 +26,7 @@ from tests.whatif.test_ported_flavorassigner import FakeOracle
 from tests.whatif.test_simulator import brief, cluster, run, wl
 from whatif.cli import main
 from whatif.cluster import Cluster
-from whatif.errors import NotSettledError
+from whatif.errors import NotSettledError, WhatIfError
 from whatif.flavors import FlavorAssigner
 from whatif.queues import QueueManager
 from whatif.requeuer import Requeuer
@@ -370,3 +370,20 @@ def test_a_parked_shape_parks_its_equivalents_until_the_next_batch() -> None:
     doc = run(cluster("2"), [*base, wl("other", 100.5, 10, gpus="2", priority=1)])
     assert _times(doc, "other") == [100.5]
     assert _times(doc, "big") == [111.5]
+
+
+def test_a_bad_batch_period_is_one_line_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``requeueBatchSeconds`` / ``--requeue-batch``: a number of seconds >= 0, else one line."""
+    with pytest.raises(WhatIfError, match=r"requeueBatchSeconds: got -1, expected a number >= 0"):
+        parse_trace({"requeueBatchSeconds": -1, "workloads": []})
+    manifests = tmp_path / "objects.yaml"
+    manifests.write_text(yaml.safe_dump_all(_loop_docs()))
+    trace = tmp_path / "trace.yaml"
+    trace.write_text(yaml.safe_dump({"workloads": LOOP[:1]}))
+    assert main(["--manifests", str(manifests), "--trace", str(trace), "--requeue-batch", "-1"]) == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == "whatif: --requeue-batch: got -1, expected a number of seconds >= 0"
+    )
