@@ -48,7 +48,7 @@ typecheck: $(STAMP)
 
 # gate-venvs first: the readiness gates' cross-minor tests run wherever another CPython minor is installed
 unit: $(STAMP) gate-venvs
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS)
+	$(PY) -m pytest -q -rs -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS)
 
 test: lint typecheck unit
 

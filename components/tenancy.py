@@ -141,6 +141,18 @@ def team_rules(
             if scheduler == "kueue" and queues
             else []
         ),
+        *(
+            [
+                # Why a gang waits under KAI: the scheduler writes it only on the PodGroup its
+                # podgrouper makes in the team's namespace (KAI v0.17.0
+                # pkg/scheduler/cache/status_updater/default_status_updater.go
+                # markPodGroupUnschedulable: status.schedulingConditions), which members could not
+                # read; `python -m whatif.status` needs it (issue 43).  Read-only.
+                {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": list(READ_VERBS)}
+            ]
+            if scheduler == "kai"
+            else []
+        ),
     ]
 
 

@@ -44,8 +44,19 @@ from preview import property_depth
 from preview.records import RecordedResource
 
 DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
-RPC_TIMEOUT_S = 60.0
-START_TIMEOUT_S = 60.0
+# No fixed deadline.  The engine sets none on analyzer calls: pulumi/pulumi
+# sdk/go/common/resource/plugin/analyzer_plugin.go, ``(*analyzer).Analyze`` and ``AnalyzeStack``
+# call the client with ``a.ctx.Request()``, a context that is cancelled only when the whole
+# operation is, never by a timer.  So a slow or busy machine makes a preview slow, never wrong.
+# What stays is a hang guard where a hang is certainly a bug: a pack that answers no call within
+# far more time than the call's work can take.  It scales with the stack: the pack spends about
+# 2 ms per resource in AnalyzeStack (1,000 teams, benchmarks/scale.py), the guard half a second
+# per resource, over a floor that covers starting the pack on a loaded machine.
+HANG_GUARD_FLOOR_S = 600.0
+HANG_GUARD_PER_RESOURCE_S = 0.5
+# Starting the pack (its port, Handshake, ConfigureStack, GetAnalyzerInfo) does not grow with the
+# stack: one fixed guard, far beyond the seconds it takes on a loaded machine.
+START_GUARD_S = 600.0
 
 Level = Literal["advisory", "mandatory", "remediate", "disabled"]
 LEVELS: tuple[Level, ...] = ("advisory", "mandatory", "remediate", "disabled")
@@ -379,8 +390,12 @@ class PolicyPackProcess:
         dry_run: bool = True,
         stack_config: Mapping[str, str] | None = None,
         python: str = sys.executable,
+        hang_guard_floor_s: float = HANG_GUARD_FLOOR_S,
+        hang_guard_per_resource_s: float = HANG_GUARD_PER_RESOURCE_S,
     ) -> None:
         self.pack_dir = Path(pack_dir)
+        self.hang_guard_floor_s = hang_guard_floor_s
+        self.hang_guard_per_resource_s = hang_guard_per_resource_s
         self.stack = stack
         self.project = project
         self.organization = organization
@@ -448,7 +463,7 @@ class PolicyPackProcess:
                 analyzer_pb2.AnalyzerHandshakeRequest(
                     engine_address="", root_directory=str(self.pack_dir), program_directory=str(self.pack_dir)
                 ),
-                timeout=RPC_TIMEOUT_S,
+                timeout=START_GUARD_S,
             )
         except grpc.RpcError as exc:
             code, details = _rpc_status(exc)
@@ -463,13 +478,13 @@ class PolicyPackProcess:
                     dry_run=self.dry_run,
                     config=self.stack_config,
                 ),
-                timeout=RPC_TIMEOUT_S,
+                timeout=START_GUARD_S,
             )
         except grpc.RpcError as exc:
             code, details = _rpc_status(exc)
             if code != grpc.StatusCode.UNIMPLEMENTED:
                 raise self._error(f"ConfigureStack failed: {details}") from exc
-        self.info = self._stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=RPC_TIMEOUT_S)
+        self.info = self._stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=START_GUARD_S)
 
     def _read_port(self) -> int:
         assert self._proc is not None and self._proc.stdout is not None
@@ -481,7 +496,7 @@ class PolicyPackProcess:
 
         reader = threading.Thread(target=read_first_line, daemon=True)
         reader.start()
-        reader.join(START_TIMEOUT_S)
+        reader.join(START_GUARD_S)
         line = result[0].strip() if result else b""
         if not line.isdigit():
             error = self._error(f"the policy pack did not print its port (got {line!r})")
@@ -589,12 +604,23 @@ class PolicyPackProcess:
             self.call("Configure", request)
         return config
 
-    def call(self, method: str, request: Any) -> Any:
+    def hang_guard_s(self, resources: int = 0) -> float:
+        """Seconds after which a call about ``resources`` resources is a hang, not a slow machine."""
+        return self.hang_guard_floor_s + self.hang_guard_per_resource_s * resources
+
+    def call(self, method: str, request: Any, *, resources: int = 1) -> Any:
         """One analyzer RPC; a failure becomes an :class:`AnalyzerError` with the pack's stderr."""
+        guard = self.hang_guard_s(resources)
         try:
-            return getattr(self.stub, method)(request, timeout=RPC_TIMEOUT_S)
+            return getattr(self.stub, method)(request, timeout=guard)
         except grpc.RpcError as exc:
             code, details = _rpc_status(exc)
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise self._error(
+                    f"{method} hung: no answer about {resources:,} resource(s) in {guard:,.0f} s, the hang "
+                    f"guard ({self.hang_guard_floor_s:,.0f} s + {self.hang_guard_per_resource_s} s per "
+                    "resource; the engine itself waits for ever)"
+                ) from exc
             raise self._error(f"{method} failed: {code.name if code else '?'}: {details}") from exc
 
     def analyze_request(
@@ -636,7 +662,9 @@ class PolicyPackProcess:
         request = analyzer_pb2.AnalyzeStackRequest(
             resources=[_stack_resource(r, resolver) for r in resources]
         )
-        return cast(analyzer_pb2.AnalyzeResponse, self.call("AnalyzeStack", request))
+        return cast(
+            analyzer_pb2.AnalyzeResponse, self.call("AnalyzeStack", request, resources=len(request.resources))
+        )
 
     def analyze(self, resources: Sequence[RecordedResource]) -> list[Diagnostic]:
         """``Remediate`` + ``Analyze`` per registration (inputs), then one ``AnalyzeStack``."""

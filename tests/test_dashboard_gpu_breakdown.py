@@ -20,7 +20,7 @@ from gpu_batch_policy.facts.metrics.dcgm import SOURCE_TAG
 
 from components.observability import queries as q
 from components.observability.dashboard import gpu_panels
-from tests.policies.upstream_git import require_git_dir, show
+from tests.upstream import upstream_file
 
 GMP = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "gmp"
 POOL_WORDS = re.compile(r"pool", re.IGNORECASE)
@@ -33,8 +33,12 @@ def _by_labels(promql: str) -> set[str]:
 
 
 def _gpu_series_labels() -> set[str]:
-    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
-    source = show(git, f"{SOURCE_TAG}:internal/pkg/rendermetrics/render_metrics.go")
+    source = upstream_file(
+        "NVIDIA/dcgm-exporter",
+        SOURCE_TAG,
+        "internal/pkg/rendermetrics/render_metrics.go",
+        env="GPU_BATCH_DCGM_EXPORTER_GIT",
+    )
     gpu_line = next(line for line in source.splitlines() if "modelName=" in line)
     return set(re.findall(r"(\w+)=\"", gpu_line.replace("{{ $metric.UUID }}", "UUID")))
 
@@ -48,8 +52,12 @@ def test_the_gpu_panels_break_down_by_labels_dcgm_exporter_sets() -> None:
 
 
 def test_no_dcgm_exporter_series_label_names_the_node_pool() -> None:
-    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
-    source = show(git, f"{SOURCE_TAG}:internal/pkg/rendermetrics/render_metrics.go")
+    source = upstream_file(
+        "NVIDIA/dcgm-exporter",
+        SOURCE_TAG,
+        "internal/pkg/rendermetrics/render_metrics.go",
+        env="GPU_BATCH_DCGM_EXPORTER_GIT",
+    )
     assert not POOL_WORDS.search(source)
 
 

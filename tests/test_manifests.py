@@ -37,8 +37,8 @@ CUSTOM_GROUPS = (
 
 def unavailable(obj: dict[str, Any]) -> bool:
     """The object's CRD is pinned (charts.lock.yaml manifests:) in a file this machine cannot
-    have (../shared mirrors the Gateway API CRDs not): validated when cached or online, else
-    listed as not validated -- never passed (docs/security.md)."""
+    have (no ../shared/schemas copy, cache or network): listed as not validated -- never passed
+    (docs/security.md)."""
     return pinned_but_unavailable(obj["apiVersion"], obj["kind"])
 
 

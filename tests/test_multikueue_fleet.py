@@ -30,9 +30,9 @@ from components.multikueue_fleet import (
 from preview.cli import main
 from preview.harness import RunResult
 from stacks.errors import ConfigError
-from tests.mirrors import mirror_file
 from tests.stack_runner import config_value, of_type, run_stack, stack_files
 from tests.test_tenancy_findings import Item, findings, model
+from tests.upstream import pinned, upstream_file
 
 MK = "gpu-batch:multiKueue"
 IMAGE = "us-central1-docker.pkg.dev/gpu-batch-multiregion/gcp-auth-plugin/gcp-auth-plugin:v0.0.1"
@@ -41,11 +41,11 @@ MANAGER_PROVIDER = "mk-manager-k8s"
 
 
 def _published(path: str) -> str:
-    return mirror_file(
+    return upstream_file(
         "GoogleCloudPlatform/gke-fleet-management",
-        "GPU_BATCH_GKE_FLEET_GIT",
-        "HEAD",
+        pinned("GoogleCloudPlatform/gke-fleet-management"),
         f"multikueue-clusterprofile/{path}",
+        env="GPU_BATCH_GKE_FLEET_GIT",
     )
 
 
@@ -153,11 +153,11 @@ def test_the_auth_plugin_patch_is_the_setups_on_the_charts_deployment(result: Ru
     (init,) = ours["initContainers"]
     (their_init,) = theirs["initContainers"]
     assert init == {**their_init, "image": IMAGE}
-    dockerfile = mirror_file(
+    dockerfile = upstream_file(
         "GoogleCloudPlatform/gke-fleet-management",
-        "GPU_BATCH_GKE_FLEET_GIT",
-        "HEAD",
+        pinned("GoogleCloudPlatform/gke-fleet-management"),
         "gcp-auth-plugin/Dockerfile",
+        env="GPU_BATCH_GKE_FLEET_GIT",
     )
     assert f"/workspace/gcp-auth-plugin {init['args'][0]}" in dockerfile  # the file the image holds
     # The chart's Deployment is the one patched, and its ServiceAccount is the IAM principal's.

@@ -26,8 +26,8 @@ from preview.report import capacity_sections
 from preview.report.multikueue import cluster_subsets
 from stacks.errors import ConfigError
 from stacks.quantity import amount, times
-from tests.mirrors import mirror_file
 from tests.stack_runner import config_value, custom_objects, of_type, run_stack
+from tests.upstream import upstream_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MK = "gpu-batch:multiKueue"
@@ -171,7 +171,7 @@ def test_every_rule_of_kueues_script_is_covered_exactly() -> None:
     """Kueue's script at v0.19.2, read from a git mirror of kubernetes-sigs/kueue at test time:
     every rule it grants is in ALWAYS_RULES or INTEGRATION_RULES with the same verbs, and nothing
     more -- a rule added upstream fails here."""
-    script = mirror_file("kubernetes-sigs/kueue", "GPU_BATCH_KUEUE_GIT", "v0.19.2", SCRIPT)
+    script = upstream_file("kubernetes-sigs/kueue", "v0.19.2", SCRIPT, env="GPU_BATCH_KUEUE_GIT")
     body = script.split("kubectl apply -f - <<EOF\n", 1)[1].split("\nEOF", 1)[0]
     docs = yaml.safe_load_all(
         body.replace("${MULTIKUEUE_SA}", "multikueue-sa").replace("${NAMESPACE}", "kueue-system")

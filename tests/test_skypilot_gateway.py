@@ -244,8 +244,9 @@ class TestNetworkPolicies:
 
 class TestSchemas:
     """Against the Gateway API and GKE CRDs pinned in charts.lock.yaml (gateway-api-crds,
-    gke-gateway-crds), with their CEL rules; ../shared mirrors neither, so without the cache or
-    the network this is skipped and the preview reports the objects as not validated."""
+    gke-gateway-crds), with their CEL rules, from ../shared/schemas/gateway-api and
+    gke-gateway-api; where neither they, the cache nor the network are, this is skipped and the
+    preview reports the objects as not validated."""
 
     @pytest.fixture(scope="class")
     def gateway_objects(self, sky: RunResult) -> list[dict[str, Any]]:

@@ -62,7 +62,7 @@ from whatif.recurrence import Recurrence
 from whatif.requeuer import Requeuer
 from whatif.scheduler import Entry, ScanState, Scheduler
 from whatif.trace import Delay, Trace
-from whatif.tree import remove_all
+from whatif.tree import FlavorResource, add_all, remove_all
 from whatif.workload import ADMITTED, DELETED, FINISHED, PENDING, REJECTED, RESERVED, Workload
 
 GPU = "nvidia.com/gpu"
@@ -557,6 +557,59 @@ class Simulation:
                 self.recurrence.progress()
             elif kind == DELETE:
                 self._delete(wl)
+
+    def seed(
+        self,
+        wl: Workload,
+        flavors: dict[str, dict[str, str]],
+        *,
+        reserved_at: float,
+        finish_at: float | None,
+        check_at: float | None = None,
+    ) -> None:
+        """``wl`` already holds quota when the run starts (``whatif.status``: a replay from a
+        cluster's current state).  Call after :meth:`start`, before the first :meth:`step`.
+
+        Its usage is counted in the flavors Kueue assigned (``status.admission``
+        ``podSetAssignments[].flavors``; Kueue v0.19.2 ``pkg/workload/usage.go``: the pod sets'
+        requests, ``pods`` where the ClusterQueue covers it), as ``_reserve`` counts an
+        assignment.  ``check_at`` None: admitted since ``reserved_at``, ending at ``finish_at``
+        (None: not within the run); else quota reserved with its ProvisioningRequest answered at
+        ``check_at`` (``_check``: provisioned when a pool can grow, else retried or rejected)."""
+        assert wl.cluster_queue is not None
+        cq = self.cluster.cluster_queues[wl.cluster_queue]
+        counts_pods = cq.group_of("pods") is not None
+        usage: dict[FlavorResource, int] = {}
+        for ps in wl.pod_sets:
+            requests = dict(ps.totals)
+            if counts_pods:
+                requests["pods"] = ps.count * 1000
+            for res, amount in requests.items():
+                flavor = flavors.get(ps.name, {}).get(res)
+                if flavor is not None and amount:
+                    usage[(flavor, res)] = usage.get((flavor, res), 0) + amount
+        add_all(cq.node, usage)
+        wl.usage = usage
+        wl.flavors = flavors
+        wl.reserved_at = reserved_at
+        self.running[wl.cluster_queue][wl.key] = wl
+        self.workloads.append(wl)
+        self._bump(wl)
+        if check_at is not None:
+            wl.state = RESERVED
+            wl.reserved_since = reserved_at
+            self._schedule(check_at, CHECK, wl)
+            return
+        wl.state = ADMITTED
+        wl.first_admitted_at = reserved_at
+        placements = []
+        for flavor, check in self._checks(wl).items():
+            placement, _ = self.capacity.place(wl, flavor, check)
+            if placement is not None:  # its nodes exist; a pool over its size is not refused
+                placements.append(placement)
+        self.capacity.hold(wl, placements, reserved_at)
+        if finish_at is not None:
+            self._schedule(finish_at, FINISH, wl)
 
     def outcome(self) -> Outcome:
         """The run's result; it ends at its last event or arrival (a requeuer batch that moved

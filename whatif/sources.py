@@ -13,7 +13,7 @@ pack's own pool selection and capacity arithmetic (``gpu_batch_policy.facts.pool
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ Plain = tuple[str, Any, str, str]
 Record = tuple[str, Any, str, str, str, tuple[str, ...]]
 
 
-def _token(doc: dict[str, Any]) -> str:
+def type_token(doc: Mapping[str, Any]) -> str:
+    """The Pulumi type token the pack's model reads a Kubernetes object by."""
     api_version = str(doc.get("apiVersion", ""))
     group, _, version = api_version.rpartition("/")
     return f"kubernetes:{group or 'core'}/{version}:{doc.get('kind')}"
@@ -55,7 +56,7 @@ def manifests_items(text: str, where: str) -> list[Plain]:
         meta = doc.get("metadata") or {}
         name = str(meta.get("name", f"object-{i}"))
         urn = f"manifest:{doc.get('kind')}/{meta.get('namespace', '')}/{name}"
-        items.append((_token(doc), doc, urn, name))
+        items.append((type_token(doc), doc, urn, name))
     return items
 
 

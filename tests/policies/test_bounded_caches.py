@@ -19,23 +19,23 @@ from gpu_batch_policy.rules.kit.rule_guard import INTERNAL_ERRORS_KEPT
 PACK = Path(__file__).resolve().parents[2] / "policies" / "gpu_batch_policy"
 
 KEYED_BY_PINNED_INPUTS = {
-    "schema/core.py:shipped_minors": "no arguments",
-    "schema/core.py:_registry": "one per Kubernetes minor kubernetes-validate ships (CoreValidator refuses others)",
-    "schema/core.py:_memo": "one per shipped minor; each memo is cleared at _MEMO_LIMIT entries",
-    "schema/pinned.py:_pinned": "keyed by charts.lock.yaml's references, the pack's own pins",
-    "schema/pinned.py:unavailable_crd_files": "no arguments (the lock file's pinned manifests)",
-    "schema/core.py:_definitions_document": "one per shipped minor (CoreValidator refuses others)",
-    "schema/core.py:_partial_class": "one per shipped minor (CoreValidator refuses others)",
-    "schema/pinned.py:_pinned_catalog": "keyed by charts.lock.yaml's references, the pack's own pins",
-    "charts/resolver.py:default_resolver": "no arguments",
-    "schema/pinned.py:_manifest_crds": "no arguments (the lock file's pinned manifests)",
-    "charts/manifests.py:locked_manifests": "keyed by the lock file's path",
-    "charts/manifests.py:resolve_manifest": "keyed by pinned (entry, file) pairs; anything else raises, never cached",
-    "known_bugs/__init__.py:known_bugs": "no arguments (the pack's own known_bugs/*.json records)",
+    "facts/schema/core.py:shipped_minors": "no arguments",
+    "facts/schema/core.py:_registry": "one per Kubernetes minor kubernetes-validate ships (CoreValidator refuses others)",
+    "facts/schema/core.py:_memo": "one per shipped minor; each memo is cleared at _MEMO_LIMIT entries",
+    "facts/schema/pinned.py:_pinned": "keyed by charts.lock.yaml's references, the pack's own pins",
+    "facts/schema/pinned.py:unavailable_crd_files": "no arguments (the lock file's pinned manifests)",
+    "facts/schema/core.py:_definitions_document": "one per shipped minor (CoreValidator refuses others)",
+    "facts/schema/core.py:_partial_class": "one per shipped minor (CoreValidator refuses others)",
+    "facts/schema/pinned.py:_pinned_catalog": "keyed by charts.lock.yaml's references, the pack's own pins",
+    "facts/charts/resolver.py:default_resolver": "no arguments",
+    "facts/schema/pinned.py:_manifest_crds": "no arguments (the lock file's pinned manifests)",
+    "facts/charts/manifests.py:locked_manifests": "keyed by the lock file's path",
+    "facts/charts/manifests.py:resolve_manifest": "keyed by pinned (entry, file) pairs; anything else raises, never cached",
+    "facts/known_bugs/__init__.py:known_bugs": "no arguments (the pack's own known_bugs/*.json records)",
 }
 MODULE_STATE = {
-    "rule_guard.py:INTERNAL_ERRORS": "trimmed to the newest INTERNAL_ERRORS_KEPT on every append",
-    "schema/pinned.py:_STACK_CATALOGS": "cleared at _STACK_CATALOG_LIMIT catalogs",
+    "rules/kit/rule_guard.py:INTERNAL_ERRORS": "trimmed to the newest INTERNAL_ERRORS_KEPT on every append",
+    "facts/schema/pinned.py:_STACK_CATALOGS": "cleared at _STACK_CATALOG_LIMIT catalogs",
 }
 
 

@@ -13,9 +13,9 @@ from gpu_batch_policy.facts.charts.resolver import default_cache
 from gpu_batch_policy.runtime.registry import ALL_POLICIES
 from pulumi_policy import EnforcementLevel
 
-from tests.mirrors import mirror_file
 from tests.policies.cluster_toolkit import KEY, Blueprint
 from tests.policies.pack_harness import Res, run_all
+from tests.upstream import upstream_file
 
 MANDATORY = {
     p.name
@@ -59,8 +59,8 @@ def _pull_from_git_mirror() -> None:
     for path in entry.files:
         target = default_cache().parent / "manifests" / entry.folder / path
         if not target.is_file():
-            text = mirror_file(
-                "GoogleCloudPlatform/cluster-toolkit", "GPU_BATCH_CLUSTER_TOOLKIT_GIT", entry.commit, path
+            text = upstream_file(
+                "GoogleCloudPlatform/cluster-toolkit", entry.commit, path, env="GPU_BATCH_CLUSTER_TOOLKIT_GIT"
             )
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

@@ -56,7 +56,8 @@ from tests.policies.pack_objects import (
 if TYPE_CHECKING:
     from _typeshed import TraceFunction
 
-PACK_DIR = str(Path(builders.__file__).resolve().parent) + os.sep
+# the whole pack (builders lives in rules/kit/, two levels below it)
+PACK_DIR = str(Path(builders.__file__).resolve().parents[2]) + os.sep
 
 
 def shared() -> list[Res]:

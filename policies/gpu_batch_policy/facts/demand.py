@@ -41,12 +41,16 @@ GPU_FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
 
 @dataclass(frozen=True)
 class PodSet:
-    """``count`` identical pods built from ``template`` (one Ray group)."""
+    """``count`` identical pods built from ``template`` (one Ray group).
+
+    ``min_count``: the fewest pods Kueue may admit the pod set with (Kueue v0.19.2 ``PodSet.MinCount``,
+    set by a Job's ``kueue.x-k8s.io/job-min-parallelism``); None when the pod set is all or nothing."""
 
     name: str
     count: int
     template: PodTemplate
     path: str
+    min_count: int | None = None
 
 
 class CannotTellError(Exception):

@@ -33,6 +33,7 @@ from .model import StackModel
 from .model.base import KubeObject
 from .model.helm import KUEUE_CHART_DEFAULT_FRAMEWORKS
 from .model.kueue import QUEUE_NAME_LABEL
+from .workload_kinds.base import at_minimum
 from .workload_kinds.queue_names import POD_BASED_KINDS, pod_template
 from .workload_kinds.registry import FRAMEWORK_OF_KIND
 
@@ -45,6 +46,7 @@ DEFAULT_GATES = {
     "MultiKueue": True,
     "ConcurrentAdmission": False,
     "QuotaCheckStrategy": True,  # beta, on since 0.19
+    "PartialAdmission": True,  # beta, on since 0.5
 }
 # Resources the API accepts in requests that Kueue never quota-checks by default.
 NOT_QUOTAED = ("ephemeral-storage",)
@@ -73,6 +75,8 @@ def framework_of(obj: KubeObject) -> str | None:
         and pod_template(obj).labels.get(QUEUE_NAME_LABEL) is not None
     ):
         return "pod"
+    if (obj.group, obj.kind) == ("batch", "CronJob"):
+        return FRAMEWORKS[("batch", "Job")]  # its Jobs are queued (workload_kinds.cronjob)
     return FRAMEWORKS.get((obj.group, obj.kind))
 
 
@@ -208,6 +212,17 @@ def feature_gate(model: StackModel, config: Mapping[str, Any] | None, name: str)
             if gate.name == name and isinstance(gate.enabled, (bool, Unknown)):
                 return gate.enabled
     return kueue_install(model, config).gate(name)
+
+
+def admitted_at_least(
+    model: StackModel, config: Mapping[str, Any], pod_sets: tuple[PodSet, ...]
+) -> tuple[PodSet, ...]:
+    """The smallest gang Kueue may admit: with PartialAdmission (on unless the install turns it
+    off), each pod set at its ``min_count`` (``workload_kinds.base.at_minimum``); else all of it.
+    A gate unknown until apply counts as on: the smaller gang, so no false alarm."""
+    if feature_gate(model, config, "PartialAdmission") is False:
+        return pod_sets
+    return at_minimum(pod_sets)
 
 
 def requested(pod_sets: tuple[PodSet, ...] | list[PodSet]) -> set[str]:

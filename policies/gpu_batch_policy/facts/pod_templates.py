@@ -4,7 +4,9 @@ GPU-sharing annotations and "no bypass" apply to pods, and pods come from many c
 KubeRay groups (the model's ``RayWorkload``), bare Pods, and the ``spec.template`` of the
 built-in controllers (``apps/v1`` Deployment, StatefulSet, ReplicaSet, DaemonSet; ``batch/v1`` Job;
 ``batch/v1`` CronJob under ``spec.jobTemplate.spec.template``) -- the kinds Kueue's pod-based
-integrations and KAI's podgrouper handle.
+integrations and KAI's podgrouper handle.  The fit, KAI and scrape rules read these; the rules
+that judge every pod of every kind (core validation, Pod Security) read the walker of every
+kind, :func:`.workload_kinds.templates.every_template`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from ..primitives.values import Unknown, dig
 from .model import KubeObject, RayWorkload, StackModel
 from .model.workloads import PodTemplate
+from .workload_kinds.templates import ray_submitters
 
 _CONTROLLERS: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("spec", "template"),
@@ -56,53 +59,10 @@ def owned_templates(model: StackModel) -> list[OwnedTemplate]:
     return out
 
 
-# KubeRay v1.7.0 common/job.go GetDefaultSubmitterContainer: the container KubeRay gives a
-# RayJob's submitter Job when the RayJob has no spec.submitterPodTemplate.
-_SUBMITTER_CONTAINER = "ray-job-submitter"
-
-
-def _with_sidecar(workload: RayWorkload) -> PodTemplate:
-    assert workload.head is not None
-    raw = workload.head.template.raw
-    if isinstance(raw, Unknown):
-        return workload.head.template
-    spec = dig(raw, "spec")
-    spec = dict(spec) if isinstance(spec, dict) else {}
-    containers = spec.get("containers")
-    image = dig(spec, "containers", 0, "image")
-    sidecar = {"name": _SUBMITTER_CONTAINER, "image": image}
-    spec["containers"] = [*(containers if isinstance(containers, list) else []), sidecar]
-    return _as_template({**raw, "spec": spec}, workload.head.template.path)
-
-
 def ray_submitter_templates(model: StackModel) -> list[OwnedTemplate]:
-    """The pod KubeRay creates to submit each RayJob in K8sJobMode (the CRD's default mode):
-    ``spec.submitterPodTemplate`` when given, else KubeRay's default (kuberay v1.7.0
-    ``ray-operator/controllers/ray/common/job.go`` ``GetSubmitterTemplate``: one container,
-    ``ray-job-submitter``, with the head's image and no securityContext).  It lives in the
-    RayJob's namespace, so its Pod Security level judges it like the Ray pods.  In SidecarMode
-    KubeRay adds its default submitter container to the head pod instead (``rayjob_controller.go``
-    ``getSubmitterContainer``, which ignores ``submitterPodTemplate``)."""
-    out: list[OwnedTemplate] = []
-    for workload in model.ray_workloads():
-        if workload.kind != "RayJob":
-            continue
-        if workload.submission_mode == "SidecarMode" and workload.head is not None:
-            # rayjob_controller.go getSubmitterContainer: KubeRay's default container, always,
-            # added to the head pod (the pod Pod Security judges is the head with it).
-            out.append(
-                OwnedTemplate(workload, "head with KubeRay's submitter sidecar", _with_sidecar(workload))
-            )
-            continue
-        if workload.submission_mode not in (None, "K8sJobMode"):
-            continue
-        given = dig(workload.obj.props, "spec", "submitterPodTemplate")
-        if given is not None:
-            out.append(OwnedTemplate(workload, "submitter", _as_template(given, "spec.submitterPodTemplate")))
-            continue
-        image = dig(workload.head.template.raw, "spec", "containers", 0, "image") if workload.head else None
-        default = {
-            "spec": {"restartPolicy": "Never", "containers": [{"name": _SUBMITTER_CONTAINER, "image": image}]}
-        }
-        out.append(OwnedTemplate(workload, "submitter (KubeRay's default)", _as_template(default, "")))
-    return out
+    """The pod KubeRay creates to submit each RayJob (:func:`.workload_kinds.templates.ray_submitters`)."""
+    return [
+        OwnedTemplate(t.owner, t.name, t.template)
+        for workload in model.ray_workloads()
+        for t in ray_submitters(workload)
+    ]

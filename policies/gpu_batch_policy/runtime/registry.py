@@ -11,6 +11,7 @@ from pulumi_policy import Policy
 from ..rules.api_server.builtin_objects import POLICIES as RULES_BUILTIN_OBJECTS
 from ..rules.api_server.container_quantities import POLICIES as RULES_CONTAINER_QUANTITIES
 from ..rules.api_server.custom_resources import POLICIES as RULES_CUSTOM_RESOURCES
+from ..rules.api_server.pod_templates import POLICIES as RULES_POD_TEMPLATES
 from ..rules.fit.egress import POLICIES as FIT_EGRESS
 from ..rules.fit.pod_fit import POLICIES as FIT_POD_FIT
 from ..rules.fit.runtime_classes import POLICIES as FIT_RUNTIME_CLASSES
@@ -44,6 +45,7 @@ from ..rules.kueue.flavors import POLICIES as RULES_KUEUE_FLAVORS
 from ..rules.kueue.managed_namespaces import POLICIES as RULES_KUEUE_MANAGED_NAMESPACES
 from ..rules.kueue.pod_bypass import POLICIES as RULES_KUEUE_POD_BYPASS
 from ..rules.kueue.queue_labels import POLICIES as RULES_QUEUE_LABELS
+from ..rules.kueue.queue_name_reach import POLICIES as RULES_QUEUE_NAME_REACH
 from ..rules.kueue.refs import POLICIES as RULES_KUEUE_REFS
 from ..rules.kueue.tas import POLICIES as RULES_KUEUE_TAS
 from ..rules.kueue.workload_gangs import POLICIES as RULES_WORKLOAD_GANGS
@@ -77,6 +79,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SKYPILOT,
     *RULES_HELM,
     *RULES_QUEUE_LABELS,
+    *RULES_QUEUE_NAME_REACH,
     *RULES_WEBHOOKS,
     *RULES_WORKLOAD_GANGS,
     *RULES_DWS,
@@ -88,6 +91,7 @@ ALL_POLICIES: list[Policy] = [
     *RULES_SERVICE_ACCOUNT_RBAC,
     *RULES_INGRESS_EXPOSURE,
     *RULES_CUSTOM_RESOURCES,
+    *RULES_POD_TEMPLATES,
     *RULES_BUILTIN_OBJECTS,
     *FIT_POD_FIT,
     *FIT_SYSTEM_POOL,

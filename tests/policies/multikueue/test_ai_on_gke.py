@@ -12,16 +12,16 @@ from typing import Any
 
 import yaml
 
-from tests.mirrors import mirror_file
 from tests.policies.multikueue.fixtures import MANAGER, WORKERS
 from tests.policies.pack_harness import Res, policy, run
+from tests.upstream import pinned, upstream_file
 
 REPO = "ai-on-gke/tutorials-and-examples"
 TUTORIAL = "workflow-orchestration/multikueue-dws"
 
 
 def _published(name: str) -> list[dict[str, Any]]:
-    text = mirror_file(REPO, "GPU_BATCH_AI_ON_GKE_GIT", "HEAD", f"{TUTORIAL}/{name}")
+    text = upstream_file(REPO, pinned(REPO), f"{TUTORIAL}/{name}", env="GPU_BATCH_AI_ON_GKE_GIT")
     return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
 
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.mirrors import mirror_file
 from tests.policies.multikueue.fixtures import MANAGER, _obj, program
 from tests.policies.pack_harness import Res, policy, run
 from tests.policies.pack_objects import kueue_release
+from tests.upstream import pinned, upstream_file
 
 RULE = policy("multikueue-clusterprofile-access")
 FLEET = "GoogleCloudPlatform/gke-fleet-management"
@@ -104,7 +104,7 @@ def test_a_gate_set_on_a_worker_is_not_the_managers() -> None:
 
 
 def _published(path: str) -> str:
-    return mirror_file(FLEET, "GPU_BATCH_GKE_FLEET_GIT", "HEAD", f"{EXAMPLE}/{path}")
+    return upstream_file(FLEET, pinned(FLEET), f"{EXAMPLE}/{path}", env="GPU_BATCH_GKE_FLEET_GIT")
 
 
 def test_gke_fleet_managements_published_setup_passes_and_without_its_gate_fails() -> None:

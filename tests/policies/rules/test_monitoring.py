@@ -12,7 +12,6 @@ rendered by the real Helm engine; the PodMonitoring is the one the program decla
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -27,12 +26,7 @@ from components.monitoring import (
 )
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run, run_all
 from tests.policies.pack_objects import k8s, pinned_release
-from tests.policies.upstream_git import (
-    accelerated_platforms_git,
-    accelerated_platforms_kueue_version,
-    kueue_git,
-    show,
-)
+from tests.upstream import accelerated_platforms_file, accelerated_platforms_kueue_version, kueue_file
 
 TARGET = policy("pod-monitoring-target")
 NO_CRD = policy("servicemonitor-without-crd")
@@ -162,15 +156,15 @@ def test_each_fixture_fires_exactly_its_rule() -> None:
 AP_MONITORING = "platforms/gke/base/core/workloads/kueue/templates/workload/kueue-monitoring-gmp.yaml"
 
 
-def _kueue_manager_as_installed(kueue: Path, version: str) -> Res:
+def _kueue_manager_as_installed(version: str) -> Res:
     """The controller Deployment of Kueue's release ``manifests.yaml`` (what accelerated-platforms
     applies), rebuilt from the kustomize sources at that tag: ``config/components/manager/
     manager.yaml``, the pod labels of ``config/default/kustomization.yaml`` and the container ports
     its ``manager_*_patch.yaml`` add.  (``manifests.yaml`` is a release asset, not in git.)"""
     tag = f"v{version}"
-    docs = list(yaml.safe_load_all(show(kueue, f"{tag}:config/components/manager/manager.yaml")))
+    docs = list(yaml.safe_load_all(kueue_file(tag, "config/components/manager/manager.yaml")))
     deployment = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Deployment")
-    kustomization = yaml.safe_load(show(kueue, f"{tag}:config/default/kustomization.yaml"))
+    kustomization = yaml.safe_load(kueue_file(tag, "config/default/kustomization.yaml"))
     labels: dict[str, str] = {}
     for entry in kustomization.get("labels", []):
         if entry.get("includeTemplates") or entry.get("includeSelectors"):
@@ -182,7 +176,7 @@ def _kueue_manager_as_installed(kueue: Path, version: str) -> Res:
         path = patch.get("path", "") if isinstance(patch, dict) else ""
         if not path.startswith("manager_"):
             continue
-        patched = yaml.safe_load(show(kueue, f"{tag}:config/default/{path}"))
+        patched = yaml.safe_load(kueue_file(tag, f"config/default/{path}"))
         for container in (
             (patched or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
         ):
@@ -194,10 +188,8 @@ def _kueue_manager_as_installed(kueue: Path, version: str) -> Res:
 
 
 def _accelerated_platforms_objects() -> list[Res]:
-    ap = accelerated_platforms_git()
-    kueue = kueue_git()
-    found = [_kueue_manager_as_installed(kueue, accelerated_platforms_kueue_version(ap))]
-    for doc in yaml.safe_load_all(show(ap, f"HEAD:{AP_MONITORING}")):
+    found = [_kueue_manager_as_installed(accelerated_platforms_kueue_version())]
+    for doc in yaml.safe_load_all(accelerated_platforms_file(AP_MONITORING)):
         if not isinstance(doc, dict):
             continue
         meta = doc["metadata"]

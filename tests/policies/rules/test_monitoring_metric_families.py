@@ -11,9 +11,7 @@ metric, or the operator switching files, fails here.
 from __future__ import annotations
 
 import re
-import subprocess
 
-import pytest
 import yaml
 from gpu_batch_policy.facts.metrics.dcgm import (
     DCP_METRICS_INCLUDED,
@@ -26,11 +24,14 @@ from gpu_batch_policy.facts.metrics.kuberay import KUBERAY_METRICS
 from tests.policies.pack_harness import UNKNOWN, Res, run, run_all
 from tests.policies.pack_objects import k8s, pinned_release
 from tests.policies.rules.test_monitoring_queries import EXPORTED, alert, dashboard
-from tests.policies.upstream_git import require_git_dir, show
+from tests.upstream import upstream_file, upstream_listing
 
 # --- KubeRay v1.7.0: the catalog is upstream's, completely ----------------------------------------
 
 _METRICS_DIR = "ray-operator/controllers/ray/metrics"
+KUBERAY, KUBERAY_ENV = "ray-project/kuberay", "GPU_BATCH_KUBERAY_GIT"
+GPU_OPERATOR, GPU_OPERATOR_ENV = "NVIDIA/gpu-operator", "GPU_BATCH_GPU_OPERATOR_GIT"
+DCGM_EXPORTER, DCGM_ENV = "NVIDIA/dcgm-exporter", "GPU_BATCH_DCGM_EXPORTER_GIT"
 _VEC = re.compile(
     r"prometheus\.New(Counter|Gauge|Histogram)Vec\(\s*prometheus\.\w+Opts\{\s*Name:\s*\"(kuberay_\w+)\""
 )
@@ -39,18 +40,12 @@ _CONST_VALUE = re.compile(r"prometheus\.(\w+)Value\b")
 
 
 def test_every_kuberay_metric_is_catalogued_with_its_type() -> None:
-    git = require_git_dir("GPU_BATCH_KUBERAY_GIT", "ray-project+kuberay")
-    files = subprocess.run(
-        ["git", f"--git-dir={git}", "ls-tree", "--name-only", f"v1.7.0:{_METRICS_DIR}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
+    files = upstream_listing(KUBERAY, "v1.7.0", _METRICS_DIR, env=KUBERAY_ENV)
     found: dict[str, str] = {}
     for name in files:
         if not name.endswith(".go") or name.endswith("_test.go"):
             continue
-        source = show(git, f"v1.7.0:{_METRICS_DIR}/{name}")
+        source = upstream_file(KUBERAY, "v1.7.0", f"{_METRICS_DIR}/{name}", env=KUBERAY_ENV)
         found.update({metric: kind.lower() for kind, metric in _VEC.findall(source)})
         descs = _DESC.findall(source)
         if descs:
@@ -92,12 +87,13 @@ def test_ray_metrics_are_not_judged_here() -> None:
 
 
 def test_the_operator_configures_dcp_metrics_included_and_pins_its_exporter() -> None:
-    git = require_git_dir("GPU_BATCH_GPU_OPERATOR_GIT", "NVIDIA+gpu-operator")
-    state = show(git, "v26.7.0:internal/state/dcgm_exporter.go")
+    state = upstream_file(GPU_OPERATOR, "v26.7.0", "internal/state/dcgm_exporter.go", env=GPU_OPERATOR_ENV)
     assert re.search(
         r'dcgmExporterDefaultCollectors\s*=\s*"/etc/dcgm-exporter/dcp-metrics-included\.csv"', state
     )
-    values = yaml.safe_load(show(git, "v26.7.0:deployments/gpu-operator/values.yaml"))
+    values = yaml.safe_load(
+        upstream_file(GPU_OPERATOR, "v26.7.0", "deployments/gpu-operator/values.yaml", env=GPU_OPERATOR_ENV)
+    )
     assert values["dcgmExporter"]["version"].startswith(OPERATOR_PINNED_TAG + "-")
 
 
@@ -109,35 +105,33 @@ def _csv_metrics(text: str) -> dict[str, str]:
 
 
 def test_every_default_counter_is_catalogued_with_its_type() -> None:
-    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
     # The image ships etc/ as /etc/dcgm-exporter, the directory the operator's path names.
-    assert "etc /etc/dcgm-exporter" in show(git, f"{SOURCE_TAG}:docker/Dockerfile")
-    upstream = _csv_metrics(show(git, f"{SOURCE_TAG}:etc/dcp-metrics-included.csv"))
+    assert "etc /etc/dcgm-exporter" in upstream_file(
+        DCGM_EXPORTER, SOURCE_TAG, "docker/Dockerfile", env=DCGM_ENV
+    )
+    upstream = _csv_metrics(
+        upstream_file(DCGM_EXPORTER, SOURCE_TAG, "etc/dcp-metrics-included.csv", env=DCGM_ENV)
+    )
     assert len(upstream) >= 20
     assert dict(DCP_METRICS_INCLUDED) == upstream
 
 
 def test_the_catalog_matches_the_operator_pinned_exporter_when_the_mirror_has_it() -> None:
-    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
-    tags = subprocess.run(
-        ["git", f"--git-dir={git}", "tag"], check=True, capture_output=True, text=True
-    ).stdout
-    if OPERATOR_PINNED_TAG not in tags.split():
-        pytest.skip(
-            f"the dcgm-exporter mirror has no tag {OPERATOR_PINNED_TAG}: the catalog is {SOURCE_TAG}'s"
-        )
-    upstream = _csv_metrics(show(git, f"{OPERATOR_PINNED_TAG}:etc/dcp-metrics-included.csv"))
+    upstream = _csv_metrics(
+        upstream_file(DCGM_EXPORTER, OPERATOR_PINNED_TAG, "etc/dcp-metrics-included.csv", env=DCGM_ENV)
+    )
     assert dict(DCP_METRICS_INCLUDED) == upstream
 
 
 def test_the_rows_read_at_the_pinned_tag_agree_with_the_catalog() -> None:
     read = read_at_pinned_tag()
     assert len(read) == 12  # SM clock .. XID errors: the part of the file the source showed
-    git = require_git_dir("GPU_BATCH_DCGM_EXPORTER_GIT", "NVIDIA+dcgm-exporter")
-    default = _csv_metrics(show(git, f"{SOURCE_TAG}:etc/default-counters.csv"))
+    default = _csv_metrics(upstream_file(DCGM_EXPORTER, SOURCE_TAG, "etc/default-counters.csv", env=DCGM_ENV))
     # Reading default-counters.csv stands for dcp-metrics-included.csv: at the mirrored tag the
     # two files enable the same rows with the same types ...
-    assert default == _csv_metrics(show(git, f"{SOURCE_TAG}:etc/dcp-metrics-included.csv"))
+    assert default == _csv_metrics(
+        upstream_file(DCGM_EXPORTER, SOURCE_TAG, "etc/dcp-metrics-included.csv", env=DCGM_ENV)
+    )
     # ... and the catalog's rows read at the pinned tag are that file's beginning, in order.
     assert tuple(default.items())[: len(read)] == read
 

@@ -19,12 +19,11 @@ from gpu_batch_policy.facts.metrics.kueue import BY_NAME, KUEUE_METRICS
 from components.kueue_config import KueueConfiguration
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run, run_all
 from tests.policies.pack_objects import k8s, pinned_release
-from tests.policies.upstream_git import (
-    accelerated_platforms_git,
+from tests.upstream import (
+    accelerated_platforms_file,
     accelerated_platforms_kueue_version,
-    kueue_git,
-    require_git_dir,
-    show,
+    kueue_file,
+    upstream_file,
 )
 
 PARSES = policy("promql-parses")
@@ -75,7 +74,7 @@ _SUBSYSTEMS = {"KueueName": "kueue", "MultiKueueName": "multikueue"}
 
 
 def _upstream() -> tuple[dict[str, tuple[str, str]], str]:
-    source = show(kueue_git(), "v0.19.2:pkg/metrics/metrics.go")
+    source = kueue_file("v0.19.2", "pkg/metrics/metrics.go")
     by_var = {
         var: (f"{_SUBSYSTEMS[sub]}_{name}", kind.lower()) for var, kind, sub, name in _VEC.findall(source)
     }
@@ -207,14 +206,13 @@ AP_DASHBOARD = "platforms/gke/base/core/workloads/kueue/dashboards/kueue-monitor
 
 
 def test_accelerated_platforms_dashboard_reads_metrics_its_kueue_never_exports() -> None:
-    ap = accelerated_platforms_git()
-    version = accelerated_platforms_kueue_version(ap)
+    version = accelerated_platforms_kueue_version()
     # Kueue's manager configuration as that project installs it: the release manifests.yaml's
     # ConfigMap, built from config/components/manager/controller_manager_config.yaml at that tag.
     configuration = yaml.safe_load(
-        show(kueue_git(), f"v{version}:config/components/manager/controller_manager_config.yaml")
+        kueue_file(f"v{version}", "config/components/manager/controller_manager_config.yaml")
     )
-    board = Res(DASHBOARD, "kueue-monitoring", {"dashboardJson": show(ap, f"HEAD:{AP_DASHBOARD}")})
+    board = Res(DASHBOARD, "kueue-monitoring", {"dashboardJson": accelerated_platforms_file(AP_DASHBOARD)})
     config = {"kueueConfiguration": configuration}
     result = run(EXPORTED, [board], config)
     assert "kueue_cluster_queue_resource_usage" in result.text()
@@ -244,16 +242,19 @@ _KAI_METRIC = re.compile(
 )
 
 
+def _kai_file(path: str) -> str:
+    return upstream_file("kai-scheduler/KAI-Scheduler", "v0.17.0", path, env="GPU_BATCH_KAI_GIT")
+
+
 def test_every_kai_metric_is_catalogued() -> None:
     from gpu_batch_policy.facts.metrics.kai import KAI_METRICS
 
-    git = require_git_dir("GPU_BATCH_KAI_GIT", "kai-scheduler+KAI-Scheduler")
     found: dict[str, str] = {}
     for path in ("pkg/scheduler/metrics/metrics.go", "pkg/queuecontroller/metrics/metrics.go"):
-        found.update({name: kind.lower() for kind, name in _KAI_METRIC.findall(show(git, f"v0.17.0:{path}"))})
+        found.update({name: kind.lower() for kind, name in _KAI_METRIC.findall(_kai_file(path))})
     assert len(found) >= 30
     assert dict(KAI_METRICS) == found
-    constants = show(git, "v0.17.0:pkg/common/constants/constants.go")
+    constants = _kai_file("pkg/common/constants/constants.go")
     assert re.search(r'DefaultMetricsNamespace\s*=\s*"kai"', constants)
 
 

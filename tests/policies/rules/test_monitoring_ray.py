@@ -16,7 +16,7 @@ from gpu_batch_policy.facts.metrics.ray import RAY_SYSTEM_METRICS
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run, run_all
 from tests.policies.pack_objects import k8s
 from tests.policies.rules.test_monitoring_queries import ALERT, DASHBOARD, alert, dashboard
-from tests.policies.upstream_git import require_git_dir, show
+from tests.upstream import upstream_file
 
 DOCUMENTED = policy("promql-ray-metric-documented")
 RAY_DOC = "doc/source/ray-observability/reference/system-metrics.rst"
@@ -30,8 +30,7 @@ def _table_names(rst: str) -> list[str]:
 
 
 def test_the_list_is_the_documented_table() -> None:
-    git = require_git_dir("GPU_BATCH_RAY_GIT", "ray-project+ray")
-    names = _table_names(show(git, f"{RAY_COMMIT}:{RAY_DOC}"))
+    names = _table_names(upstream_file("ray-project/ray", RAY_COMMIT, RAY_DOC, env="GPU_BATCH_RAY_GIT"))
     assert len(names) >= 30
     assert tuple(names) == RAY_SYSTEM_METRICS
 

@@ -43,7 +43,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from ...primitives.values import Unknown, as_list, as_str, dig, quantity, str_map
+from ...primitives.values import Unknown, as_list, as_str, dig, str_map
 from ..model import NodePool, StackModel
 from ..model.gke import QUEUED_TAINT_KEY
 from ..model.workloads import GPU_RESOURCE, PodTemplate
@@ -316,27 +316,13 @@ def pool_allocatable(pool: NodePool) -> Resources | Unknown | None:
 
 
 def pod_requests(template: PodTemplate) -> Resources | Unknown:
-    """One pod's requests as the scheduler counts them: Σ containers (requests, else limits),
-    at least the largest init container, plus ``spec.overhead`` (kubernetes/kubernetes
-    ``pkg/api/v1/resource/helpers.go PodRequests``)."""
+    """One pod's requests as the scheduler counts them (``PodTemplate.request``: kubernetes/
+    component-helpers ``resource/helpers.go`` ``PodRequests``, sidecars, pod-level resources and
+    ``spec.overhead`` included)."""
     amounts: list[Decimal] = []
     for name in ("cpu", "memory", GPU_RESOURCE):
         amount = template.request(name)
         if isinstance(amount, Unknown):
             return amount
-        overhead = _overhead(template, name)
-        if isinstance(overhead, Unknown):
-            return overhead
-        amounts.append(amount + overhead)
+        amounts.append(amount)
     return Resources(*amounts)
-
-
-def _overhead(template: PodTemplate, resource: str) -> Decimal | Unknown:
-    """``spec.overhead[resource]`` (set by a RuntimeClass's ``overhead.podFixed``), else 0."""
-    raw = dig(template.raw, "spec", "overhead", resource)
-    if raw is None:
-        return Decimal(0)
-    parsed = quantity(raw)
-    if parsed.unknown:
-        return Unknown(f"spec.overhead.{resource}")
-    return parsed.value if parsed.value is not None else Decimal(0)

@@ -47,15 +47,23 @@ class PodTemplate:
         return as_str(dig(self.raw, "spec", "priorityClassName"))
 
     def request(self, resource: str) -> Decimal | Unknown:
-        """Effective per-pod request of ``resource``.
+        """Effective per-pod request of ``resource``, as Kueue and the scheduler compute it.
 
-        Σ over containers of (requests[r], else limits[r]) — and at least the largest init
-        container's, as the scheduler computes it.  Missing → 0.  A bad quantity counts as 0
-        (the CRD/API rules report it).
+        kubernetes/component-helpers v0.37.2 ``resource/helpers.go`` ``PodRequests`` (which Kueue
+        v0.19.2 ``pkg/workload/workload.go`` ``totalRequestsFromPodSets`` calls): the containers'
+        sum; each sidecar (an init container with ``restartPolicy: Always``) adds to it, and every
+        other init container needs itself plus the sidecars before it, the largest of those being
+        a floor (``aggregateContainerResourcesByFn``); pod-level ``spec.resources.requests`` of
+        cpu, memory or hugepages replace the sum (``applyPodLevelResources``); ``spec.overhead``
+        is added.  A container's request is ``requests[r]``, else ``limits[r]`` (Kueue
+        ``pkg/workload/resources.go`` ``UseLimitsAsMissingRequestsInPod``).  Missing -> 0.  A bad
+        quantity counts as 0 (the CRD/API rules report it).
         """
         if isinstance(self.raw, Unknown):
             return self.raw
         total = Decimal(0)
+        sidecars = Decimal(0)
+        floor = Decimal(0)
         for key, is_init in (("containers", False), ("initContainers", True)):
             containers = dig(self.raw, "spec", key)
             if isinstance(containers, Unknown):
@@ -64,8 +72,23 @@ class PodTemplate:
                 amount = _container_request(container, resource)
                 if isinstance(amount, Unknown):
                     return amount
-                total = max(total, amount) if is_init else total + amount
-        return total
+                if not is_init:
+                    total += amount
+                elif dig(container, "restartPolicy") == "Always":
+                    total += amount
+                    sidecars += amount
+                    floor = max(floor, sidecars)
+                else:
+                    floor = max(floor, amount + sidecars)
+        pod: Decimal | Unknown | None = max(total, floor)
+        if _pod_level(resource):
+            pod_level = _amount(dig(self.raw, "spec", "resources", "requests", resource), "spec.resources")
+            # applyPodLevelResources: a pod-level request replaces the containers' sum.
+            pod = pod if pod_level is None else pod_level
+        overhead = _overhead(self.raw, resource)
+        if isinstance(pod, Unknown) or isinstance(overhead, Unknown):
+            return pod if isinstance(pod, Unknown) else overhead
+        return (pod or Decimal(0)) + overhead
 
     def gpus(self) -> Decimal | Unknown:
         """Whole GPUs per pod (``nvidia.com/gpu``)."""
@@ -75,6 +98,26 @@ class PodTemplate:
         """KAI ``gpu-fraction`` annotation, parsed; None when absent."""
         raw = dig(self.raw, "metadata", "annotations", GPU_FRACTION_ANNOTATION)
         return None if raw is None else quantity(raw)
+
+
+def _amount(raw: Any, where: str) -> Decimal | Unknown | None:
+    """A quantity's amount (None when absent; a bad one counts as 0)."""
+    if raw is None:
+        return None
+    q = quantity(raw)
+    if q.unknown:
+        return Unknown(where)
+    return q.value if q.value is not None else Decimal(0)
+
+
+def _overhead(raw: Any, resource: str) -> Decimal | Unknown:
+    found = _amount(dig(raw, "spec", "overhead", resource), "spec.overhead")
+    return Decimal(0) if found is None else found
+
+
+def _pod_level(resource: str) -> bool:
+    """component-helpers ``IsSupportedPodLevelResource``: cpu, memory, hugepages-*."""
+    return resource in ("cpu", "memory") or resource.startswith("hugepages-")
 
 
 def _container_request(container: Any, resource: str) -> Decimal | Unknown:

@@ -49,6 +49,7 @@ from ...primitives.bounded import BoundedCache
 from .cel import NodeRules, RuleResult, Verdict
 from .depth import MAX_SCHEMA_DEPTH, nesting_depth
 from .markers import MARKERS
+from .stored import as_stored
 
 SCHEMA_DIR_ENV: Final = "GPU_BATCH_CRD_DIR"
 """Environment variable that overrides the default CRD schema directory."""
@@ -430,7 +431,9 @@ class _Node:
             return
         if value is None:
             if not self.nullable:
-                out.error(path, "null is not allowed here (the API server would drop it)")
+                # What remains after ``stored.prune_nulls``: a null list item, or a null in a
+                # patch (judged as written); the server's validation refuses it.
+                out.error(path, "null is not allowed here")
             return
         if self.pattern_skipped:
             out.patterns_skipped += 1
@@ -823,6 +826,10 @@ class _ObjectValidator:
 
     def check(self, obj: Mapping[str, Any], out: _Collector) -> None:
         root = self.root
+        if not out.partial:
+            # Judge the object as the server stores it: nulls pruned, defaults applied (.stored).
+            # A patch is merged into the live object before that happens, on the cluster.
+            obj = as_stored(obj, root.raw)
         # The root walk minus what every object has whether or not the schema spells it out
         # (apiextensions-apiserver structural schema: apiVersion, kind and metadata are implicit
         # at the root); ``metadata`` gets the ObjectMeta treatment instead.

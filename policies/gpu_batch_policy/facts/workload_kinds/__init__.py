@@ -15,6 +15,7 @@ both).  A gang that cannot be counted before apply is returned as a :class:`Coun
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -22,9 +23,10 @@ from functools import partial
 from ..demand import CannotTellError
 from ..model import StackModel
 from ..model.base import KubeObject
-from . import pods, ray, trainjob
+from . import cronjob, pods, ray, trainjob
 from .base import Gang
 from .registry import INTEGRATIONS
+from .resources import adjust_resources
 
 __all__ = ["FAMILIES", "Counted", "Gang", "kai_gangs", "kueue_gangs"]
 
@@ -33,7 +35,9 @@ Counter = Callable[[KubeObject], list[Gang]]
 # (API group, kind) -> (Kueue counter, KAI counter), from Kueue's integration registry
 # (:mod:`.registry`); pods and Ray are handled over the model.
 FAMILIES: dict[tuple[str, str], tuple[Counter, Counter]] = {
-    (i.group, i.kind): i.counters for i in INTEGRATIONS if i.counters is not None
+    **{(i.group, i.kind): i.counters for i in INTEGRATIONS if i.counters is not None},
+    # Not an integration, but every Job it creates is one (:mod:`.cronjob`).
+    ("batch", "CronJob"): (cronjob.kueue_gangs, cronjob.kai_gangs),
 }
 
 
@@ -76,11 +80,16 @@ def _gangs(model: StackModel, kai: bool) -> list[Counted]:
     return out
 
 
+def _adjusted(model: StackModel, counted: list[Counted]) -> list[Counted]:
+    """Each gang as Kueue totals it: RuntimeClass overhead and LimitRange defaults (:mod:`.resources`)."""
+    return [dataclasses.replace(c, gangs=adjust_resources(model, c.gangs)) for c in counted]
+
+
 def kueue_gangs(model: StackModel) -> list[Counted]:
     """Every Kueue Workload the stack's workloads become (labelled or not: the caller decides)."""
-    return model.memo("workload_kinds.kueue", lambda: _gangs(model, kai=False))
+    return model.memo("workload_kinds.kueue", lambda: _adjusted(model, _gangs(model, kai=False)))
 
 
 def kai_gangs(model: StackModel) -> list[Counted]:
     """Every KAI PodGroup minimum of the stack's workloads."""
-    return model.memo("workload_kinds.kai", lambda: _gangs(model, kai=True))
+    return model.memo("workload_kinds.kai", lambda: _adjusted(model, _gangs(model, kai=True)))

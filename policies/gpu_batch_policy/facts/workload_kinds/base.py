@@ -31,6 +31,22 @@ class Gang:
         return sum(p.count for p in self.pod_sets)
 
 
+def at_minimum(pod_sets: tuple[PodSet, ...] | list[PodSet]) -> tuple[PodSet, ...]:
+    """The smallest gang Kueue tries when PartialAdmission is on: every pod set at its ``min_count``.
+
+    kubernetes-sigs/kueue v0.19.2 ``pkg/scheduler/scheduler.go`` ``getInitialAssignments``: when the
+    whole Workload neither fits nor can preempt, and ``features.PartialAdmission`` is on (Beta, on by
+    default since 0.5: ``pkg/features/kube_features.go``) and ``wl.CanBePartiallyAdmitted()`` (some
+    pod set has ``Count > MinCount``), ``flavorassigner.NewPodSetReducer`` ``Search`` tries counts
+    between each pod set's ``MinCount`` and ``Count`` (``pkg/scheduler/flavorassigner/
+    podset_reducer.go``: its deltas are ``Count - MinCount``), the least at every ``MinCount``.  So
+    a gang that does not fit at its minimum never fits; one that does may be admitted shrunk."""
+    return tuple(
+        PodSet(p.name, p.min_count, p.template, p.path, p.min_count) if p.min_count is not None else p
+        for p in pod_sets
+    )
+
+
 def count_at(raw: Any, path: tuple[str | int, ...], default: int, where: str) -> int:
     """An integer field with its API default; unknown -> CannotTellError; nonsense -> default
     (the API server rejects it; schema rules report that)."""

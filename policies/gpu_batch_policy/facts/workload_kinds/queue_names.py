@@ -2,7 +2,9 @@
 
 Kueue (kubernetes-sigs/kueue v0.19.2): every job integration reads ``kueue.x-k8s.io/queue-name``
 from the job object's own labels (``pkg/controller/jobframework/utils.go`` ``QueueName`` /
-``QueueNameForObject``).  The pod-based integrations differ:
+``QueueNameForObject``).  A CronJob is no integration, but its Jobs are, and they carry its
+``spec.jobTemplate.metadata.labels`` (:func:`cron_job_queue_name`).  The pod-based integrations
+differ:
 
 * **Deployment**: its webhook copies the Deployment's label into the pod template
   (``pkg/controller/jobs/deployment/deployment_webhook.go`` ``Default``), and each pod is then a
@@ -42,10 +44,23 @@ def pod_template(obj: KubeObject) -> PodTemplate:
 
 def kueue_queue_name(obj: KubeObject) -> str | Unknown | None:
     """The LocalQueue name Kueue reads for ``obj`` (see the module docstring)."""
+    if (obj.group, obj.kind) == ("batch", "CronJob"):
+        return cron_job_queue_name(obj)
     own = obj.labels.get(QUEUE_NAME_LABEL)
     if own is not None or (obj.group, obj.kind) not in POD_BASED_KINDS:
         return own
     return pod_template(obj).labels.get(QUEUE_NAME_LABEL)
+
+
+def cron_job_queue_name(obj: KubeObject) -> str | Unknown | None:
+    """A CronJob's Jobs carry ``spec.jobTemplate.metadata.labels`` (kubernetes v1.37.2
+    ``pkg/controller/cronjob/utils.go`` ``getJobFromTemplate2``), so that is where Kueue's Job
+    integration finds the queue; the CronJob's own label reaches no Job."""
+    labels = dig(obj.spec, "jobTemplate", "metadata", "labels")
+    if isinstance(labels, Unknown):
+        return labels
+    found = labels.get(QUEUE_NAME_LABEL) if isinstance(labels, dict) else None
+    return found if isinstance(found, (str, Unknown)) else None
 
 
 def queued_pod_by_pod(obj: KubeObject) -> bool:

@@ -7,7 +7,9 @@ per family as the schedulers do); the judging reuses the helpers the Ray rules u
   (``capacity.pods_fit_node``);
 * ``workload-gang-fits-queue``: the Kueue Workload fits what its ClusterQueue can ever get
   (nominal + borrowable) and one queued-provisioning pool (``capacity.gang_vs_quota`` /
-  ``gang_vs_queued_pool``);
+  ``gang_vs_queued_pool``), at the smallest size Kueue may admit it: a Job with
+  ``kueue.x-k8s.io/job-min-parallelism`` at that many pods while PartialAdmission is on
+  (``kueue_install.admitted_at_least``);
 * ``workload-resources-covered``: every resource a Kueue Workload requests is covered by a
   resource group of its ClusterQueue -- Kueue's flavor assigner fails a pod set that requests an
   uncovered resource ("resource %s unavailable in ClusterQueue", kubernetes-sigs/kueue v0.19.2
@@ -39,7 +41,13 @@ from ...facts.kai.pod_groups import explicit_pod_groups, gang_pod_sets
 from ...facts.kai.priority import object_preemptibility
 from ...facts.kai.tree import QueueTree
 from ...facts.kueue_capacity import InvalidQuotaError
-from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate, kueue_install, requested
+from ...facts.kueue_install import (
+    INSTALL_PROPERTIES,
+    admitted_at_least,
+    feature_gate,
+    kueue_install,
+    requested,
+)
 from ...facts.model import RayWorkload, StackModel
 from ...facts.model.base import KubeObject, ObjectView
 from ...facts.model.kueue import QUEUE_NAME_LABEL
@@ -80,6 +88,7 @@ def unregistered_queued(model: StackModel) -> list[KubeObject]:
         obj
         for obj in model.objects
         if (obj.group, obj.kind) not in BY_KIND
+        and (obj.group, obj.kind) != ("batch", "CronJob")  # its Jobs are (workload_kinds.cronjob)
         and obj.group != KUEUE_GROUP
         and obj.labels.get(QUEUE_NAME_LABEL) is not None
     ]
@@ -105,9 +114,10 @@ def check_gang_fits_queue(model: StackModel, reporter: Reporter, config: Mapping
             reporter.cannot_check(view, counted.error)
             continue
         for gang in counted.gangs:
+            pod_sets = admitted_at_least(model, config, gang.pod_sets)
             try:
-                gang_vs_quota(model, view, cq, gang.pod_sets, reporter)
-                gang_vs_queued_pool(model, view, cq, gang.pod_sets, reporter)
+                gang_vs_quota(model, view, cq, pod_sets, reporter)
+                gang_vs_queued_pool(model, view, cq, pod_sets, reporter)
             except CannotTellError as why:
                 reporter.cannot_check(view, why.what)
             except InvalidQuotaError:

@@ -77,6 +77,7 @@ from ...facts.multikueue.clusters import (
 )
 from ...facts.multikueue.kubeconfig import BAD, INSECURE, rejections
 from ...facts.workload_kinds import kueue_gangs
+from ...facts.workload_kinds.base import at_minimum
 from ...facts.workload_kinds.queue_names import kueue_queue_name
 from ...primitives.tokens import CORE_GROUP, KUEUE_GROUP
 from ...primitives.values import Unknown, dig, fmt_num
@@ -382,7 +383,11 @@ def _pool_refusal(model: StackModel, worker: KueueCluster, cq: ClusterQueue, gan
         return None
     found: list[str] = []
     gang_vs_queued_pool(
-        sub, cq, sub.view(cq.obj), list(gang.pod_sets), Reporter(lambda m, _u: found.append(m), stack=True)
+        sub,
+        cq,
+        sub.view(cq.obj),
+        list(at_minimum(gang.pod_sets)),
+        Reporter(lambda m, _u: found.append(m), stack=True),
     )
     if not found:
         return None
@@ -413,7 +418,9 @@ def check_gang_fits_a_worker(model: StackModel, reporter: Reporter, _config: Map
             best = max((c for caps in worker_caps if caps for c in caps), default=Decimal(0))
             for gang in counted.gangs:
                 try:
-                    need = _gang_gpus(gang.pod_sets)
+                    # A worker's Kueue may admit a Job shrunk to its min-parallelism (PartialAdmission,
+                    # on by default): the smallest gang is what must fit.
+                    need = _gang_gpus(list(at_minimum(gang.pod_sets)))
                 except CannotTellError as why:
                     reporter.cannot_check(gang.subject, why.what)
                     continue

@@ -8,13 +8,15 @@ GKE Standard configures no PodSecurity defaults, so a namespace without a
   holding a Kueue LocalQueue or a KubeRay workload -- whose declared labels enforce no level above
   ``privileged``.  A namespace the stack neither creates nor patches (``NamespacePatch``) has
   labels the pack cannot see (they live in another stack): not judged.
-* **workload-pod-security** (mandatory: the pods can never be created): a pod template (Ray
-  group, Job, Deployment, bare Pod, ...) that the enforce level of its namespace, at its
+* **workload-pod-security** (mandatory: the pods can never be created): a pod template of any
+  kind (the walker of every kind, ``workload_kinds.templates.every_template``: Ray groups, Jobs,
+  Deployments, bare Pods, JobSets, LeaderWorkerSets, TrainJobs and their runtimes, MPIJobs and
+  Kubeflow jobs, AppWrappers, ...) that the enforce level of its namespace, at its
   ``enforce-version`` or the cluster's minor, refuses.  KubeRay and the Job controller create
   the pods; PodSecurity refuses each one, so the workload never runs.  The checks are the
   upstream ones (:mod:`..pod_security.checks`, kubernetes/pod-security-admission v0.36.2
   ``policy/``; ``registry.go`` ``EvaluatePod`` for the baseline/restricted composition).  A
-  RayJob's submitter pod is judged too (``pod_templates.ray_submitter_templates``): KubeRay's
+  RayJob's submitter pod is judged too (``workload_kinds.templates.ray_submitters``): KubeRay's
   default one carries no securityContext, so ``restricted`` refuses it and the job never starts.
 """
 
@@ -28,8 +30,9 @@ from pulumi_policy import EnforcementLevel, Policy
 from ...facts.model import StackModel
 from ...facts.pod_security import ENFORCE_LABEL, EnforcePolicy, cluster_minor, enforce_policy
 from ...facts.pod_security.checks import Minor
-from ...facts.pod_templates import owned_templates, ray_submitter_templates
 from ...facts.selectors import namespace_labels
+from ...facts.workload_kinds.templates import Skipped, every_template
+from ...facts.workload_kinds.trainjob import RUNTIME_KINDS
 from ...primitives.values import Unknown, dig
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
@@ -100,7 +103,11 @@ def check_namespaces(model: StackModel, reporter: Reporter, _config: Mapping[str
 
 def check_workloads(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     cache: dict[str, EnforcePolicy | None] = {}
-    for owned in [*owned_templates(model), *ray_submitter_templates(model)]:
+    for owned in every_template(model):
+        if owned.owner.kind in RUNTIME_KINDS:
+            continue  # a training runtime's pods run in each TrainJob's namespace: judged there
+        if owned.owner.kind == "PodTemplate":
+            continue  # a core/v1 PodTemplate creates no pod; PodSecurity enforces on pods only
         namespace = owned.owner.namespace
         if not isinstance(namespace, str):
             continue
@@ -109,7 +116,17 @@ def check_workloads(model: StackModel, reporter: Reporter, _config: Mapping[str,
         policy = cache[namespace]
         if policy is None or policy.level == "privileged":
             continue
+        if isinstance(owned, Skipped):
+            reporter.cannot_check(owned.owner, f"pod templates not judged for Pod Security: {owned.why}")
+            continue
         raw = owned.template.raw
+        if owned.synthesized:
+            reporter.cannot_check(
+                owned.owner,
+                f"pod template {owned.name} is built by its operator from fields the pack does not model "
+                "(security contexts included), so its Pod Security is not judged",
+            )
+            continue
         if isinstance(raw, Unknown) or _has_unknown(raw):
             reporter.cannot_check(owned.owner, f"pod template {owned.name} holds values unknown until apply")
             continue
