@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds from a preemption until the victim's quota is released (default: the trace's "
         "evictionDelaySeconds, else 0)",
     )
+    p.add_argument(
+        "--requeue-batch",
+        type=float,
+        help="seconds from a release until parked workloads are back in their queues, Kueue's "
+        "requeueBatchPeriod (default: the trace's requeueBatchSeconds, else 1; 0: at once, the instant view)",
+    )
     p.add_argument("--build-dir", type=Path, default=PROJECT_DIR / "build", help=argparse.SUPPRESS)
     return p
 
@@ -68,6 +74,7 @@ def _simulate(
         trace,
         provisioning_delay=args.provisioning_delay,
         eviction_delay=args.eviction_delay,
+        requeue_batch=args.requeue_batch,
         ignore_fair_sharing=args.ignore_fair_sharing,
         fleet=fleet,
     )
@@ -143,7 +150,7 @@ def _run_kai(args: argparse.Namespace, model: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        for option in ("provisioning_delay", "eviction_delay"):
+        for option in ("provisioning_delay", "eviction_delay", "requeue_batch"):
             value = getattr(args, option)
             if value is not None and not value >= 0:  # NaN too
                 flag = "--" + option.replace("_", "-")

@@ -191,8 +191,14 @@ class FlavorAssigner:
         usage: dict[FlavorResource, int],
         reasons: list[str],
         start: int = 0,
-    ) -> tuple[dict[str, FlavorChoice] | None, int]:
-        """The chosen flavor's resources, and the ``TriedFlavorIdx`` to record (-1: start over).
+    ) -> tuple[dict[str, FlavorChoice] | None, int, bool]:
+        """The chosen flavor's resources, the ``TriedFlavorIdx`` to record (-1: start over), and
+        whether the group's status is Fit: the chosen flavor's representative mode is ``fit``
+        (``findFlavorForPodSets`` then returns a nil status).  Under ``preference:
+        PreemptionOverBorrowing`` that mode is the worst by borrowing level first
+        (``isPreferred``), so a flavor where one resource needs preemption and another fits by
+        borrowing deeper is ``fit``: the pod set is Fit although a resource is assigned in
+        Preempt mode (``PodSetAssignment.RepresentativeMode``: a Fit status wins).
         ``requests`` is in resource-name order (``PodSet.totals``)."""
         covered = group.covered
         wanted = [(r, v) for r, v in requests.items() if r in covered]
@@ -224,11 +230,11 @@ class FlavorAssigner:
                     continue
                 choices[res] = FlavorChoice(fname, FIT_MODE_NAME[mode], borrow)
             if not should_try_next_flavor(rep, cq):
-                best = choices
+                best, best_mode = choices, rep
                 break
             if is_preferred(rep, best_mode, cq):
                 best, best_mode = choices, rep
-        return best, -1 if attempted == len(flavors) - 1 else attempted
+        return best, -1 if attempted == len(flavors) - 1 else attempted, best_mode[0] == FIT
 
     def assign(
         self, wl: Workload, cq: ClusterQueue, last: dict[tuple[int, str], int] | None = None
@@ -241,6 +247,7 @@ class FlavorAssigner:
             if counts_pods:
                 requests = dict(sorted({**requests, "pods": ps.count * 1000}.items()))
             chosen: dict[str, FlavorChoice] = {}
+            status_fit = True  # every group's ``findFlavorForPodSets`` returned a Fit status
             for res in requests:
                 group = cq.group_of(res)
                 if group is None:
@@ -251,7 +258,7 @@ class FlavorAssigner:
                 if res in chosen:
                     continue
                 start = last.get((ps_idx, res), -1) + 1 if last else 0
-                found, tried = self._find_flavor(
+                found, tried, fit = self._find_flavor(
                     wl,
                     cq,
                     group,
@@ -264,6 +271,7 @@ class FlavorAssigner:
                 if not found:
                     return _failed(result, ps_idx, chosen)
                 chosen.update(found)
+                status_fit = status_fit and fit
                 for r in found:
                     result.tried[(ps_idx, r)] = tried
             result.pod_sets[ps.name] = chosen
@@ -271,7 +279,8 @@ class FlavorAssigner:
                 fr = (choice.flavor, res)
                 result.usage[fr] = result.usage.get(fr, 0) + requests[res]
                 result.borrowing = max(result.borrowing, choice.borrow)
-            modes = {c.mode for c in chosen.values()}
-            if "Preempt" in modes:
+            # ``PodSetAssignment.RepresentativeMode``: Fit with a Fit status, else the worst
+            # flavor's mode; the assignment's is the worst pod set's (``Assignment.RepresentativeMode``)
+            if not status_fit and any(c.mode == "Preempt" for c in chosen.values()):
                 result.mode = "Preempt"
         return result

@@ -15,6 +15,16 @@ back into the heap (``requeueIfNotPresent``).  Sticky preemptor heads (``preempt
 BestEffortFIFO ClusterQueue sorts before every other until it leaves the queue (admitted or
 deleted) or another workload of that queue issues preemptions.
 
+Scheduling equivalence (gate ``SchedulingEquivalenceHashing``, on by default in v0.19.2;
+``cluster_queue.go`` ``requeueIfNotPresent`` / ``handleInadmissibleHash``, ``PushOrUpdate``,
+``queueInadmissibleWorkloads``; the shape is ``pkg/workload/workload.go``
+``computeSchedulingHash``: priority and every pod set's name, pod spec, count and requests): in a
+BestEffortFIFO ClusterQueue a head parked for NoFit or for no preemption candidates takes the
+heap's workloads of its shape to the parked set with it, and until the requeuer's next move of
+the queue a workload of that shape put in the queue from outside (an arrival, a released
+victim, a retry after back-off: ``push_new``) is parked at once; the scheduler's own requeues
+are not checked.  Not applied to usage-based (admission fair sharing) ClusterQueues here.
+
 Admission fair sharing (``queueOrderingFunc``): a usage-based ClusterQueue keeps one heap per
 LocalQueue and its head goes by LocalQueue usage first (:mod:`whatif.admission_fair_sharing`).
 
@@ -45,13 +55,16 @@ class QueueManager:
         self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
         self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
         self.root_of = {name: cq.node.root() for name, cq in cluster.cluster_queues.items()}
-        # root cohort -> (its ClusterQueues held out of ``active``, their heads, the tree's generation)
-        self.held: dict[Node, tuple[list[str], list[Workload], int]] = {}
+        # root cohort -> (its ClusterQueues held out of ``active``, their heads, each head's
+        # ClusterQueue's ``AllocatableResourceGeneration`` then)
+        self.held: dict[Node, tuple[list[str], list[Workload], list[int]]] = {}
         self.cycle = 0  # the last scheduling cycle whose heads were taken
         afs = cluster.admission_fair_sharing
         # usage-based ClusterQueues (admission fair sharing): a heap per LocalQueue instead
         self.by_usage = {n: LocalQueueHeaps(afs) for n in cluster.cluster_queues if afs and afs.takes_part(n)}
         self._afs_seen = afs.version if afs is not None else 0
+        # ``hashToBulkMoveReason``: per ClusterQueue, the shapes parked since its last requeue
+        self.bulk: dict[str, set[object]] = {name: set() for name in cluster.cluster_queues}
 
     def _heap_push(self, cq: str, wl: Workload) -> None:
         lq_heaps = self.by_usage.get(cq)
@@ -102,6 +115,41 @@ class QueueManager:
         else:
             self._heap_push(wl.cluster_queue, wl)
         self.active.add(wl.cluster_queue)
+
+    def push_new(self, wl: Workload) -> None:
+        """``PushOrUpdate``: into the heap, or parked at once when its shape was parked since the
+        queue's last requeue (BestEffortFIFO, ``hashToBulkMoveReason``)."""
+        assert wl.cluster_queue is not None
+        bulk = self.bulk[wl.cluster_queue]
+        if bulk and wl.shape() in bulk and self._equivalence(wl.cluster_queue):
+            self.park(wl)
+        else:
+            self.push(wl)
+
+    def _equivalence(self, cq: str) -> bool:
+        return self.cluster.cluster_queues[cq].strategy == "BestEffortFIFO" and cq not in self.by_usage
+
+    def _park_shape(self, wl: Workload) -> None:
+        """``handleInadmissibleHash``: record the shape and move its workloads out of the heap."""
+        assert wl.cluster_queue is not None
+        cq = wl.cluster_queue
+        if not self._equivalence(cq):
+            return
+        shape = wl.shape()
+        self.bulk[cq].add(shape)
+        heap = self.heaps[cq]
+        if not heap:
+            return
+        kept = [item for item in heap if item[2].shape() != shape]
+        if len(kept) == len(heap):
+            return
+        for item in heap:
+            if item[2].shape() == shape:
+                self.inadmissible[cq][item[2].key] = item[2]
+        heapq.heapify(kept)
+        self.heaps[cq] = kept
+        if not kept and cq not in self.sticky_slot:
+            self.active.discard(cq)
 
     def set_preemptor(self, wl: Workload) -> None:
         """``pw.set``: sticky in a BestEffortFIFO ClusterQueue; replaces the previous one."""
@@ -159,6 +207,7 @@ class QueueManager:
             self.push(wl)
         else:
             self.park(wl)
+            self._park_shape(wl)  # parked for NoFit / no preemption candidates
 
     def heads(self, cycle: int = 0) -> list[Workload]:
         """One head per ClusterQueue (``Manager.Heads``), in ClusterQueue name order; held trees'
@@ -186,17 +235,18 @@ class QueueManager:
         """Keep the tree's queues (whose heads are ``heads``, back in place) out of ``heads``."""
         names = [wl.cluster_queue for wl in heads if wl.cluster_queue is not None]
         self.active.difference_update(names)
-        self.held[root] = (names, heads, root.generation)
+        cqs = self.cluster.cluster_queues
+        self.held[root] = (names, heads, [cqs[name].node.allocatable_generation for name in names])
 
     def wake(self, root: Node) -> None:
         """The tree was touched: its queues take part again, their heads stamped as nominated in
-        the last cycle with the tree's generation then (what the skipped cycles would record)."""
+        the last cycle with their queues' generations then (what the skipped cycles would record)."""
         held = self.held.pop(root, None)
         if held is None:
             return
-        names, heads, generation = held
+        names, heads, generations = held
         self.active.update(names)
-        for wl in heads:
+        for wl, generation in zip(heads, generations, strict=True):
             wl.last_scan_cycle = self.cycle
             wl.last_scan_generation = generation
 
@@ -207,14 +257,19 @@ class QueueManager:
             self.members[root] = sorted(n.name for n in subtree_cluster_queues(root))
         return self.members[root]
 
-    def queue_inadmissible(self, cluster_queue: str) -> None:
-        """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``."""
+    def queue_inadmissible(self, cluster_queue: str) -> int:
+        """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``; how many
+        workloads went back to their heaps."""
+        moved = 0
         for name in self._tree(self.cluster.cluster_queues[cluster_queue].node):
+            self.bulk[name].clear()
             parked = self.inadmissible[name]
             if parked:
+                moved += len(parked)
                 for wl in parked.values():
                     self.push(wl)
                 parked.clear()
+        return moved
 
     def pending(self) -> list[Workload]:
         items = [w for h in self.heaps.values() for _, _, w in h] + list(self.sticky_slot.values())

@@ -36,6 +36,7 @@ def simulate(
     *,
     provisioning_delay: Delay | None = None,
     eviction_delay: float | None = None,
+    requeue_batch: float | None = None,
     ignore_fair_sharing: bool = False,
     fleet: Fleet | None = None,
 ) -> dict[str, Any]:
@@ -45,8 +46,18 @@ def simulate(
         if ignore_fair_sharing:
             raise NotModelledError("--ignore-fair-sharing with MultiKueue is not modelled")
         return simulate_fleet(
-            fleet, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay
+            fleet,
+            trace,
+            provisioning_delay=provisioning_delay,
+            eviction_delay=eviction_delay,
+            requeue_batch=requeue_batch,
         )
     cluster = prepared(model, ignore_fair_sharing=ignore_fair_sharing)
-    sim = Simulation(cluster, trace, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay)
+    sim = Simulation(
+        cluster,
+        trace,
+        provisioning_delay=provisioning_delay,
+        eviction_delay=eviction_delay,
+        requeue_batch=requeue_batch,
+    )
     return document(cluster, sim.run())

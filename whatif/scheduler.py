@@ -109,11 +109,26 @@ class Scheduler:
 
     def _scan_outdated(self, wl: Workload, cq: ClusterQueue) -> bool:
         """``lastAssignmentOutdated`` with ``FlavorFungibilityPreserveScanProgress`` (on by default
-        in v0.19.2): kept when made in this or the previous cycle, else dropped once the cohort's
-        allocatable generation moved (an admission or release of quota in the tree)."""
+        in v0.19.2): kept when made in this or the previous cycle, else dropped once the
+        ClusterQueue's ``AllocatableResourceGeneration`` moved -- the snapshot's copy of the
+        queue's own counter (``snapshot.go`` ``snapshotClusterQueue``), which moves when one of
+        its own workloads is admitted, evicted or released (``clusterqueue.go``
+        ``deleteWorkload``), not on the other queues of its cohort."""
         if self.cycles - wl.last_scan_cycle <= 1:
             return False
-        return cq.node.root().generation > wl.last_scan_generation
+        return cq.node.allocatable_generation > wl.last_scan_generation
+
+    def idle_until_next_instant(self) -> None:
+        """The clock moves on to the next event.  ``schedule`` numbers every call
+        (``schedulingCycle++``) and a call whose ``Heads`` finds every heap empty blocks until a
+        head arrives, so an idle scheduler's next cycle is the next number; but while a head sits
+        in a heap (a StrictFIFO head, a preemptor waiting for its victims, a held tree) Kueue
+        keeps cycling, at most ``maxBackoff`` = 10 ms apart (``pkg/util/wait/backoff.go``), so by
+        the next instant the scans recorded before it are more than one cycle old -- except the
+        held heads', which those cycles nominated again (``QueueManager.wake``)."""
+        if self.queues.active or self.queues.held:
+            self.cycles += 2
+            self.queues.cycle = self.cycles
 
     def _nominate(self, wl: Workload) -> Entry:
         assert wl.cluster_queue is not None
@@ -126,7 +141,7 @@ class Scheduler:
         # ``recordAssignment``: the next attempt resumes from this scan
         wl.last_scan = assignment.tried
         wl.last_scan_cycle = self.cycles
-        wl.last_scan_generation = cq.node.root().generation
+        wl.last_scan_generation = cq.node.allocatable_generation
         targets: list[Target] = []
         if assignment.mode == "Preempt":
             targets = self.preemptor.targets(wl, cq, assignment.needs_preemption(), assignment.usage)
@@ -149,11 +164,15 @@ class Scheduler:
         return reserved
 
     def cycle(self) -> CycleOutcome:
-        self.cycles += 1
         outcome = CycleOutcome()
-        heads = self.queues.heads(self.cycles)
+        heads = self.queues.heads(self.cycles + 1)
         if not heads:
+            if self.queues.held:  # held heads are in their heaps: Kueue nominates them again
+                self.cycles += 1
+            # else ``Heads`` blocks: this call's number goes to the cycle that next finds a head
+            self.queues.cycle = self.cycles
             return outcome
+        self.cycles += 1
         sticky = dict(self.queues.sticky)
         self.preemptor.memo = {}
         try:

@@ -11,8 +11,9 @@ Pending by ``resetChecksOnEviction``, so a ProvisioningRequest under way admits 
 reconciler then suspends the job and, once the job reports itself inactive, clears ``QuotaReserved``
 (``pkg/controller/jobframework/reconciler.go`` ``ReconcileGenericJob`` step 6: ``stopJob``, then
 ``!job.IsActive()`` -> ``UnsetQuotaReservationWithCondition``); only that update makes the
-workload controller drop the victim from the cache, move the cohort's inadmissible workloads back
-and requeue the victim at once, all before the next cycle
+workload controller drop the victim from the cache, notify the batching requeuer for the
+cohort's inadmissible workloads (``whatif.requeuer``: back in their heaps 1 s later) and requeue
+the victim at once, all before the next cycle
 (``pkg/controller/core/workload_controller.go`` ``Update``, case
 ``FromQuotaReservedOrAdmittedToPending``: ``QueueAssociatedInadmissibleWorkloadsAfter`` with
 ``cache.DeleteWorkload`` and ``AddOrUpdateWorkloadWithoutLock``).  Until then the victim's usage
@@ -25,8 +26,9 @@ kind (``Job.IsActive``: ``status.active``, which leaves out terminating pods; Ku
 plain pods,
 ``pkg/controller/jobs/pod`` ``Pod.IsActive``: until they terminate, within the pods'
 ``terminationGracePeriodSeconds``, 30 by default).  With 0 the quota is released right after the
-cycle and the victim requeued once the instant has settled (requeueing it at once would loop at
-one instant, see ``Simulation._evict``).
+cycle and the victim requeued at once too (a preemptor and its victim can then take the quota
+from each other at one instant, as Kueue's loop would: reported as a livelock); the instant view
+(``requeue_batch`` 0) requeues it once the instant has settled instead.
 
 Admission checks (Kueue v0.19.2 ``pkg/controller/admissionchecks/provisioning``; see
 ``whatif.capacity``): on a flavor with a ``queued-provisioning.gke.io`` ProvisioningRequest check a
@@ -56,6 +58,8 @@ from whatif.cluster import Cluster
 from whatif.errors import NotSettledError, WhatIfError
 from whatif.preemption import Preemptor
 from whatif.queues import QueueManager
+from whatif.recurrence import Recurrence
+from whatif.requeuer import Requeuer
 from whatif.scheduler import Entry, ScanState, Scheduler
 from whatif.trace import Delay, Trace
 from whatif.tree import FlavorResource, add_all, remove_all
@@ -69,6 +73,9 @@ REMOTE_ADMITTED, REMOTE_FINISHED, DELETE = 6, -2, -3
 MAX_CYCLES_PER_INSTANT = 10_000  # one settle: cycles until nothing changes
 MAX_ROUNDS_PER_INSTANT = 1_000  # rounds of same-instant events (requeues) before giving up
 LIVELOCK_REPEATS = 20  # the same preemptor evicting the same victim this often at one instant
+# ``requeueBatchPeriod`` (``pkg/cache/queue/inadmissible_workloads.go``): parked workloads of a
+# ClusterQueue / root Cohort move back to their heaps this long after the first notification
+REQUEUE_BATCH_SECONDS = 1.0
 
 
 @dataclass
@@ -148,6 +155,7 @@ class Simulation:
         *,
         provisioning_delay: Delay | None = None,
         eviction_delay: float | None = None,
+        requeue_batch: float | None = None,
     ) -> None:
         self.cluster = cluster
         self.provisioning_delay: Delay = (
@@ -157,9 +165,13 @@ class Simulation:
         if eviction_delay is None:
             eviction_delay = trace.eviction_delay if trace.eviction_delay is not None else 0.0
         self.eviction_delay = eviction_delay
+        if requeue_batch is None:
+            requeue_batch = trace.requeue_batch if trace.requeue_batch is not None else REQUEUE_BATCH_SECONDS
+        self.requeue_batch = requeue_batch
         self.workloads = build_workloads(cluster, trace)
         self.running: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
         self.queues = QueueManager(cluster)
+        self.requeuer = Requeuer(self.queues, self.requeue_batch)
         self.preemptor = Preemptor(cluster, self.running)
         self.preemptor.remember = True  # every committed quota change bumps the tree's generation
         self.evicting: set[str] = set()
@@ -174,11 +186,16 @@ class Simulation:
         # preemptor -> victim -> evictions since the preemptor was last admitted (over time)
         self._evicted_since_admission: dict[str, dict[str, int]] = {}
         self._rounds = 0
+        self._last_agenda = -math.inf  # when the agenda last had something due
+        self._submits_due = 0  # arrivals still on the agenda: while any is, no state can repeat
+        self.recurrence = Recurrence()  # a livelock over time (``whatif.recurrence``)
         self.hooks: Hooks | None = None  # set by ``whatif.multikueue`` for a multi-cluster run
 
     # --- agenda -----------------------------------------------------------------------------
     def _schedule(self, time: float, kind: int, wl: Workload) -> None:
         self._tie += 1
+        if kind == SUBMIT:
+            self._submits_due += 1
         heapq.heappush(self.agenda, (time, kind, self._tie, wl.generation, wl))
 
     def _record(self, wl: Workload, event: str, **extra: object) -> None:
@@ -201,13 +218,19 @@ class Simulation:
         wl.usage = {}
         wl.generation += 1
         self._bump(wl)
-        self.queues.queue_inadmissible(wl.cluster_queue)
+        # ``QueueAssociatedInadmissibleWorkloadsAfter``: the parked workloads of the tree come back
+        # with the requeuer's batch (``whatif.requeuer``)
+        self.requeuer.notify(wl.cluster_queue, self.now)
         if self.hooks is not None:
             self.hooks.released(wl)
 
     def _bump(self, wl: Workload) -> None:
-        """``AllocatableResourceGeneration`` moves on every admission or release in the cohort."""
+        """An admission or release of quota: the tree's generation moves (remembered searches),
+        and so does the workload's ClusterQueue's ``AllocatableResourceGeneration`` (the workload
+        controller's cache update, ``clusterqueue.go`` ``addOrUpdateWorkload`` /
+        ``deleteWorkload``)."""
         assert wl.cluster_queue is not None
+        self.cluster.cluster_queues[wl.cluster_queue].node.allocatable_generation += 1
         root = self.queues.root_of[wl.cluster_queue]
         root.generation += 1
         self.queues.wake(root)
@@ -219,11 +242,13 @@ class Simulation:
 
     def _evicting(self, wl: Workload, evicting: bool) -> None:
         """``wl`` is evicted and still holds its quota (or no longer): searches see it first."""
+        assert wl.cluster_queue is not None
         if evicting:
             self.evicting.add(wl.key)
+            # the ``Evicted`` condition is a cache update too (``Update``, default case)
+            self.cluster.cluster_queues[wl.cluster_queue].node.allocatable_generation += 1
         else:
             self.evicting.discard(wl.key)
-        assert wl.cluster_queue is not None
         self.queues.root_of[wl.cluster_queue].evicting_epoch += 1
         self._wake(wl)
 
@@ -271,6 +296,8 @@ class Simulation:
 
     def _admit(self, wl: Workload, *, finish: bool = True) -> None:
         """Admitted; it ends after its duration (``finish``), or when its worker says so."""
+        if wl.state == RESERVED and wl.cluster_queue is not None:  # checks Ready: a cache update
+            self.cluster.cluster_queues[wl.cluster_queue].node.allocatable_generation += 1
         wl.state = ADMITTED
         self.queues.admitted(wl, self.now)  # admission fair sharing: settle the penalty
         wl.reported_inadmissible = False
@@ -323,6 +350,7 @@ class Simulation:
             self._schedule(self.now + backoff, REQUEUE, wl)
             return
         wl.state = REJECTED
+        self.recurrence.progress()
         self.queues.forget(wl)
         self._inadmissible(
             wl,
@@ -335,26 +363,29 @@ class Simulation:
         self._release(wl)
         wl.state = FINISHED
         self._record(wl, "finished", reason="maxRunDurationSeconds reached: GKE removed its nodes")
+        self.recurrence.progress()
         if self.hooks is not None:
             self.hooks.finished(wl)
 
     def _evict(self, victim: Workload) -> None:
         """The victim's job is stopped: ``QuotaReserved`` is cleared and its usage leaves the
         cache, the cohort's inadmissible workloads are moved back (``_release``) and the victim
-        is requeued with them (``workload_controller.go`` ``Update``).
+        is requeued at once (``workload_controller.go`` ``Update``, case
+        ``FromQuotaReservedOrAdmittedToPending``: ``AddOrUpdateWorkloadWithoutLock`` when no
+        requeue back-off is due), into its heap behind its queue's sticky preemptor
+        (``cluster_queue.go`` ``baseCompareFunc``: the sticky workload first, then priority,
+        then age) -- the parked workloads of its tree come back only with the requeuer's batch.
 
-        With no delay the victim competes again only once this instant has settled: the
-        preemptor, requeued at once, is admitted into the freed quota by the next cycles first.
-        Requeueing both together at one instant can loop for ever: a head the victim's quota
-        cannot help blocks the preemptor's queue for a cycle while the victim takes its quota
-        back, and the preemptor evicts it again -- in Kueue the job's stop takes time.
+        In the instant view (``requeue_batch`` 0) with no eviction delay, the victim competes
+        again only once this instant has settled: the preemptor, requeued at once, is admitted
+        into the freed quota by the next cycles first (the simulator's former choice).
         """
         self._waited_for_capacity(victim)
         self._release(victim)
         victim.state = PENDING
         victim.reported_inadmissible = False
-        if self.eviction_delay > 0:
-            self.queues.push(victim)
+        if self.eviction_delay > 0 or self.requeue_batch > 0:
+            self.queues.push_new(victim)
         else:
             self._schedule(self.now, REQUEUE, victim)
 
@@ -367,7 +398,7 @@ class Simulation:
                 wl, f"LocalQueue {wl.namespace}/{wl.queue} does not exist or names no known ClusterQueue"
             )
             return
-        self.queues.push(wl)
+        self.queues.push_new(wl)
 
     # --- loop --------------------------------------------------------------------------------
     def _livelock(self, victim: Workload, by: Workload) -> None:
@@ -418,6 +449,7 @@ class Simulation:
                 self._reserve(e)
             for victim, by, reason in outcome.evictions:
                 self._livelock(victim, by)
+                self.recurrence.evicted()
                 self._record(victim, "preempted", by=by.key, reason=reason)
                 if self.eviction_delay > 0:
                     self._evicting(victim, True)
@@ -444,7 +476,7 @@ class Simulation:
 
     def _run(self) -> Outcome:
         self.start()
-        while self.agenda:
+        while self.next_time() < math.inf:
             self.step()
         return self.outcome()
 
@@ -456,14 +488,17 @@ class Simulation:
         self._rounds = 0
 
     def next_time(self) -> float:
-        """When the next event is due (infinity when nothing is left)."""
-        return self.agenda[0][0] if self.agenda else math.inf
+        """When the next event or requeuer batch is due (infinity when nothing is left)."""
+        return min(self.agenda[0][0] if self.agenda else math.inf, self.requeuer.next_time())
 
     def step(self) -> None:
-        """One round at the next instant: every event due then, then the scheduling loop."""
-        if self.agenda[0][0] != self.now:
+        """One round at the next instant: every event due then, the requeuer's batches due then,
+        then the scheduling loop."""
+        now = self.next_time()
+        if now != self.now:
             self._rounds = 0
             self._evicted_at_instant.clear()
+            self.scheduler.idle_until_next_instant()
         self._rounds += 1
         if self._rounds > MAX_ROUNDS_PER_INSTANT:
             keys = sorted({entry[4].key for entry in self.agenda if entry[0] == self.now})
@@ -471,13 +506,28 @@ class Simulation:
                 f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: events at this instant keep "
                 f"scheduling more ({MAX_ROUNDS_PER_INSTANT} rounds): {', '.join(keys[:5])}"
             )
-        self.now = self.agenda[0][0]
+        self.now = now
         self.queues.advance(self.now)  # admission fair sharing: usage samples due
         due = []  # what is due now; events this round schedules for now wait for the next round
         while self.agenda and self.agenda[0][0] == self.now:
             due.append(heapq.heappop(self.agenda))
+        if due:
+            self._last_agenda = self.now
+        self._apply(due)
+        # requests notified at this instant are served with the batch already due (the
+        # delaying queue keeps one entry per tree), so they are served after the events
+        moved = self.requeuer.flush(self.now)
+        if not due and not moved:
+            return  # a batch that moved nothing: the state is the last instant's settled one
+        self._settle()
+        if self._submits_due == 0 and self.recurrence.armed:
+            self.recurrence.observe(self)
+
+    def _apply(self, due: list[tuple[float, int, int, int, Workload]]) -> None:
+        """The agenda's events due now, in their order."""
         for _, kind, _, generation, wl in due:
             if kind == SUBMIT:
+                self._submits_due -= 1
                 self._submit(wl)
             elif generation != wl.generation:
                 continue  # the workload was evicted since this was scheduled
@@ -485,6 +535,7 @@ class Simulation:
                 self._release(wl)
                 wl.state = FINISHED
                 self._record(wl, "finished")
+                self.recurrence.progress()
                 if self.hooks is not None:
                     self.hooks.finished(wl)
             elif kind == CHECK:
@@ -493,7 +544,7 @@ class Simulation:
             elif kind == EVICT:
                 self._evict(wl)
             elif kind == REQUEUE:
-                self.queues.push(wl)
+                self.queues.push_new(wl)
             elif kind == EXPIRE:
                 self._expire(wl)
             elif kind == REMOTE_ADMITTED:
@@ -503,9 +554,9 @@ class Simulation:
                 self._release(wl)
                 wl.state = FINISHED
                 self._record(wl, "finished")
+                self.recurrence.progress()
             elif kind == DELETE:
                 self._delete(wl)
-        self._settle()
 
     def seed(
         self,
@@ -561,7 +612,13 @@ class Simulation:
             self._schedule(finish_at, FINISH, wl)
 
     def outcome(self) -> Outcome:
-        end = max([self.now] + [w.submit for w in self.workloads if math.isfinite(w.submit)])
+        """The run's result; it ends at its last event or arrival (a requeuer batch that moved
+        nothing after the last finish is not part of the run)."""
+        last = self.events[-1].time if self.events else self.now
+        end = max(
+            [min(self.now, max(last, self._last_agenda))]
+            + [w.submit for w in self.workloads if math.isfinite(w.submit)]
+        )
         return Outcome(self.events, self.workloads, end, self.capacity.close(end))
 
     def post(self, time: float, kind: int, wl: Workload) -> None:
@@ -578,8 +635,11 @@ class Simulation:
         else:
             self.queues.remove(wl)
             wl.generation += 1
+            if wl.cluster_queue in self.cluster.cluster_queues:  # ``Delete``: notified all the same
+                self.requeuer.notify(wl.cluster_queue, self.now)
         wl.state = DELETED
         self._record(wl, "deleted")
+        self.recurrence.progress()
 
 
 @contextmanager

@@ -6,6 +6,9 @@ provisioningDelaySeconds: [120, 900]  # optional: seconds a ProvisioningRequest 
                                      # request, seeded); CLI --provisioning-delay wins
 evictionDelaySeconds: 3              # optional: seconds from a preemption until the victim's job
                                      # is stopped and its quota released; CLI --eviction-delay wins
+requeueBatchSeconds: 1               # optional: Kueue's requeueBatchPeriod, parked workloads back
+                                     # in their heaps this long after a release (default 1; 0: at
+                                     # once, the instant view); CLI --requeue-batch wins
 workerProvisioningDelaySeconds:      # optional, MultiKueue: a worker's own DWS time, by
   us-east4: [3600, 14400]            # MultiKueueCluster name (others: provisioningDelaySeconds)
 workloads:
@@ -44,7 +47,12 @@ from whatif.workload import PodSet
 Delay = float | tuple[float, float]  # seconds, or a uniform range [low, high]
 WORKLOAD_KEYS = {"name", "namespace", "queue", "priority", "priorityClass", "submit", "duration", "podSets"}
 POD_SET_KEYS = {"name", "count", "requests", *SPEC_KEYS}
-DELAY_KEYS = ("provisioningDelaySeconds", "evictionDelaySeconds", "workerProvisioningDelaySeconds")
+DELAY_KEYS = (
+    "provisioningDelaySeconds",
+    "evictionDelaySeconds",
+    "requeueBatchSeconds",
+    "workerProvisioningDelaySeconds",
+)
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,8 @@ class Trace:
     eviction_delay: float | None = None
     # MultiKueue: a worker's own DWS provisioning time, by MultiKueueCluster name (others: the above)
     worker_delays: tuple[tuple[str, Delay], ...] = ()
+    # ``requeueBatchSeconds``: the batching requeuer's period (``whatif.requeuer``); None: Kueue's 1 s
+    requeue_batch: float | None = None
 
 
 def _number(raw: Any, path: str, *, minimum: float | None = None) -> float:
@@ -144,7 +154,8 @@ def parse_trace(doc: Any) -> Trace:
         raise _fail(
             extra[0],
             doc[extra[0]],
-            "workloads, provisioningDelaySeconds, evictionDelaySeconds or workerProvisioningDelaySeconds",
+            "workloads, provisioningDelaySeconds, evictionDelaySeconds, requeueBatchSeconds or "
+            "workerProvisioningDelaySeconds",
         )
     entries = tuple(_entry(w, f"workloads[{i}]") for i, w in enumerate(doc["workloads"]))
     seen: set[tuple[str, str]] = set()
@@ -154,11 +165,13 @@ def parse_trace(doc: Any) -> Trace:
         seen.add((e.namespace, e.name))
     delay = doc.get("provisioningDelaySeconds")
     eviction = doc.get("evictionDelaySeconds")
+    batch = doc.get("requeueBatchSeconds")
     return Trace(
         entries,
         None if delay is None else parse_delay(delay, "provisioningDelaySeconds"),
         None if eviction is None else _number(eviction, "evictionDelaySeconds", minimum=0),
         _worker_delays(doc.get("workerProvisioningDelaySeconds")),
+        None if batch is None else _number(batch, "requeueBatchSeconds", minimum=0),
     )
 
 

@@ -42,9 +42,13 @@ class Node:
     subtree_quota: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     fair_weight: float = 1.0  # spec.fairSharing.weight (``parseFairWeight``: default 1)
-    # on a root: ``AllocatableResourceGeneration`` of its ClusterQueues, bumped on every
-    # admission and release of quota in the tree
+    # on a root: moves on every admission and release of quota in the tree (what remembered
+    # preemption searches of the tree are kept with)
     generation: int = 0
+    # on a ClusterQueue: Kueue's ``AllocatableResourceGeneration`` (``pkg/cache/scheduler/
+    # clusterqueue.go`` ``deleteWorkload``: moves when one of *its* workloads leaves the cache or
+    # is updated there -- admitted, evicted, released -- not on its cohort's other queues' changes)
+    allocatable_generation: int = 0
     # on a root: moves when a workload of the tree starts or stops being evicted (the candidate
     # order of every preemption search in the tree reads it; no other tree's does)
     evicting_epoch: int = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,9 +61,29 @@ class Workload:
     reserved_since: float | None = None  # quota reserved, waiting for its admission checks
     capacity_wait: float = 0.0  # before first admission: waiting for nodes (checks and back-off)
     key: str = field(init=False)  # namespace/name, fixed: kept rather than formatted at every use
+    _shape: tuple[object, ...] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
+
+    def shape(self) -> tuple[object, ...]:
+        """``computeSchedulingHash``'s input (kubernetes-sigs/kueue@v0.19.2
+        ``pkg/workload/workload.go``): priority and, per pod set, name, pod spec, count and
+        requests -- not the queue or the creation time."""
+        if self._shape is None:
+            self._shape = (
+                self.priority,
+                tuple(
+                    (
+                        ps.name,
+                        ps.count,
+                        tuple(sorted(ps.requests.items())),
+                        json.dumps(ps.spec, sort_keys=True),
+                    )
+                    for ps in self.pod_sets
+                ),
+            )
+        return self._shape
 
     def holds_quota(self) -> bool:
         return self.state in (RESERVED, ADMITTED)

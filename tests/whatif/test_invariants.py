@@ -162,4 +162,10 @@ def test_random_scenarios_keep_the_invariants(block: int) -> None:
                 livelocks.append(seed)
         except AssertionError as error:
             raise AssertionError(f"seed {seed}: {error}") from None
-    assert len(livelocks) <= 2, livelocks  # today: seeds 120 and 435
+    # victims are released right after the cycle here (no eviction delay) and requeued at once,
+    # as Kueue's workload controller does (whatif/README.md "Victims' release"): a preemptor and
+    # its victim can then take the quota from each other at one instant, cycle after cycle, as
+    # Kueue's own loop would -- reported livelocks (1122: over time, every requeuer batch).
+    # Today 4, 1, 1 and 8 seeds in the four blocks (120, 159, 371, 435; 852; 1122; 1586 ...
+    # 1942); a block with more has gained a new way to loop
+    assert len(livelocks) <= 8, livelocks

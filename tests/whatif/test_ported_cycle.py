@@ -44,7 +44,7 @@ def test_last_assignment_outdated(name: str) -> None:
     cq = c.cluster_queues["cq"]
     sched = Scheduler(c, QueueManager(c), World(c).preemptor(), set(), lambda wl, reason: None)
     sched.cycles = current
-    cq.node.root().generation = generation
+    cq.node.allocatable_generation = generation  # the ClusterQueue's own counter (snapshot.go)
     wl = Workload("ns", "w", "", 0, 0.0, 0.0, 1, (), cluster_queue="cq")
     wl.last_scan, wl.last_scan_cycle, wl.last_scan_generation = {(0, "cpu"): 0}, recorded, recorded_generation
     assert sched._scan_outdated(wl, cq) is want

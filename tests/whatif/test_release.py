@@ -108,19 +108,22 @@ def test_a_renominated_preemptor_takes_the_evicted_victim_first(fair: bool) -> N
 def test_the_victim_is_requeued_with_its_release() -> None:
     """``Update`` requeues the victim in the same step that frees its quota and moves the
     inadmissible workloads back: at the release (40) the victim competes in the very next cycle,
-    and as the older workload it gets the GPU before ``x``, parked since 30.  (``p`` got the GPU
+    and as the older workload it gets the GPU before ``x``, parked since 30 (the parked come
+    back with the requeuer's batch, one second after a release: ``whatif.requeuer``).  (``p`` got the GPU
     ``w`` freed at 30: its re-nomination fits without preempting.)"""
     workloads = [
         wl("w", 0, 30),
         wl("v", 1, 1000),
         wl("p", 10, 50, priority=10),
-        wl("x", 20, 50),
+        # another shape than ``v``'s (its pod set's name): parked, it does not park ``v`` with it
+        # at the release (``SchedulingEquivalenceHashing``, ``test_timing``)
+        {**wl("x", 20, 50), "podSets": [{"name": "other", "count": 1, "requests": {"nvidia.com/gpu": "1"}}]},
     ]
     doc = run(cluster("2", preemption=LOWER), workloads, eviction_delay=30)
     assert [(t, n) for t, n, event, _ in brief(doc) if event == "preempted"] == [(10, "v")]
     assert _admitted(doc, "p") == [30]
     assert _admitted(doc, "v") == [1, 40]
-    assert _admitted(doc, "x") == [80]
+    assert _admitted(doc, "x") == [81]  # parked; ``p`` ends at 80, the requeuer's batch at 81
 
 
 def test_the_trace_carries_the_eviction_delay_and_the_option_wins() -> None:

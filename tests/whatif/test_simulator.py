@@ -78,8 +78,8 @@ def test_priority_preemption_frees_quota_at_once_and_requeues_the_victim() -> No
         (10, "prod", "admitted", ""),
         (10, "dev", "inadmissible", ""),  # requeued, waiting for quota
         (60, "prod", "finished", ""),
-        (60, "dev", "admitted", ""),
-        (160, "dev", "finished", ""),
+        (61, "dev", "admitted", ""),  # parked: back with the requeuer's 1 s batch (whatif.requeuer)
+        (161, "dev", "finished", ""),
     ]
     assert doc["events"][1]["clusterQueue"] == "cq" and doc["events"][1]["by"] == "team-a/prod"
     assert doc["events"][0]["flavors"] == {"workers": {"nvidia.com/gpu": "l4"}}
@@ -106,8 +106,8 @@ def test_negative_submit_reproduces_an_already_admitted_state_at_time_zero() -> 
     assert upto_zero == [("team-a/old", "admitted"), ("team-a/new", "inadmissible")]
     assert brief(doc)[2:] == [
         (3000, "old", "finished", ""),
-        (3000, "new", "admitted", ""),
-        (3060, "new", "finished", ""),
+        (3001, "new", "admitted", ""),  # parked at 0: back with the requeuer's 1 s batch
+        (3061, "new", "finished", ""),
     ]
 
 
@@ -311,9 +311,9 @@ def test_cli_reads_a_kubectl_list_and_writes_the_json(
         ("team-a/a", "admitted", 0),
         ("team-a/b", "inadmissible", 0),
         ("team-a/a", "finished", 10),
-        ("team-a/b", "admitted", 10),
+        ("team-a/b", "admitted", 11),  # parked at 0: the requeuer's batch after a ends at 10
     ]
-    assert doc["queues"]["cq"]["waitSeconds"]["max"] == 10
+    assert doc["queues"]["cq"]["waitSeconds"]["max"] == 11
     assert "| `cq` | 2 | 0 |" in capsys.readouterr().out
 
 
@@ -363,7 +363,7 @@ def test_a_reclaimed_borrower_does_not_take_its_quota_back_before_the_preemptor(
     assert (1, "small", "admitted", "") in events
     assert [e for e in events if e[1] == "borrower" and e[2] == "admitted"] == [
         (0, "borrower", "admitted", ""),
-        (11, "borrower", "admitted", ""),
+        (12, "borrower", "admitted", ""),  # parked at 1, small finishes at 11: back at 12
     ]
 
 

@@ -12,6 +12,7 @@ not visible, and its range holds the what-if's answer.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +76,10 @@ def whatif_run(name: str) -> tuple[dict[str, tuple[str, dict[str, Any]]], dict[s
     when it is first admitted (None: never)."""
     sim = Simulation(prepared(StackModel.from_plain(cluster_items(dump(name)))), load_trace(history(name)))
     sim.start()
-    while sim.agenda and sim.next_time() <= 0:
+    while sim.next_time() <= 0:
         sim.step()
     at_now = {w.key: (w.state, dict(w.flavors)) for w in sim.workloads}
-    while sim.agenda:
+    while sim.next_time() < math.inf:  # the events and the requeuer's batches (whatif.requeuer)
         sim.step()
     return at_now, {w.key: w.first_admitted_at for w in sim.workloads}
 
@@ -332,7 +333,8 @@ def test_cli_json_summary_and_table(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert cli.main([*base, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     by = {p["workload"]: p for p in out["pending"]}
-    assert by["research/job-finetune-m-2b8f4"]["eta"]["lowAt"] == "2026-11-28T13:10:00Z"
+    # parked until the requeuer's batch, 1 s after the quota it waits for is freed
+    assert by["research/job-finetune-m-2b8f4"]["eta"]["lowAt"] == "2026-11-28T13:10:01Z"
     assert all({"workload", "reason", "eta"} <= set(p) for p in out["pending"])
     assert cli.main([*base, "--summary"]) == 0
     line = capsys.readouterr().out
@@ -439,7 +441,8 @@ def test_work_ahead_the_team_cannot_see_is_counted_and_widens_the_high_end(team_
     assert (plain["aheadNotVisible"], crowded["aheadNotVisible"]) == (0, 2)
     assert "2 workload(s) of other teams you cannot see" in crowded["reason"]
     assert crowded["eta"]["lowSeconds"] == plain["eta"]["lowSeconds"]
-    assert crowded["eta"]["highSeconds"] == 4500 + 1800 > plain["eta"]["highSeconds"] == 4500
+    # + 1 s per handover of freed quota to a parked workload: the requeuer's batch (whatif.requeuer)
+    assert crowded["eta"]["highSeconds"] == 4500 + 1800 + 3 > plain["eta"]["highSeconds"] == 4500 + 2
 
 
 def test_a_check_in_retry_is_requeued_after_its_back_off() -> None:
@@ -478,7 +481,8 @@ def test_a_check_in_retry_is_requeued_after_its_back_off() -> None:
     q = next(p for p in out["pending"] if p["workload"] == "research/job-sweep-q-c47d9")
     # sweep-q reserves the free quota at once, but train-p (prod-priority) comes back at 30 s and
     # preempts it (withinClusterQueue: LowerPriority); it starts after train-p's run and its own request
-    assert q["eta"]["lowSeconds"] == 30 + 900 + 3600 + 900
+    # (+ 1 s: parked after its eviction, it is back in its queue with the requeuer's batch)
+    assert q["eta"]["lowSeconds"] == 30 + 900 + 3600 + 900 + 1
 
 
 def test_kai_eta_is_the_kai_whatifs_own(kai_records: list[Any]) -> None:

@@ -108,6 +108,7 @@ class MultiKueueRun:
     trace: Trace
     provisioning_delay: Delay | None = None
     eviction_delay: float | None = None
+    requeue_batch: float | None = None
     manager: Cluster = field(init=False)
     workers: dict[str, Cluster] = field(init=False)
     dispatcher: Dispatcher = field(init=False)
@@ -134,15 +135,23 @@ class MultiKueueRun:
         base = (
             self.provisioning_delay if self.provisioning_delay is not None else self.trace.provisioning_delay
         )
-        empty = Trace((), None, self.trace.eviction_delay)
+        empty = Trace((), None, self.trace.eviction_delay, requeue_batch=self.trace.requeue_batch)
         self.sim = Simulation(
-            self.manager, self.trace, provisioning_delay=0.0, eviction_delay=self.eviction_delay
+            self.manager,
+            self.trace,
+            provisioning_delay=0.0,
+            eviction_delay=self.eviction_delay,
+            requeue_batch=self.requeue_batch,
         )
         self.sim.hooks = _Hooks(self, None)
         self.worker_sims: dict[str, Simulation] = {}
         for name, cluster in self.workers.items():
             sim = Simulation(
-                cluster, empty, provisioning_delay=delays.get(name, base), eviction_delay=self.eviction_delay
+                cluster,
+                empty,
+                provisioning_delay=delays.get(name, base),
+                eviction_delay=self.eviction_delay,
+                requeue_batch=self.requeue_batch,
             )
             sim.hooks = _Hooks(self, name)
             self.worker_sims[name] = sim
@@ -306,10 +315,13 @@ def simulate_single_region(
     *,
     provisioning_delay: Delay | None = None,
     eviction_delay: float | None = None,
+    requeue_batch: float | None = None,
 ) -> dict[str, Any]:
     delay = dict(trace.worker_delays).get(worker, provisioning_delay)
     cluster = single_region(fleet, worker)
-    sim = Simulation(cluster, trace, provisioning_delay=delay, eviction_delay=eviction_delay)
+    sim = Simulation(
+        cluster, trace, provisioning_delay=delay, eviction_delay=eviction_delay, requeue_batch=requeue_batch
+    )
     return document(cluster, sim.run())
 
 
@@ -319,12 +331,18 @@ def simulate_fleet(
     *,
     provisioning_delay: Delay | None = None,
     eviction_delay: float | None = None,
+    requeue_batch: float | None = None,
 ) -> dict[str, Any]:
     """The MultiKueue run, compared with the first worker's region alone under the manager's quota."""
-    doc = MultiKueueRun(fleet, trace, provisioning_delay, eviction_delay).run()
+    doc = MultiKueueRun(fleet, trace, provisioning_delay, eviction_delay, requeue_batch).run()
     first = fleet.workers[0][0]
     single = simulate_single_region(
-        fleet, trace, first, provisioning_delay=provisioning_delay, eviction_delay=eviction_delay
+        fleet,
+        trace,
+        first,
+        provisioning_delay=provisioning_delay,
+        eviction_delay=eviction_delay,
+        requeue_batch=requeue_batch,
     )
     doc["multiKueue"]["singleRegion"] = {"worker": first, "queues": single["queues"]}
     return doc

@@ -378,7 +378,7 @@ def _run(cluster: Cluster, workloads: list[KueueWorkload], side: _Side) -> list[
         wl.failed_requests = attempts.get(wl.key, 0)  # Kueue's retryCount: the retries left
     sim.start()
     _seed(sim, cluster, workloads, side)
-    while sim.agenda and sim.next_time() < HORIZON:
+    while sim.next_time() < HORIZON:  # events and the requeuer's batches (whatif.requeuer)
         sim.step()
     return [e.to_json() for e in sim.events]
 
