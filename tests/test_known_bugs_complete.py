@@ -25,14 +25,13 @@ from gpu_batch_policy.primitives.values import plain
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import k8s
-from tests.policies.upstream_git import git_dir, show
 from tests.stack_runner import ROOT, run_stack
 from tests.test_tenancy_findings import model
+from tests.upstream import mirror, show, upstream_file
 
 CLASSIFICATION = json.loads(
     (ROOT / "policies" / "gpu_batch_policy" / "facts" / "known_bugs" / "changelogs.json").read_text()
 )
-SHARED = ROOT.parent / "shared" / "upstream"
 MIRRORS = {
     "kubernetes-sigs/kueue": "kubernetes-sigs+kueue",
     "kai-scheduler/KAI-Scheduler": "kai-scheduler+KAI-Scheduler",
@@ -52,12 +51,10 @@ def classified(component: str) -> dict[str, dict[str, Any]]:
 
 def _git(component: str) -> Path:
     src = source(component)
-    mirror = MIRRORS[src["repository"]]
-    found = git_dir(f"GPU_BATCH_{component.upper()}_GIT", mirror)
+    folder = MIRRORS[src["repository"]]
+    found = mirror(src["repository"], f"GPU_BATCH_{component.upper()}_GIT")
     if found is None:
-        pytest.skip(
-            f"neither ../shared/upstream/{mirror} nor a ../.mirror/{mirror} git mirror holds {src['path']}"
-        )
+        pytest.skip(f"no ../.mirror/{folder} git mirror holds {src['path']} (../shared/upstream has no copy)")
     return found
 
 
@@ -90,8 +87,7 @@ def test_parser_finds_bug_entries_of_a_newer_section() -> None:
 
 def test_every_kueue_entry_after_the_pin_is_classified() -> None:
     src = source("kueue")
-    shared = SHARED / "kubernetes-sigs+kueue" / src["pin"] / src["path"]
-    text = shared.read_text() if shared.is_file() else show(_git("kueue"), f"{src['commit']}:{src['path']}")
+    text = upstream_file(src["repository"], src["commit"], src["path"], env="GPU_BATCH_KUEUE_GIT")
     entries = kueue_entries(text, src["pin"])
     assert set(entries) == set(classified("kueue")), sorted(set(entries) ^ set(classified("kueue")))
     if not entries:
@@ -108,7 +104,7 @@ def test_every_kai_fix_after_the_pin_is_classified() -> None:
     fixed = sorted(n for n in names if n.lower().startswith("fixed-"))
     assert fixed and set(fixed) == set(classified("kai")), sorted(set(fixed) ^ set(classified("kai")))
     for name, entry in classified("kai").items():
-        body = show(git, f"{src['commit']}:{src['path']}/{name}")
+        body = show(git, src["commit"], f"{src['path']}/{name}")
         assert entry["issue"] in body or entry["verdict"] == "cannot-meet", name
 
 

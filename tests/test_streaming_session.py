@@ -55,9 +55,9 @@ def test_calls_go_out_in_the_engines_order() -> None:
     sent: list[tuple[str, str]] = []
     real_call = pack.call
 
-    def logging_call(method: str, request: Any) -> Any:
+    def logging_call(method: str, request: Any, *, resources: int = 1) -> Any:
         sent.append((method, getattr(request, "urn", "")))
-        return real_call(method, request)
+        return real_call(method, request, resources=resources)
 
     pack.call = logging_call  # type: ignore[method-assign]
     _streamed(resources, pack)

@@ -102,7 +102,7 @@ def test_empty_replica_specs() -> None:
 def test_missing_replica_spec_fields() -> None:
     """ "missing replica spec fields": after defaults the Launcher passes (1, OnFailure) but a Worker
     without replicas defaults to 0 and is refused; both lack containers."""
-    specs = {"Launcher": {}, "Worker": {}}
+    specs: dict[str, Any] = {"Launcher": {}, "Worker": {}}
     outcome = run(RULE, [mpijob(mpiReplicaSpecs=specs)])
     assert outcome.mentions("Launcher.template.spec.containers is empty")
     assert outcome.mentions("Worker.template.spec.containers is empty")

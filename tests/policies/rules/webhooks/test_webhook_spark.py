@@ -51,7 +51,7 @@ def test_driver_ingress_duplicate_port() -> None:
 
 
 def test_pod_template_requires_spark3() -> None:
-    template = {"template": {"spec": {"containers": []}}}
+    template: dict[str, Any] = {"template": {"spec": {"containers": []}}}
     assert refused(app(sparkVersion="2.4.0", driver=template), "Spark 3.0.0 or higher")
     assert clean(app(sparkVersion="3.0.0", driver=template))
 

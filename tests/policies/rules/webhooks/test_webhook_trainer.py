@@ -60,7 +60,7 @@ def clean(*regs: Registration) -> bool:
     return result.violations == [] and result.cannot_check is None
 
 
-TORCH = {"mlPolicy": {"numNodes": 1, "torch": {}}}
+TORCH: dict[str, Any] = {"mlPolicy": {"numNodes": 1, "torch": {}}}
 NODE_JOB = rjob("node", "trainer")
 
 
@@ -107,8 +107,8 @@ def test_runtime_outside_the_program_is_cannot_check() -> None:
 def test_initializers() -> None:
     """ "no initializer job", "must have dataset initializer job when trainJob is configured with input
     datasetConfig", "must have container with name - dataset initializer ...", and the model cases."""
-    dataset = {"initializer": {"dataset": {"storageUri": "hf://x"}}}
-    model = {"initializer": {"model": {"storageUri": "hf://y"}}}
+    dataset: dict[str, Any] = {"initializer": {"dataset": {"storageUri": "hf://x"}}}
+    model: dict[str, Any] = {"initializer": {"model": {"storageUri": "hf://y"}}}
     assert clean(runtime(NODE_JOB), trainjob())
     assert outcome(runtime(NODE_JOB), trainjob(**dataset)).mentions("no dataset-initializer job")
     wrong = rjob("dataset-initializer", None, ("other",))
@@ -163,7 +163,7 @@ def test_torch_reserved_env() -> None:
 def test_xgboost_reserved_env() -> None:
     """TestXGBoostValidate: "no error when env does not contain reserved names", "error when using
     reserved DMLC_TRACKER_URI env", "... DMLC_NUM_WORKER", "no error when runtime is not XGBoost"."""
-    xgb = {"mlPolicy": {"xgboost": {}}}
+    xgb: dict[str, Any] = {"mlPolicy": {"xgboost": {}}}
     assert clean(runtime(NODE_JOB, **xgb), trainjob(**env("MY_VAR")))
     assert outcome(runtime(NODE_JOB, **xgb), trainjob(**env("DMLC_TRACKER_URI"))).mentions("DMLC_TRACKER_URI")
     assert outcome(runtime(NODE_JOB, **xgb), trainjob(**env("DMLC_NUM_WORKER"))).mentions("DMLC_NUM_WORKER")
@@ -173,7 +173,7 @@ def test_xgboost_reserved_env() -> None:
 def test_mpi_launcher_as_node() -> None:
     """mpi TestValidate: "runtime does not have Launcher but TrainJob has only 1 numNodes" (valid),
     "... does not have Launcher / Node / Launcher and Node even though ... 2 numNodes"."""
-    mpi = {"mlPolicy": {"mpi": {"runLauncherAsNode": True}}}
+    mpi: dict[str, Any] = {"mlPolicy": {"mpi": {"runLauncherAsNode": True}}}
     only_node = runtime(rjob("node", "trainer"), **mpi)
     assert clean(only_node, trainjob(trainer={"numNodes": 1}))
     assert outcome(only_node, trainjob(trainer={"numNodes": 2})).mentions("lacks a launcher or node job")
