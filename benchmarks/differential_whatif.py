@@ -210,19 +210,27 @@ def judge(scenarios: list[dict[str, Any]], kueue: dict[str, dict[str, Any]]) -> 
     return report
 
 
-def run(count: int, seed: int, keep: Path | None = None) -> tuple[list[dict[str, Any]], Report]:
+def run(count: int, seed: int, keep: Path | None = None, jobs: int = 2) -> tuple[list[dict[str, Any]], Report]:
+    """Generate, replay through the oracle (``jobs`` processes, each a share of the scenarios,
+    while this one runs the what-if), judge."""
     scenarios = generate(count, seed)
+    kueue_oracle.binary()  # built once, before the processes start
     with tempfile.TemporaryDirectory(prefix="whatif-differential-") as tmp:
         where = keep or Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
-        path, out = where / "scenarios.jsonl", where / "kueue.jsonl"
-        write_jsonl(scenarios, path)
-        proc = kueue_oracle.start(path, out)
+        procs = []
+        for j in range(max(1, jobs)):
+            path, out = where / f"scenarios.{j}.jsonl", where / f"kueue.{j}.jsonl"
+            write_jsonl(scenarios[j :: max(1, jobs)], path)
+            procs.append((kueue_oracle.start(path, out), out))
         try:
-            kueue = kueue_oracle.finish(proc, out)
+            kueue: dict[str, dict[str, Any]] = {}
+            for proc, out in procs:
+                kueue.update(kueue_oracle.finish(proc, out))
         finally:
-            if proc.poll() is None:
-                proc.kill()
+            for proc, _ in procs:
+                if proc.poll() is None:
+                    proc.kill()
     return scenarios, judge(scenarios, kueue)
 
 
@@ -232,10 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=41)
     p.add_argument("--keep", type=Path, help="keep the scenario and Kueue result files in this directory")
     p.add_argument("--disagreements", type=Path, help="write every disagreement (JSON) here")
+    p.add_argument("--jobs", type=int, default=2, help="oracle processes (default: 2, the machine's cores)")
     args = p.parse_args(argv)
     start = time.monotonic()
     try:
-        _, report = run(args.count, args.seed, args.keep)
+        _, report = run(args.count, args.seed, args.keep, args.jobs)
     except kueue_oracle.OracleUnavailable as error:
         print(f"whatif-vs-kueue: {error}", file=sys.stderr)
         return 2

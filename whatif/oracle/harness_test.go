@@ -166,7 +166,7 @@ func TestReversedUIDsBreakACreationTie(t *testing.T) {
 		},
 	}
 	base := Run(sc, Variants[0])
-	rev := Run(sc, Variant{Name: "uid", ReverseUIDs: true})
+	rev := Run(sc, Variants[1])
 	if got := admittedAt(base, "team-a/a"); !reflect.DeepEqual(got, []int64{0}) {
 		t.Errorf("base: a admitted at %v, want [0]", got)
 	}

@@ -47,13 +47,18 @@ type Variant struct {
 	ReverseUIDs   bool // UIDs in reverse creation order instead of creation order
 	RequeueLate   bool // the requeuer's 1 s batch lands after the instant's other events
 	ArrivalsFirst bool // arrivals before finishes, releases and checks at one instant
+	// MaxCycles: scheduling cycles an instant may run while they still change the state (a
+	// head whose flavor scan alternates keeps Kueue cycling until the next event); another
+	// count tells whether the result hinges on it.
+	MaxCycles int
 }
 
 var Variants = []Variant{
-	{Name: "base"},
-	{Name: "uid", ReverseUIDs: true},
-	{Name: "requeue-late", RequeueLate: true},
-	{Name: "arrivals-first", ArrivalsFirst: true},
+	{Name: "base", MaxCycles: 40},
+	{Name: "uid", ReverseUIDs: true, MaxCycles: 40},
+	{Name: "requeue-late", RequeueLate: true, MaxCycles: 40},
+	{Name: "arrivals-first", ArrivalsFirst: true, MaxCycles: 40},
+	{Name: "cycles", MaxCycles: 57},
 }
 
 type Admission struct {
@@ -71,8 +76,8 @@ type Result struct {
 	ID        string                     `json:"id"`
 	Variant   string                     `json:"variant"`
 	Workloads map[string]*WorkloadResult `json:"workloads"`
-	// Unsettled: at some instant the cycles still changed the state after MaxCyclesPerInstant
-	// (Kueue keeps cycling: its state at the next event hinges on the cycle count).
+	// Unsettled: at some instant the cycles still changed the state after Variant.MaxCycles
+	// (Kueue keeps cycling until the next event; the "cycles" variant tells whether it matters).
 	Unsettled bool `json:"unsettled"`
 	// Livelock: the run went past MaxInstants or Horizon (preemptions over time without end).
 	Livelock bool   `json:"livelock"`
@@ -81,7 +86,6 @@ type Result struct {
 }
 
 const (
-	MaxCyclesPerInstant = 40
 	MaxInstants         = 5000
 	requeueBatchSeconds = 1 // pkg/cache/queue/inadmissible_workloads.go requeueBatchPeriod
 )
@@ -533,12 +537,14 @@ func (h *harness) checksPending(wl *kueue.Workload) (bool, error) {
 }
 
 // settle runs scheduling cycles at this instant, as Kueue's loop does while its heaps hold
-// workloads, until a cycle changes nothing Kueue keeps outside its scheduler (heaps, parked
-// workloads, API objects) twice in a row, or MaxCyclesPerInstant.
+// workloads, until the cycles change nothing Kueue keeps outside its scheduler (heaps, parked
+// workloads, each workload's status and admission) for long enough that every workload in the
+// heaps has been a head twice (one head per ClusterQueue a cycle: a head with flavors left in
+// its scan goes back to the heap and resumes later), or Variant.MaxCycles.
 func (h *harness) settle() error {
 	prev := h.fingerprint()
 	quiet := 0
-	for i := 0; i < MaxCyclesPerInstant; i++ {
+	for i := 0; i < h.v.MaxCycles; i++ {
 		if len(h.queues.Dump()) == 0 {
 			return nil
 		}
@@ -557,7 +563,7 @@ func (h *harness) settle() error {
 		fp := h.fingerprint()
 		if fp == prev {
 			quiet++
-			if quiet >= 2 {
+			if quiet >= 2+2*h.heapLen() {
 				return nil
 			}
 		} else {
@@ -569,15 +575,37 @@ func (h *harness) settle() error {
 	return nil
 }
 
-func (h *harness) fingerprint() string {
-	wls := &kueue.WorkloadList{}
-	_ = h.cl.List(h.ctx, wls)
-	rv := make([]string, 0, len(wls.Items))
-	for _, w := range wls.Items {
-		rv = append(rv, w.Name+"@"+w.ResourceVersion)
+func (h *harness) heapLen() int {
+	n := 0
+	for _, wls := range h.queues.Dump() {
+		n += len(wls)
 	}
-	sort.Strings(rv)
-	return fmt.Sprint(h.queues.Dump(), h.queues.DumpInadmissible(), rv)
+	return n
+}
+
+// fingerprint: what a cycle can change that decides what happens next -- not the status
+// messages, which name the flavors a scan just tried.
+func (h *harness) fingerprint() string {
+	keys := sortedKeys(h.seen)
+	state := make([]string, 0, len(keys))
+	for _, k := range keys {
+		w := h.seen[k]
+		s := k + "=" + workload.Status(w)
+		if w.Status.Admission != nil {
+			s += fmt.Sprint(flavors(w))
+		}
+		if workloadevict.IsEvicted(w) {
+			s += "/evicted"
+		}
+		state = append(state, s)
+	}
+	dump, parked := h.queues.Dump(), h.queues.DumpInadmissible()
+	for _, m := range []map[kueue.ClusterQueueReference][]workload.Reference{dump, parked} {
+		for _, wls := range m {
+			sort.Slice(wls, func(i, j int) bool { return wls[i] < wls[j] })
+		}
+	}
+	return fmt.Sprint(dump, parked, state)
 }
 
 // sync is the informer: every workload whose object changed is delivered to the workload
