@@ -12,8 +12,8 @@ Excluded, by reason, before comparing: ``uid`` -- Kueue's result changes when th
 the other order (its last tie-break between equal priorities and creation times, and between
 preemption candidates); ``order`` -- it changes when events of one second reach it in another
 order (the requeuer's batch after the instant's events, arrivals before finishes); ``cycles`` --
-at some instant Kueue's cycles still changed its state after ``MaxCyclesPerInstant``, so its
-state at the next event hinges on how many cycles it ran; ``livelock`` -- Kueue's run does not
+it changes when an instant may run 57 scheduling cycles instead of 40 (a head whose flavor scan
+alternates keeps Kueue cycling until the next event); ``livelock`` -- Kueue's run does not
 end; ``refused`` -- the what-if refuses the scenario (a behaviour it does not model).
 """
 
@@ -40,17 +40,24 @@ from whatif.run import simulate
 from whatif.trace import parse_trace
 
 WHATIF_TIMEOUT_SECONDS = 20.0
-Outcome = dict[str, dict[str, list[Any]]]  # workload -> {"admissions": [...], "preemptions": [...]}
+Outcome = dict[str, dict[str, list[Any]]]
+# the oracle's variants (whatif/oracle run_test.go Variants) -> the exclusion they show
+VARIANT_REASONS = {
+    "uid": "uid",
+    "cycles": "cycles",
+    "requeue-late": "order",
+    "arrivals-first": "order",
+}  # workload -> {"admissions": [...], "preemptions": [...]}
 
 
-class _Timeout(Exception):
+class _WhatIfTimeoutError(Exception):
     pass
 
 
 @contextmanager
 def _deadline(seconds: float) -> Iterator[None]:
     def _raise(signum: int, frame: object) -> None:
-        raise _Timeout
+        raise _WhatIfTimeoutError
 
     previous = signal.signal(signal.SIGALRM, _raise)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -83,13 +90,15 @@ def whatif_outcome(scenario: dict[str, Any]) -> tuple[str, Outcome | str]:
     try:
         with _deadline(WHATIF_TIMEOUT_SECONDS):
             doc = simulate(model_of(scenario), parse_trace(trace_doc))
-    except _Timeout:
+    except _WhatIfTimeoutError:
         return "timeout", f"no result within {WHATIF_TIMEOUT_SECONDS:g} s"
     except NotSettledError as error:
         return "unsettled", str(error)
     except (NotModelledError, WhatIfError) as error:
         return "refused", str(error)
-    out: Outcome = {f"{w['namespace']}/{w['name']}": {"admissions": [], "preemptions": []} for w in scenario["workloads"]}
+    out: Outcome = {
+        f"{w['namespace']}/{w['name']}": {"admissions": [], "preemptions": []} for w in scenario["workloads"]
+    }
     for e in doc["events"]:
         if e["event"] == "admitted":
             out[e["workload"]]["admissions"].append(
@@ -105,7 +114,10 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _kueue_outcome(result: dict[str, Any]) -> Outcome:
-    return {k: {"admissions": v["admissions"], "preemptions": v["preemptions"]} for k, v in result["workloads"].items()}
+    return {
+        k: {"admissions": v["admissions"], "preemptions": v["preemptions"]}
+        for k, v in result["workloads"].items()
+    }
 
 
 def difference(kueue: dict[str, Any], whatif: dict[str, Any]) -> str:
@@ -113,7 +125,9 @@ def difference(kueue: dict[str, Any], whatif: dict[str, Any]) -> str:
     ka, wa = kueue["admissions"], whatif["admissions"]
     if bool(ka) != bool(wa):
         return "admitted-or-not"
-    if kueue["preemptions"] != whatif["preemptions"] and bool(kueue["preemptions"]) != bool(whatif["preemptions"]):
+    if kueue["preemptions"] != whatif["preemptions"] and bool(kueue["preemptions"]) != bool(
+        whatif["preemptions"]
+    ):
         return "preempted-or-not"
     if [(a["clusterQueue"], a["flavors"]) for a in ka] != [(a["clusterQueue"], a["flavors"]) for a in wa]:
         return "placement"
@@ -129,12 +143,10 @@ def exclusion(results: dict[str, Any]) -> str | None:
         return "oracle-error"
     if base["livelock"]:
         return "livelock"
-    if base["unsettled"]:
-        return "cycles"
     outcome = _kueue_outcome(base)
     for name, r in sorted(results.items()):
         if name != "base" and (r.get("error") or _kueue_outcome(r) != outcome):
-            return "uid" if name == "uid" else "order"
+            return VARIANT_REASONS.get(name, "order")
     return None
 
 
@@ -210,10 +222,26 @@ def judge(scenarios: list[dict[str, Any]], kueue: dict[str, dict[str, Any]]) -> 
     return report
 
 
-def run(count: int, seed: int, keep: Path | None = None, jobs: int = 2) -> tuple[list[dict[str, Any]], Report]:
+def kept_results(keep: Path) -> dict[str, dict[str, Any]]:
+    """Kueue's results an earlier ``--keep`` left, per scenario with every variant done."""
+    kept: dict[str, dict[str, Any]] = {}
+    for out in sorted(keep.glob("kueue.*.jsonl")):
+        for line in out.read_text().splitlines():
+            r = json.loads(line)
+            kept.setdefault(r["id"], {})[r["variant"]] = r
+    return {k: v for k, v in kept.items() if set(VARIANT_REASONS) | {"base"} <= set(v)}
+
+
+def run(
+    count: int, seed: int, keep: Path | None = None, jobs: int = 2
+) -> tuple[list[dict[str, Any]], Report]:
     """Generate, replay through the oracle (``jobs`` processes, each a share of the scenarios,
     while this one runs the what-if), judge."""
     scenarios = generate(count, seed)
+    if keep is not None:
+        kept = kept_results(keep)
+        if set(kept) == {s["id"] for s in scenarios}:
+            return scenarios, judge(scenarios, kept)  # Kueue's results kept by an earlier --keep
     kueue_oracle.binary()  # built once, before the processes start
     with tempfile.TemporaryDirectory(prefix="whatif-differential-") as tmp:
         where = keep or Path(tmp)
@@ -238,14 +266,31 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.differential_whatif", description=__doc__)
     p.add_argument("--count", type=int, default=1200, help="scenarios (the families in turn)")
     p.add_argument("--seed", type=int, default=41)
-    p.add_argument("--keep", type=Path, help="keep the scenario and Kueue result files in this directory")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the scenario and Kueue result files in this directory; when it already holds Kueue's "
+        "results for these scenarios, judge them again without the oracle",
+    )
     p.add_argument("--disagreements", type=Path, help="write every disagreement (JSON) here")
     p.add_argument("--jobs", type=int, default=2, help="oracle processes (default: 2, the machine's cores)")
+    p.add_argument(
+        "--partial",
+        action="store_true",
+        help="with --keep: judge only the scenarios whose Kueue results are all there (a run cut short)",
+    )
     args = p.parse_args(argv)
     start = time.monotonic()
+    if args.partial and args.keep:
+        kept = kept_results(args.keep)
+        scenarios = [s for s in generate(args.count, args.seed) if s["id"] in kept]
+        for line in judge(scenarios, kept).lines():
+            print(line)
+        print(f"  partial: {len(scenarios)} of {args.count} scenarios (seed={args.seed})")
+        return 0
     try:
         _, report = run(args.count, args.seed, args.keep, args.jobs)
-    except kueue_oracle.OracleUnavailable as error:
+    except kueue_oracle.OracleUnavailableError as error:
         print(f"whatif-vs-kueue: {error}", file=sys.stderr)
         return 2
     for line in report.lines():

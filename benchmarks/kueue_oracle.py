@@ -21,14 +21,14 @@ from typing import Any
 ORACLE_DIR = Path(__file__).resolve().parent.parent / "whatif" / "oracle"
 
 
-class OracleUnavailable(RuntimeError):
+class OracleUnavailableError(RuntimeError):
     """No Go toolchain, or the module could not be built (the message says which)."""
 
 
 def _go() -> str:
     go = shutil.which("go")
     if go is None:
-        raise OracleUnavailable("no Go toolchain on PATH (the oracle is a Go test of whatif/oracle)")
+        raise OracleUnavailableError("no Go toolchain on PATH (the oracle is a Go test of whatif/oracle)")
     return go
 
 
@@ -55,10 +55,14 @@ def binary() -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.tmp")
     done = subprocess.run(
-        [go, "test", "-mod=readonly", "-c", "-o", str(partial), "."], cwd=ORACLE_DIR, capture_output=True, text=True
+        [go, "test", "-mod=readonly", "-c", "-o", str(partial), "."],
+        cwd=ORACLE_DIR,
+        check=False,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
-        raise OracleUnavailable(f"go test -c in whatif/oracle failed: {done.stderr.strip()[-2000:]}")
+        raise OracleUnavailableError(f"go test -c in whatif/oracle failed: {done.stderr.strip()[-2000:]}")
     partial.replace(target)
     return target
 
@@ -81,7 +85,7 @@ def finish(proc: subprocess.Popen[str], out: Path) -> dict[str, dict[str, Any]]:
     """Wait for the oracle; per scenario id, per variant name, its result."""
     output, _ = proc.communicate()
     if proc.returncode != 0:
-        raise OracleUnavailable(f"the oracle failed (exit {proc.returncode}): {output.strip()[-2000:]}")
+        raise OracleUnavailableError(f"the oracle failed (exit {proc.returncode}): {output.strip()[-2000:]}")
     results: dict[str, dict[str, Any]] = {}
     for line in out.read_text().splitlines():
         r = json.loads(line)

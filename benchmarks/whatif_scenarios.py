@@ -107,7 +107,12 @@ def _cluster_queue(
 
 
 def _local_queue(cq: str) -> Doc:
-    return {"apiVersion": API, "kind": "LocalQueue", "metadata": _meta("lq", f"ns-{cq}"), "spec": {"clusterQueue": cq}}
+    return {
+        "apiVersion": API,
+        "kind": "LocalQueue",
+        "metadata": _meta("lq", f"ns-{cq}"),
+        "spec": {"clusterQueue": cq},
+    }
 
 
 def _cohort(name: str, parent: str | None, groups: list[Doc] | None = None, weight: str | None = None) -> Doc:
@@ -146,7 +151,9 @@ def _pod_set(rng: random.Random, name: str, taint_keys: list[str], labels: dict[
     if rng.random() < 0.8:
         ps["requests"][GPU] = str(rng.randint(1, 2))
     if taint_keys and rng.random() < 0.5:
-        ps["tolerations"] = [{"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in taint_keys if rng.random() < 0.7]
+        ps["tolerations"] = [
+            {"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in taint_keys if rng.random() < 0.7
+        ]
     if labels and rng.random() < 0.3:
         key = rng.choice(sorted(labels))
         ps["nodeSelector"] = {key: rng.choice(labels[key])}
@@ -188,7 +195,9 @@ def scenario(seed: int, index: int, family: str) -> Doc:
             spec: Doc = {"nodeLabels": {"pool": f}}
             if rng.random() < 0.6:
                 key = f"dedicated-{f}"
-                spec["nodeTaints"] = [{"key": key, "value": "true", "effect": rng.choice(["NoSchedule", "NoExecute"])}]
+                spec["nodeTaints"] = [
+                    {"key": key, "value": "true", "effect": rng.choice(["NoSchedule", "NoExecute"])}
+                ]
                 taint_keys.append(key)
             docs.append(_flavor(f, spec))
         labels = {"pool": list(flavor_names)}
@@ -226,20 +235,34 @@ def scenario(seed: int, index: int, family: str) -> Doc:
                 "metadata": _meta("dws"),
                 "spec": {
                     "controllerName": "kueue.x-k8s.io/provisioning-request",
-                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "dws-config"},
+                    "parameters": {
+                        "apiGroup": "kueue.x-k8s.io",
+                        "kind": "ProvisioningRequestConfig",
+                        "name": "dws-config",
+                    },
                 },
             }
         )
         checks = ["dws"]
     for i, cq in enumerate(cq_names):
-        strategy = "StrictFIFO" if family == "strictfifo" and (i == 0 or rng.random() < 0.5) else "BestEffortFIFO"
+        strategy = (
+            "StrictFIFO" if family == "strictfifo" and (i == 0 or rng.random() < 0.5) else "BestEffortFIFO"
+        )
         with_checks = checks if (i == 0 or rng.random() < 0.5) else None
-        docs.append(_cluster_queue(rng, cq, flavor_names, cohort_of[cq], strategy=strategy, fair=fair, checks=with_checks))
+        docs.append(
+            _cluster_queue(
+                rng, cq, flavor_names, cohort_of[cq], strategy=strategy, fair=fair, checks=with_checks
+            )
+        )
         docs.append(_local_queue(cq))
     fair_sharing = None
     if fair:
         strategies = rng.choice(
-            [["LessThanOrEqualToFinalShare", "LessThanInitialShare"], ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"]]
+            [
+                ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+                ["LessThanOrEqualToFinalShare"],
+                ["LessThanInitialShare"],
+            ]
         )
         fair_sharing = {"preemptionStrategies": strategies}
         docs.append(_fair_config(strategies))

@@ -43,13 +43,24 @@ def _one_queue(workloads: list[dict[str, Any]]) -> dict[str, Any]:
     """One ClusterQueue with 4 CPUs of one flavor, no cohort, no preemption."""
     sc = copy.deepcopy(generate(1, SAMPLE_SEED)[0])
     objects = [d for d in sc["objects"] if d["kind"] in ("ResourceFlavor", "LocalQueue", "ClusterQueue")]
-    objects = [d for d in objects if d["metadata"]["name"] in ("f0", "lq", "cq0") and d["metadata"].get("namespace") in (None, "ns-cq0")]
+    objects = [
+        d
+        for d in objects
+        if d["metadata"]["name"] in ("f0", "lq", "cq0") and d["metadata"].get("namespace") in (None, "ns-cq0")
+    ]
     for d in objects:
         if d["kind"] == "ClusterQueue":
             d["spec"].pop("cohortName", None)
-            d["spec"]["preemption"] = {"withinClusterQueue": "Never", "reclaimWithinCohort": "Never", "borrowWithinCohort": {"policy": "Never"}}
+            d["spec"]["preemption"] = {
+                "withinClusterQueue": "Never",
+                "reclaimWithinCohort": "Never",
+                "borrowWithinCohort": {"policy": "Never"},
+            }
             d["spec"]["resourceGroups"] = [
-                {"coveredResources": ["cpu"], "flavors": [{"name": "f0", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [{"name": "f0", "resources": [{"name": "cpu", "nominalQuota": "4"}]}],
+                }
             ]
     sc.update(id="one-queue", family="classical", fairSharing=None, objects=objects, workloads=workloads)
     return sc
@@ -57,7 +68,12 @@ def _one_queue(workloads: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _wl(name: str, submit: int, duration: int, cpu: str) -> dict[str, Any]:
     return {
-        "name": name, "namespace": "ns-cq0", "queue": "lq", "priority": 0, "submit": submit, "duration": duration,
+        "name": name,
+        "namespace": "ns-cq0",
+        "queue": "lq",
+        "priority": 0,
+        "submit": submit,
+        "duration": duration,
         "podSets": [{"name": "main", "count": 1, "requests": {"cpu": cpu}}],
     }
 
@@ -66,7 +82,10 @@ def test_the_oracle_harness_follows_kueue_in_time() -> None:
     """The harness's own Go tests: the victim's release after the eviction delay, the 1 s
     requeue batch, a StrictFIFO head, a ProvisioningRequest check, the UID tie-break."""
     done = subprocess.run(
-        [str(kueue_oracle.binary()), "-test.run", "^Test[^O]", "-test.count", "1"], capture_output=True, text=True
+        [str(kueue_oracle.binary()), "-test.run", "^Test[^O]", "-test.count", "1"],
+        check=False,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
