@@ -79,15 +79,15 @@ type Result struct {
 	// Unsettled: at some instant the cycles still changed the state after Variant.MaxCycles
 	// (Kueue keeps cycling until the next event; the "cycles" variant tells whether it matters).
 	Unsettled bool `json:"unsettled"`
-	// Livelock: the run went past MaxInstants or Horizon (preemptions over time without end).
+	// Livelock: the run went past MaxInstants (preemptions over time without end).
 	Livelock bool   `json:"livelock"`
 	Cycles   int    `json:"cycles"`
 	Error    string `json:"error,omitempty"`
 }
 
 const (
-	MaxInstants         = 5000
-	requeueBatchSeconds = 1 // pkg/cache/queue/inadmissible_workloads.go requeueBatchPeriod
+	MaxInstants         = 1000 // a scenario of <= 10 workloads needs < 100; more is a preemption loop over time
+	requeueBatchSeconds = 1    // pkg/cache/queue/inadmissible_workloads.go requeueBatchPeriod
 )
 
 // Event kinds in the order the what-if takes one instant's events (whatif/simulator.py
