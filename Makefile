@@ -4,6 +4,8 @@
 #   make test [TEST_WORKERS=auto TEST_MAX_WORKERS=4]  lint, type-check and the whole test suite (a pytest worker per core, at most 4)
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 #   make bench-pack-memory [PACK_MEMORY_ARGS="--stacks 1000 --reference-teams 1000"]   one pack process's RSS over many stacks
+#   make bench-differential [DIFFERENTIAL_ARGS="--count 1002 --seed 41"]   upstream code as the judge (issue 41):
+#                              the what-if against Kueue v0.19.2's scheduler over whole runs (needs Go)
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
 #   make gate-venvs [GATE_PYTHONS="python3.12 python3.13"]   other CPython minors for tests/test_gate_portability.py
 #   make whatif [STACK=dev] [BASE=<git ref>]   Kueue (or KAI) admission what-if; with BASE, the change per queue
@@ -17,7 +19,7 @@ VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test lint typecheck unit bench bench-pack-memory fuzz whatif clean gate-venvs
+.PHONY: preview preview-all test lint typecheck unit bench bench-pack-memory bench-differential fuzz whatif clean gate-venvs
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +59,13 @@ bench: $(STAMP)
 
 bench-pack-memory: $(STAMP)
 	$(PY) -m benchmarks.pack_memory $(PACK_MEMORY_ARGS)
+
+# Each whole set prints one line: `whatif-vs-kueue: agree=X/N excluded=E ...` (per family below it).
+# The oracle is whatif/oracle's Go test binary (sigs.k8s.io/kueue v0.19.2 from the module proxy),
+# built once per machine into ~/.cache/gpu-batch/oracle/.
+DIFFERENTIAL_ARGS ?= --count 1002 --seed 41
+bench-differential: $(STAMP)
+	$(PY) -m benchmarks.differential_whatif $(DIFFERENTIAL_ARGS)
 
 fuzz: $(STAMP)
 	$(PY) -m tests.policies.pack_fuzz --mutations $(FUZZ_MUTATIONS)
