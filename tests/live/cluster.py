@@ -183,7 +183,7 @@ class Etcd:
 
         def healthy() -> bool:
             self.process.check()
-            return http.request("GET", f"{self.url}/health", timeout=2).status == 200
+            return http.request("GET", f"{self.url}/health", timeout=2, retries=False).status == 200
 
         try:
             wait_until(healthy, 30, "etcd /health")
@@ -271,6 +271,8 @@ class Cluster:
                 f"--etcd-prefix=/{name}",
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
+                # the `kubernetes` Service's endpoints would be 127.0.0.1, which the reconciler refuses
+                "--endpoint-reconciler-type=none",
                 f"--secure-port={self.port}",
                 f"--tls-cert-file={plane.serving.cert}",
                 f"--tls-private-key-file={plane.serving.key}",

@@ -22,6 +22,11 @@ LIVE_DIR = Path(__file__).resolve().parent
 KUEUE_STACK = "dev"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist registers it; without -n (make test-live) it is still a known mark
+    config.addinivalue_line("markers", "xdist_group(name): run in one xdist worker with the group")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if LIVE_DIR in Path(str(item.path)).resolve().parents:
@@ -53,14 +58,18 @@ def cluster(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iter
 def kueue_objects() -> ClusterObjects:
     """The Kueue parts of the ``dev`` stack: its Kueue CRDs and its Kueue Helm release."""
     (objects,) = stack_clusters(KUEUE_STACK)
-    kueue_crds = tuple(
+    releases = tuple(r for r in objects.releases if r.chart == "kueue")
+    namespaces = {r.namespace for r in releases}
+    kueue = tuple(
         o
         for o in objects.declared
-        if o.get("kind") == "CustomResourceDefinition"
-        and str(o["metadata"]["name"]).endswith(".kueue.x-k8s.io")
+        if (
+            o.get("kind") == "CustomResourceDefinition"
+            and str(o["metadata"]["name"]).endswith(".kueue.x-k8s.io")
+        )
+        or (o.get("kind") == "Namespace" and o["metadata"]["name"] in namespaces)
     )
-    releases = tuple(r for r in objects.releases if r.chart == "kueue")
-    return ClusterObjects(f"Kueue of the {KUEUE_STACK} stack", kueue_crds, frozenset(), releases)
+    return ClusterObjects(f"Kueue of the {KUEUE_STACK} stack", kueue, frozenset(), releases)
 
 
 @pytest.fixture(scope="session")

@@ -97,6 +97,7 @@ class Release:
     chart: str
     namespace: str
     objects: tuple[dict[str, Any], ...]
+    create_namespace: bool = False  # the release's createNamespace (helm install --create-namespace)
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ def stack_clusters(stack: str) -> tuple[ClusterObjects, ...]:
                     str(getattr(release.render.reference, "name", "")),
                     str(release.render.namespace or ""),
                     tuple(copy.deepcopy(o) for o in release.objects),
+                    bool(release.resource.inputs.get("createNamespace")),
                 )
             )
         out.append(ClusterObjects(group.title, tuple(declared), patches, tuple(rels)))
@@ -284,6 +286,15 @@ def _deploy(cluster: Cluster, objects: ClusterObjects) -> Deployment:
     ]
     deployment.results += cluster.apply(pointed(objects.declared[i] for i in first))
     release_first = [o for o in release_objects if o.get("kind") in first_kinds]
+    # what `helm install --create-namespace` creates, unless the program declares it
+    declared_ns = {
+        (o.get("metadata") or {}).get("name") for o in objects.declared if o.get("kind") == "Namespace"
+    }
+    release_first[:0] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": r.namespace}}
+        for r in objects.releases
+        if r.create_namespace and r.namespace not in declared_ns
+    ]
     deployment.results += cluster.apply(pointed(release_first))
     _wait_established(cluster, [*(objects.declared[i] for i in first), *release_first])
 

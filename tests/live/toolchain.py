@@ -198,11 +198,24 @@ def _cached(
 def kube_apiserver() -> Tool:
     version = apiserver_version()
     gover = go_version()
-    key = f"kube-apiserver-{version}-{gover}-{_source_digest(APISERVER_MODULE)}"
+    # the version the server reports (/version), set as Kubernetes' hack/lib/version.sh sets it:
+    # clients such as Kueue parse it and refuse the unset "v0.0.0-master+$Format:%H$"
+    major, minor = version.removeprefix("v").split(".")[:2]
+    stamp = {"gitVersion": version, "gitMajor": major, "gitMinor": minor, "gitTreeState": "clean"}
+    ldflags = " ".join(
+        ["-s", "-w"]
+        + [
+            f"-X k8s.io/{pkg}/version.{k}={v}"
+            for pkg in ("client-go/pkg", "component-base")
+            for k, v in stamp.items()
+        ]
+    )
+    digest = hashlib.sha256((_source_digest(APISERVER_MODULE) + ldflags).encode()).hexdigest()[:12]
+    key = f"kube-apiserver-{version}-{gover}-{digest}"
 
     def build(out: Path, log: Path) -> None:
         _run(
-            ["go", "build", "-trimpath", "-ldflags=-s -w", "-o", str(out / "kube-apiserver"), "."],
+            ["go", "build", "-trimpath", f"-ldflags={ldflags}", "-o", str(out / "kube-apiserver"), "."],
             cwd=APISERVER_MODULE,
             env=_go_env(),
             log=log,
