@@ -573,9 +573,9 @@ class Cluster:
         api = k8s_client.ApiClient(config)
         group_list = list(groups)
         if as_user is not None:
-            api.set_default_header("Impersonate-User", as_user)
+            api.default_headers["Impersonate-User"] = as_user
             if group_list:
-                api.set_default_header("Impersonate-Group", ",".join(group_list))
+                api.default_headers["Impersonate-Group"] = ",".join(group_list)
         elif group_list:
             raise ValueError("groups without as_user: impersonating groups needs a user")
         return api
