@@ -2,6 +2,8 @@
 #   make preview [STACK=dev] [BASE=<git ref>]   offline preview of a stack with the policy pack -> build/<stack>/;
 #                              with BASE, what `pulumi up` would create/update/replace/delete against that ref
 #   make test [TEST_WORKERS=auto TEST_MAX_WORKERS=4]  lint, type-check and the whole test suite (a pytest worker per core, at most 4)
+#   make test-live             only the live tier (tests/live/: kube-apiserver, etcd and Kueue's manager run locally)
+#   make live-tools            build the live tier's binaries once per machine (~/.cache/gpu-batch/live; see tests/live/README.md)
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
 #   make bench-pack-memory [PACK_MEMORY_ARGS="--stacks 1000 --reference-teams 1000"]   one pack process's RSS over many stacks
 #   make bench-differential [DIFFERENTIAL_ARGS="--count 1002 --seed 41"]   upstream code as the judge (issue 41):
@@ -19,7 +21,7 @@ VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test lint typecheck unit bench bench-pack-memory bench-differential fuzz whatif clean gate-venvs
+.PHONY: preview preview-all test test-live live-tools lint typecheck unit bench bench-pack-memory bench-differential fuzz whatif clean gate-venvs
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -48,11 +50,24 @@ typecheck: $(STAMP)
 	# The pack's entry point is checked on its own: two __main__ modules cannot share one run.
 	$(PY) -m mypy policies/__main__.py
 
-# gate-venvs first: the readiness gates' cross-minor tests run wherever another CPython minor is installed
-unit: $(STAMP) gate-venvs
-	$(PY) -m pytest -q -rs -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS)
+# gate-venvs first: the readiness gates' cross-minor tests run wherever another CPython minor is installed;
+# live-tools first: the live tier's binaries are built once per machine, not inside a test's timeout.
+# --dist loadgroup: the live tier's tests (xdist group "live") share one worker and one etcd.
+unit: $(STAMP) gate-venvs live-tools
+	$(PY) -m pytest -q -rs -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS) --dist loadgroup
 
 test: lint typecheck unit
+
+# The live tier alone: a real kube-apiserver (k8s.io/kubernetes by module name), Debian's etcd and
+# Kueue's manager (sigs.k8s.io/kueue by module name), see tests/live/README.md.
+test-live: $(STAMP) live-tools
+	$(PY) -m pytest -q tests/live
+
+# Builds (or finds) the live tier's binaries in $GPU_BATCH_LIVE_CACHE (default ~/.cache/gpu-batch/live):
+# a fresh machine's first run builds kube-apiserver and Kueue from the Go module proxy (see the README
+# for the time), every later run finds them in seconds.
+live-tools: $(STAMP)
+	$(PY) -m tests.live.toolchain
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.scale $(BENCH_ARGS)

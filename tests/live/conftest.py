@@ -1,0 +1,86 @@
+"""Fixtures of the live tier: one control plane (etcd + CA) per pytest process, clusters on it.
+
+Every test under ``tests/live/`` is put in the xdist group ``live`` (``make test`` runs pytest
+with ``--dist loadgroup``), so one worker runs them all against one etcd, whatever the worker
+count.  Nothing here skips: a tool that cannot be built fails the tests with the reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.live.cluster import Cluster, ControlPlane
+from tests.live.stacks import ClusterObjects, deploy, stack_clusters
+
+LIVE_DIR = Path(__file__).resolve().parent
+# the stack whose Kueue release (and Kueue configuration) the kueue_cluster fixture installs
+KUEUE_STACK = "dev"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist registers it; without -n (make test-live) it is still a known mark
+    config.addinivalue_line("markers", "xdist_group(name): run in one xdist worker with the group")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if LIVE_DIR in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.xdist_group("live"))
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """etcd and the session's CA; every process started on it is stopped at the end, by pid."""
+    folder = Path(tempfile.mkdtemp(prefix="gpu-batch-live-"))
+    plane = ControlPlane(folder)
+    try:
+        yield plane
+    finally:
+        plane.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def cluster(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """A fresh, empty cluster (kube-apiserver only) for one test."""
+    cluster = control_plane.cluster(request.node.name[:40])
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def kueue_objects() -> ClusterObjects:
+    """The Kueue parts of the ``dev`` stack: its Kueue CRDs and its Kueue Helm release."""
+    (objects,) = stack_clusters(KUEUE_STACK)
+    releases = tuple(r for r in objects.releases if r.chart == "kueue")
+    namespaces = {r.namespace for r in releases}
+    kueue = tuple(
+        o
+        for o in objects.declared
+        if (
+            o.get("kind") == "CustomResourceDefinition"
+            and str(o["metadata"]["name"]).endswith(".kueue.x-k8s.io")
+        )
+        or (o.get("kind") == "Namespace" and o["metadata"]["name"] in namespaces)
+    )
+    return ClusterObjects(f"Kueue of the {KUEUE_STACK} stack", kueue, frozenset(), releases)
+
+
+@pytest.fixture(scope="session")
+def kueue_cluster(control_plane: ControlPlane) -> Iterator[Cluster]:
+    """A cluster with Kueue's CRDs and release applied and Kueue's manager serving (the dev
+    stack's Kueue configuration); shared by the tests that bring their own queues: each uses
+    names of its own."""
+    deployment = deploy(control_plane, kueue_objects(), name="kueue")
+    try:
+        refused = deployment.refused
+        assert not refused, "\n".join(map(str, refused))
+        yield deployment.cluster
+    finally:
+        deployment.cluster.stop()
