@@ -32,6 +32,7 @@ KEYED_BY_PINNED_INPUTS = {
     "facts/charts/manifests.py:locked_manifests": "keyed by the lock file's path",
     "facts/charts/manifests.py:resolve_manifest": "keyed by pinned (entry, file) pairs; anything else raises, never cached",
     "facts/known_bugs/__init__.py:known_bugs": "no arguments (the pack's own known_bugs/*.json records)",
+    "facts/gcp_apis/__init__.py:_table": "no arguments (the pack's own gcp_apis/table.json)",
 }
 MODULE_STATE = {
     "rules/kit/rule_guard.py:INTERNAL_ERRORS": "trimmed to the newest INTERNAL_ERRORS_KEPT on every append",
