@@ -63,6 +63,8 @@ def records(*items: Res) -> list[RecordedResource]:
 
 BROKEN_POOL = patch(queued_pool(), "nodeConfig.spot", True)
 DANGLING_LQ = local_queue(target="nowhere")
+# The program turns on the API its node pool calls (gcp-service-api-enabled, issue 39).
+CONTAINER_API = Res("gcp:projects/service:Service", "container-api", {"service": "container.googleapis.com"})
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +124,7 @@ def test_broken_set_yields_mandatory_diagnostics_with_urns(pack: PolicyPackProce
 
 
 def test_clean_set_passes(pack: PolicyPackProcess) -> None:
-    clean = records(queued_pool(), resource_flavor(), cluster_queue(), local_queue())
+    clean = records(CONTAINER_API, queued_pool(), resource_flavor(), cluster_queue(), local_queue())
     result = pack.run(clean)
     # The ResourceFlavor CRD's transition rules (oldSelf) are not evaluated on create (the API
     # server's ValidationRule semantics), so a clean set has no finding at all, not even a note.
@@ -131,8 +133,10 @@ def test_clean_set_passes(pack: PolicyPackProcess) -> None:
 
 
 def test_policy_config_lowers_and_disables(pack: PolicyPackProcess) -> None:
-    recs = records(BROKEN_POOL, resource_flavor(), cluster_queue(), DANGLING_LQ)
+    recs = records(CONTAINER_API, BROKEN_POOL, resource_flavor(), cluster_queue(), DANGLING_LQ)
     config = {
+        # the dangling LocalQueue also leaves the ClusterQueue unreachable (issue 39's rule)
+        "kueue-clusterqueue-reachable": "advisory",
         "gke-queued-provisioning-pool": "advisory",
         "kueue-localqueue-target-exists": {"enforcementLevel": "disabled"},
     }
@@ -143,7 +147,8 @@ def test_policy_config_lowers_and_disables(pack: PolicyPackProcess) -> None:
     assert not by_policy(result.diagnostics, "kueue-localqueue-target-exists")
     everything_advisory = pack.run(recs, {"all": "advisory"})
     found = [d for d in everything_advisory.diagnostics if d.policy_name != "custom-resource-schema"]
-    assert everything_advisory.passed and len(found) == 2
+    # the pool, the dangling LocalQueue, and the ClusterQueue it leaves unreachable
+    assert everything_advisory.passed and len(found) == 3
     # Configure replaces the stored config: the next run is back to the code defaults.
     assert not pack.run(recs).passed
 

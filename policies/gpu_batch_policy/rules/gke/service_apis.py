@@ -12,7 +12,9 @@ disabled"), so the first ``pulumi up`` fails at that resource.  Which API serves
   APIs the runbook has the operator enable, or a platform team's project factory);
 * Google turns it on in every new project (``facts.gcp_apis.ENABLED_BY_DEFAULT``).
 
-**gcp-service-api-enabled** (mandatory): one finding per API, on the first resource needing it,
+**gcp-service-api-enabled** (advisory by default: a program cannot see what its project already
+has turned on, so only a stack that lists its prerequisites knows the rest is missing; the repo
+stacks' ``policies/config.<stack>.json`` make it mandatory): one finding per API, on the first resource needing it,
 naming every type that needs it.  A ``Service`` whose ``service`` is unknown until apply makes
 the rest "cannot check yet"; a type the providers map to no API is "cannot check" too, never a
 pass.  The project is not compared: one program, one project (a resource in another project
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import Policy, PolicyConfigSchema
+from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ...facts.gcp_apis import ENABLED_BY_DEFAULT, SERVICE_TYPE, api_of
 from ...facts.model import Resource, StackModel
@@ -82,6 +84,7 @@ POLICIES: list[Policy] = [
         "gcp-service-api-enabled",
         "Every GCP resource's Google API is turned on by the program or listed as a prerequisite.",
         check_apis,
+        enforcement_level=EnforcementLevel.ADVISORY,
         config_schema=PolicyConfigSchema(
             properties={
                 "prerequisites": {
