@@ -67,6 +67,8 @@ COMPONENT_KEYS: dict[str, str] = {
     # GPUDirect's VPCs and node objects follow the pools with `network: gpudirect`.
     "gpu-batch:gpudirect:Vpcs": "gpuPools",
     "gpu-batch:gpudirect:ClusterObjects": "gpuPools",
+    # The NCCL-env admission policy for teams' own pods on GPUDirect pools follows the same pools.
+    "gpu-batch:gpudirect:NcclAdmission": "gpuPools",
     "gpu-batch:tenancy:Team": "teams",
     "gpu-batch:tenancy:QueueAdmission": "teams",
     # One policy for every team namespace (components/service_admission.py): the teams list.
