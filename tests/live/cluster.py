@@ -32,7 +32,7 @@ import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,6 +48,8 @@ T = TypeVar("T")
 ADMIN_USER = "live-admin"
 FIELD_MANAGER = "gpu-batch-live"
 APISERVER_READY_TIMEOUT = 60.0
+# set: the session folder (logs, PKI, configs) is kept, and its path printed, for a post-mortem
+KEEP_ENV = "GPU_BATCH_LIVE_KEEP"
 
 
 class LiveError(RuntimeError):
@@ -598,15 +600,6 @@ class Cluster:
         return wait_until(checked, timeout, what, interval)
 
 
-@dataclass
-class Session:
-    """What the session fixture hands out: the control plane and a scratch folder."""
-
-    plane: ControlPlane
-    folder: Path
-    started: list[str] = field(default_factory=list)
-
-
 @contextlib.contextmanager
 def control_plane(folder: Path | None = None) -> Iterator[ControlPlane]:
     """An etcd + CA for the duration of the block; every process is stopped on the way out."""
@@ -619,7 +612,5 @@ def control_plane(folder: Path | None = None) -> Iterator[ControlPlane]:
     finally:
         if plane is not None:
             plane.stop()
-        if owned and not os.environ.get("GPU_BATCH_LIVE_KEEP"):
-            import shutil
-
+        if owned and not os.environ.get(KEEP_ENV):
             shutil.rmtree(base, ignore_errors=True)

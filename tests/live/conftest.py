@@ -7,6 +7,7 @@ count.  Nothing here skips: a tool that cannot be built fails the tests with the
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live.cluster import Cluster, ControlPlane
+from tests.live.cluster import KEEP_ENV, Cluster, ControlPlane
 from tests.live.stacks import ClusterObjects, deploy, stack_clusters
 
 LIVE_DIR = Path(__file__).resolve().parent
@@ -37,12 +38,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def control_plane() -> Iterator[ControlPlane]:
     """etcd and the session's CA; every process started on it is stopped at the end, by pid."""
     folder = Path(tempfile.mkdtemp(prefix="gpu-batch-live-"))
-    plane = ControlPlane(folder)
     try:
-        yield plane
+        plane = ControlPlane(folder)
+        try:
+            yield plane
+        finally:
+            plane.stop()
     finally:
-        plane.stop()
-        shutil.rmtree(folder, ignore_errors=True)
+        if os.environ.get(KEEP_ENV):
+            print(f"\nlive tier: {KEEP_ENV} is set, its logs and PKI are kept in {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
