@@ -125,16 +125,22 @@ STOCK_MAIN = textwrap.dedent(
     f"""
     import sys
     sys.path.insert(0, {str(POLICIES)!r})
+    from gpu_batch_policy.runtime import servicer_guard
     from gpu_batch_policy.runtime.registry import ALL_POLICIES
     from pulumi_policy import EnforcementLevel, PolicyPack
 
+    servicer_guard.install()
     PolicyPack(name="gpu-batch", policies=ALL_POLICIES, enforcement_level=EnforcementLevel.MANDATORY)
     """
 )
 
 
 def _stock_pack_dir(root: Path) -> Path:
-    """The same policies under the unpatched SDK (the real pack's entry point installs the patch)."""
+    """The same policies under the unpatched SDK (the real pack's entry point installs the patch).
+
+    The servicer guard is installed in both: it is not a speed-up but the pack's secret redaction
+    (``runtime/servicer_guard.py``), and a finding that quotes text also found in a secret (prod's
+    resource names) must read the same in both packs."""
     root.mkdir()
     (root / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: stock SDK\n")
     (root / "__main__.py").write_text(STOCK_MAIN)
