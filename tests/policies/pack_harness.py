@@ -8,6 +8,9 @@ raises after reporting; :class:`Run` records both.
 from __future__ import annotations
 
 import copy
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,11 +115,35 @@ def policy_resources(resources: list[Res]) -> list[PolicyResource]:
     return [pr for pr, _ in items]
 
 
+@contextmanager
+def _stack_of(resources: list[Res]) -> Iterator[None]:
+    """Run under the stack the resources' URNs name (``urn:pulumi:<stack>::...``), as the engine does.
+
+    Rules that read the stack's name (``kueue-open-namespace-selector``: strict tenancy on prod*)
+    take it from ``$PULUMI_STACK``, else from the Pulumi runtime, which is whatever stack the
+    worker's last ``set_mocks`` named: a test then judged its fixture as another test's stack.
+    A test that sets ``$PULUMI_STACK`` itself (monkeypatch) keeps it.
+    """
+    if os.environ.get("PULUMI_STACK") or not resources or not resources[0].urn.startswith("urn:pulumi:"):
+        yield
+        return
+    os.environ["PULUMI_STACK"] = resources[0].urn.split(":", 3)[2].split("::", 1)[0]
+    try:
+        yield
+    finally:
+        os.environ.pop("PULUMI_STACK", None)
+
+
 def run(pol: Policy, resources: list[Res], config: dict[str, Any] | None = None) -> Run:
     """Run ``pol`` on ``resources``: each one for a resource policy, all at once for a stack one.
 
     Any exception other than the rule's own "cannot check yet" propagates (a crash is a bug).
     """
+    with _stack_of(resources):
+        return _run(pol, resources, config)
+
+
+def _run(pol: Policy, resources: list[Res], config: dict[str, Any] | None) -> Run:
     found: list[tuple[str, str | None]] = []
 
     def report(message: str, urn: str | None = None) -> None:

@@ -57,6 +57,19 @@ def test_the_correct_program_fires_no_multikueue_rule(baseline: set[str]) -> Non
         assert run(next(p for p in POLICIES if p.name == name), program()).cannot_check is None
 
 
+def test_the_fixture_is_judged_as_its_own_stack_whatever_ran_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that earlier ran the prod program leaves the Pulumi runtime's stack at "prod"; the
+    harness judges the fixture as the stack its URNs name ("test"), so prod's strict tenancy
+    (``kueue-open-namespace-selector``) does not leak into this baseline."""
+    import pulumi.runtime.settings as settings
+
+    monkeypatch.delenv("PULUMI_STACK", raising=False)
+    monkeypatch.setattr(settings.SETTINGS, "stack", "prod")
+    assert "kueue-open-namespace-selector" not in fired(program())
+    monkeypatch.setenv("PULUMI_STACK", "prod")
+    assert "kueue-open-namespace-selector" in fired(program())
+
+
 def _with_kubeconfig(text: str) -> list[Res]:
     return replace(program(), "manager-worker-us-kubeconfig", secret("worker-us-kubeconfig", text))
 
@@ -186,7 +199,12 @@ def test_provisioning_check_on_the_manager(baseline: set[str]) -> None:
 
 def test_local_queue_and_namespace_mirrored_on_every_worker(baseline: set[str]) -> None:
     no_lq = replace(program(), "worker-eu-k8s-team-a-team-a", None)
-    result = only(no_lq, "multikueue-worker-mirror", baseline)
+    # The worker's ClusterQueue then has no LocalQueue on its own API server either, so the
+    # generic reachability rule names the same gap from the queue's side (facts/kueue_reach.py).
+    found = fired(no_lq)
+    assert set(found) - baseline == {"multikueue-worker-mirror", "kueue-clusterqueue-reachable"}
+    assert "worker-eu" in str(found["kueue-clusterqueue-reachable"].violations[0][1])
+    result = found["multikueue-worker-mirror"]
     assert len(result.violations) == 1 and "no LocalQueue team-a/team-a" in result.messages[0]
     assert "worker-eu-k8s" in result.messages[0]
     no_ns = replace(program(), "worker-us-ns-team-a", None)
