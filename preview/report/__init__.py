@@ -201,9 +201,15 @@ def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
                 continue
             nominal, borrow, obtainable = quota_figures(model, cq, flavor)
             # A queue no namespace can submit to holds no usable capacity (facts.kueue_reach).
+            # A slack queue's quota still counts in its peers' borrow column (kueue_reach.lent_to).
             unreachable = kueue_reach.reach(model, cq)
+            note = ""
             if unreachable.reachable is False:
                 nominal, borrow, obtainable = Decimal(0), Decimal(0), Decimal(0)
+                lent = kueue_reach.lent_to(model, cq, GPU).borrowers
+                note = f" (unreachable: {unreachable.why}" + (
+                    f"; lent to {', '.join(lent)})" if lent else ")"
+                )
             behind = ", ".join(
                 f"{c.pool.name} ({_fmt(c.max_gpus)} GPUs)" for c in flavor_pools(model, flavor)
             )
@@ -215,8 +221,7 @@ def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
                 _fmt(borrow),
                 _fmt(_largest_gang(model, cq, flavor, obtainable)),
                 behind or "-",
-                (", ".join(sorted(local.get(cq.name, []))) or "-")
-                + (f" (unreachable: {unreachable.why})" if unreachable.reachable is False else ""),
+                (", ".join(sorted(local.get(cq.name, []))) or "-") + note,
             ]
 
 

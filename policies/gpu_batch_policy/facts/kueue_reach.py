@@ -9,6 +9,15 @@ the ClusterQueue's ``namespaceSelector`` matches the workload's namespace
 selector to ``labels.Nothing()``; ``apis/kueue/v1beta2/clusterqueue_types.go``: "Defaults to null
 which is a nothing selector (no namespaces eligible)").  So a ClusterQueue is unreachable when its
 selector is omitted, or when no LocalQueue that targets it sits in a namespace it selects.
+
+An unreachable ClusterQueue in a cohort still gives its quota away: Kueue counts each member's
+lendable part (its ``lendingLimit``, else its whole nominal quota) in the cohort's subtree quota,
+which every other member may borrow (kueue v0.19.2 ``pkg/cache/scheduler/resource_node.go``
+``calculateSubtreeQuota`` / ``potentialAvailable``).  A member borrows only flavors of its own
+resource groups (``pkg/scheduler/flavorassigner/flavorassigner.go``
+``findFlavorForPodSetResource`` walks the queue's own ``Flavors``) and at most its
+``borrowingLimit``.  So a "slack" queue that no namespace submits to (MLBatch's
+``slack-cluster-queue``) is capacity for its reachable cohort peers, which :func:`lent_to` finds.
 """
 
 from __future__ import annotations
@@ -17,7 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..primitives.values import Unknown
+from ..primitives.values import Quantity, Unknown
+from .demand import CannotTellError
+from .kueue_capacity import cohort_tree
 from .model import ClusterQueue, LocalQueue, StackModel
 from .selectors import NAME_LABEL, selector_matches
 
@@ -75,3 +86,75 @@ def reach(model: StackModel, cq: ClusterQueue) -> Reach:
     return Reach(
         False, f"its namespaceSelector admits none of its LocalQueues' namespaces ({', '.join(names)})", names
     )
+
+
+@dataclass(frozen=True)
+class Lending:
+    """Who can borrow an unreachable queue's ``resource`` quota: ``borrowers`` (qualified names)
+    certainly can; ``unsure`` says why it cannot be told before apply (empty when it can)."""
+
+    borrowers: tuple[str, ...]
+    unsure: str = ""
+
+
+def _positive(q: Quantity | None) -> bool | None:
+    """None means no limit (True); an unknown or unparsable quantity is None (cannot tell)."""
+    if q is None:
+        return True
+    if q.unknown or q.value is None:
+        return None
+    return q.value > 0
+
+
+def _reach_of(model: StackModel, cq: ClusterQueue) -> Reach:
+    return model.memo(f"facts.kueue_reach.reach:{id(cq.obj)}", lambda: reach(model, cq))
+
+
+def lent_to(model: StackModel, cq: ClusterQueue, resource: str) -> Lending:
+    """The reachable members of ``cq``'s cohort tree that can borrow its ``resource`` quota.
+
+    A flavor of ``cq`` lends when its lendable part is above zero; a peer borrows it when the peer
+    lists the same flavor with ``resource`` and its ``borrowingLimit`` is unset or above zero, and
+    the peer itself is reachable (a chain of slack queues lends to nobody).
+    """
+    if isinstance(cq.cohort, Unknown):
+        return Lending((), "its cohort is unknown until apply")
+    if not cq.cohort:
+        return Lending(())
+    try:
+        tree = cohort_tree(model, cq.cohort)
+    except CannotTellError as exc:
+        return Lending((), str(exc))
+    unsure = ""
+    lent: list[str] = []
+    for group in cq.resource_groups:
+        for flavor in group.flavors:
+            entry = next((r for r in flavor.resources if r.name == resource), None)
+            if not isinstance(flavor.name, str) or entry is None:
+                continue
+            field = "lendingLimit" if entry.lending_limit is not None else "nominalQuota"
+            lends = _positive(entry.lending_limit if entry.lending_limit is not None else entry.nominal_quota)
+            if lends is None:
+                unsure = f"{entry.path}.{field} is unknown until apply"
+            elif lends:
+                lent.append(flavor.name)
+    borrowers: set[str] = set()
+    for peer in model.cluster_queues():
+        if peer.obj is cq.obj or peer.cohort is None:
+            continue
+        if isinstance(peer.cohort, Unknown):
+            unsure = unsure or f"the cohort of {peer.obj.qualified_name} is unknown until apply"
+            continue
+        if peer.cohort not in tree:
+            continue
+        for name in lent:
+            entry = peer.quota_entry(name, resource)
+            if entry is None:
+                continue
+            borrows = _positive(entry.borrowing_limit)
+            peer_reach = _reach_of(model, peer).reachable
+            if borrows and peer_reach:
+                borrowers.add(peer.obj.qualified_name)
+            elif borrows is not False and peer_reach is not False:
+                unsure = unsure or f"whether {peer.obj.qualified_name} can borrow its quota"
+    return Lending(tuple(sorted(borrowers)), "" if borrowers else unsure)

@@ -15,8 +15,10 @@ with no error anywhere; declaring the parent is a one-line fix.  Cycles deactiva
 ``kueue-clusterqueue-reachable`` (mandatory): a ClusterQueue with GPU quota (what the capacity
 report counts) that no namespace can submit to -- an omitted ``namespaceSelector`` (Kueue's
 ``labels.Nothing()``), or no LocalQueue in a namespace it selects -- admits nothing, ever
-(:mod:`...facts.kueue_reach`, shared with the report).  When the stack holds no LocalQueue at all
-and the world is open, its LocalQueues may live in another stack: cannot check.
+(:mod:`...facts.kueue_reach`, shared with the report) -- unless it lends that quota to a reachable
+peer of its cohort, which borrows it (a "slack" queue, :func:`...facts.kueue_reach.lent_to`).
+When the stack holds no LocalQueue at all and the world is open, its LocalQueues may live in
+another stack: cannot check.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pulumi_policy import Policy
 
 from ...facts.kueue_capacity import gpu_flavors
 from ...facts.kueue_install import INSTALL_PROPERTIES, feature_gate
-from ...facts.kueue_reach import reach
+from ...facts.kueue_reach import lent_to, reach
 from ...facts.model import ClusterQueue, LocalQueue, Lookup, StackModel
 from ...facts.model.kueue import MULTIKUEUE_CONTROLLER, PROVISIONING_REQUEST_CONTROLLER, ResourceFlavor
 from ...facts.open_world import World, world_schema
@@ -399,10 +401,17 @@ def check_reachable(model: StackModel, reporter: Reporter, config: Mapping[str, 
             if open_world and cq.namespace_selector is not None:
                 reporter.cannot_check(cq, f"its LocalQueues ({verdict.why}; they may live in another stack)")
                 continue
+            lending = lent_to(model, cq, GPU)
+            if lending.borrowers:
+                continue  # a slack queue: its quota is its cohort peers' to borrow
+            if lending.unsure:
+                reporter.cannot_check(cq, f"no namespace submits to it ({verdict.why}), and {lending.unsure}")
+                continue
+            peers = "; no reachable queue of its cohort can borrow its GPU quota" if cq.cohort else ""
             reporter.violation(
                 cq,
-                f"no namespace can submit to this ClusterQueue: {verdict.why}; its GPU quota is capacity "
-                "no workload can ever use",
+                f"no namespace can submit to this ClusterQueue: {verdict.why}{peers}; its GPU quota is "
+                "capacity no workload can ever use",
                 "select the teams' namespaces in `spec.namespaceSelector` and give them a LocalQueue "
                 "pointing at it, or remove the ClusterQueue",
             )
