@@ -13,9 +13,9 @@ selector is omitted, or when no LocalQueue that targets it sits in a namespace i
 An unreachable ClusterQueue in a cohort still gives its quota away: Kueue counts each member's
 lendable part (its ``lendingLimit``, else its whole nominal quota) in the cohort's subtree quota,
 which every other member may borrow (kueue v0.19.2 ``pkg/cache/scheduler/resource_node.go``
-``calculateSubtreeQuota`` / ``potentialAvailable``).  A member borrows only flavors of its own
+``accumulateFromChild`` / ``potentialAvailable``).  A member borrows only flavors of its own
 resource groups (``pkg/scheduler/flavorassigner/flavorassigner.go``
-``findFlavorForPodSetResource`` walks the queue's own ``Flavors``) and at most its
+``findFlavorForPodSets`` walks the queue's own resource groups) and at most its
 ``borrowingLimit``.  So a "slack" queue that no namespace submits to (MLBatch's
 ``slack-cluster-queue``) is capacity for its reachable cohort peers, which :func:`lent_to` finds.
 """

@@ -1,9 +1,9 @@
 """A ClusterQueue no namespace submits to still lends its quota to its cohort (a "slack" queue).
 
 Kueue v0.19.2 counts every member's lendable quota (``lendingLimit``, else nominal) in the cohort's
-subtree (``pkg/cache/scheduler/resource_node.go``), and a peer borrows it through a flavor of its
-own resource groups (``pkg/scheduler/flavorassigner/flavorassigner.go``) up to its
-``borrowingLimit``.  MLBatch's published setup ships exactly this queue (``slack-cluster-queue``),
+subtree (``pkg/cache/scheduler/resource_node.go`` ``accumulateFromChild``), and a peer borrows it
+through a flavor of its own resource groups (``pkg/scheduler/flavorassigner/flavorassigner.go``
+``findFlavorForPodSets``) up to its ``borrowingLimit``.  MLBatch's published setup ships exactly this queue (``slack-cluster-queue``),
 so ``kueue-clusterqueue-reachable`` passes it while a peer can borrow, and catches it the moment
 no reachable peer can.
 """
