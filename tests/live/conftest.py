@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.live.cluster import KEEP_ENV, Cluster, ControlPlane
-from tests.live.stacks import ClusterObjects, deploy, stack_clusters
+from tests.live.stacks import ClusterObjects, Deployment, deploy, stack_clusters
 
 LIVE_DIR = Path(__file__).resolve().parent
 # the stack whose Kueue release (and Kueue configuration) the kueue_cluster fixture installs
 KUEUE_STACK = "dev"
+# the stack applied once per session for every test that needs it whole (the most hardened one)
+SHARED_STACK = "prod"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,5 +90,18 @@ def kueue_cluster(control_plane: ControlPlane) -> Iterator[Cluster]:
         refused = deployment.refused
         assert not refused, "\n".join(map(str, refused))
         yield deployment.cluster
+    finally:
+        deployment.cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_stack(control_plane: ControlPlane) -> Iterator[Deployment]:
+    """The ``prod`` stack applied whole (one cluster), Kueue serving, kept for the session:
+    ``test_stacks_apply`` checks its answers and ``test_security_claims`` acts on it, so it is
+    applied once (~50 s) instead of twice.  Tests write only dry runs or names of their own."""
+    (objects,) = stack_clusters(SHARED_STACK)
+    deployment = deploy(control_plane, objects, name=SHARED_STACK)
+    try:
+        yield deployment
     finally:
         deployment.cluster.stop()

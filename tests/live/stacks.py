@@ -238,19 +238,22 @@ def _is_kueue(release: Release) -> bool:
     return release.chart == "kueue"
 
 
-def deploy(plane: ControlPlane, objects: ClusterObjects, *, name: str) -> Deployment:
+def deploy(plane: ControlPlane, objects: ClusterObjects, *, name: str, platform: bool = True) -> Deployment:
     """``objects`` applied to a new cluster of ``plane`` (see the module doc for the order).
 
     The caller stops ``deployment.cluster``; if deploying raises, the cluster is stopped here."""
     cluster = plane.cluster(name)
     try:
-        return _deploy(cluster, objects)
+        return deploy_to(cluster, objects, platform=platform)
     except BaseException:
         cluster.stop()
         raise
 
 
-def _deploy(cluster: Cluster, objects: ClusterObjects) -> Deployment:
+def deploy_to(cluster: Cluster, objects: ClusterObjects, *, platform: bool = True) -> Deployment:
+    """``objects`` applied to a running ``cluster``, in :func:`deploy`'s order (a cluster that
+    already runs Kueue gets objects without a Kueue release: nothing is started twice).
+    ``platform=False``: without GKE's own CRDs, for objects that need none (RBAC, policies)."""
     deployment = Deployment(cluster, objects)
 
     def replaced(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -278,9 +281,10 @@ def _deploy(cluster: Cluster, objects: ClusterObjects) -> Deployment:
         for o in [*objects.declared, *release_objects]
         if o.get("kind") == "CustomResourceDefinition"
     }
-    deployment.results += cluster.apply(
-        [c for c in platform_crds() if c["metadata"]["name"] not in stack_crds]
-    )
+    if platform:
+        deployment.results += cluster.apply(
+            [c for c in platform_crds() if c["metadata"]["name"] not in stack_crds]
+        )
     first = [
         i for i, o in enumerate(objects.declared) if o.get("kind") in first_kinds and i not in objects.patches
     ]

@@ -13,6 +13,7 @@ import pytest
 
 from preview.stack_files import stack_names
 from tests.live.cluster import ControlPlane
+from tests.live.conftest import SHARED_STACK
 from tests.live.stacks import deploy, stack_clusters
 from tests.stack_runner import ROOT
 
@@ -24,12 +25,20 @@ def test_every_stack_file_is_applied() -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_stack_applies_with_no_rejection(control_plane: ControlPlane, stack: str) -> None:
+def test_stack_applies_with_no_rejection(
+    control_plane: ControlPlane, stack: str, request: pytest.FixtureRequest
+) -> None:
     sections = stack_clusters(stack)
     assert sections, f"{stack} has no Kubernetes objects"
     report: list[str] = []
     for n, objects in enumerate(sections):
-        deployment = deploy(control_plane, objects, name=f"{stack}-{n}")
+        shared = stack == SHARED_STACK and len(sections) == 1
+        # the session's shared deployment of this stack (stopped at the end of the session)
+        deployment = (
+            request.getfixturevalue("shared_stack")
+            if shared
+            else deploy(control_plane, objects, name=f"{stack}-{n}")
+        )
         try:
             applied = [r for r in deployment.results if r.accepted]
             # everything the section holds went in: declared, rendered, and the platform CRDs
@@ -42,5 +51,6 @@ def test_stack_applies_with_no_rejection(control_plane: ControlPlane, stack: str
                 deployment.kueue.process.check()  # still serving after every object went in
             assert applied
         finally:
-            deployment.cluster.stop()
+            if not shared:
+                deployment.cluster.stop()
     assert not report, f"{stack}: the API server refused {len(report)} object(s):\n" + "\n".join(report)
