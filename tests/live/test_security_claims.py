@@ -24,12 +24,13 @@ Who answers, and how it says no, at kubernetes v1.37.2:
   ``EvaluatePod``: 403 "violates PodSecurity "baseline:latest": <check>", the check's
   ``ForbiddenReason`` from ``staging/src/k8s.io/pod-security-admission/policy/check_*.go``.
 
-Clusters: the prod stack (two teams, every hardening) applied whole, Kueue's manager serving; the
-dev stack whole (its team lives in the pre-existing ``default`` namespace); and, for RBAC-only
-claims, the tenancy objects of the skypilot stack and of the multiregion manager and a worker
-(namespaces, service accounts, roles, bindings, admission policies: no release, no Kueue, since no
-claim tested there needs one).  Each is applied once per module.  The map from every claim of the
-document to these tests is :mod:`tests.live.security_claims`.
+Clusters: the prod stack (two teams, every hardening) applied whole, Kueue's manager serving (the
+session's ``shared_stack``, which ``test_stacks_apply`` checks too); the dev stack's tenancy
+objects on the session's ``kueue_cluster``, which runs the dev stack's own Kueue (its team lives
+in the pre-existing ``default`` namespace); and the tenancy objects (namespaces, service
+accounts, roles, bindings, admission policies) of the skypilot stack and of a multiregion worker,
+each on a cluster of its own with no release: no claim tested there needs an operator.  The map
+from every claim of the document to these tests is :mod:`tests.live.security_claims`.
 """
 
 from __future__ import annotations
