@@ -155,6 +155,25 @@ def exec_into(cluster: Cluster, who: Who, namespace: str, pod: str) -> Answer:
     return call(cluster, who, "POST", path, query={"command": "sh", "stdout": "true"})
 
 
+def can(
+    cluster: Cluster, who: Who, verb: str, group: str, resource: str, namespace: str, name: str = ""
+) -> bool:
+    """The RBAC authorizer's answer for a request that cannot be sent here (Kueue's visibility
+    API is an aggregated API served by a pod): a SelfSubjectAccessReview as ``who``."""
+    kind, _, subresource = resource.partition("/")
+    attributes = {"verb": verb, "group": group, "resource": kind, "namespace": namespace, "name": name}
+    if subresource:
+        attributes["subresource"] = subresource
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": attributes},
+    }
+    answer = call(cluster, who, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review)
+    assert answer.status == 201, answer
+    return bool(answer.body["status"]["allowed"])
+
+
 def assert_allowed(answer: Answer, what: str) -> None:
     assert answer.allowed, f"{what}: expected allowed, got {answer.status} {answer.reason}: {answer.message}"
 
@@ -412,6 +431,10 @@ def test_member_works_in_their_namespace(prod: Cluster, research: Who, applied: 
     assert (reached.status, reached.reason) == (404, "NotFound"), reached
     # the other team likewise in its own namespace
     assert_allowed(create(prod, applied, job("applied", "serve")), "the applied team's Job")
+    # where its workloads wait: Kueue's visibility API, for its own LocalQueues only
+    pending = ("get", "visibility.kueue.x-k8s.io", "localqueues/pendingworkloads")
+    assert can(prod, research, *pending, "research", "default")
+    assert not can(prod, research, *pending, "applied", "default")
 
 
 def test_member_cannot_make_a_local_queue(prod: Cluster, research: Who) -> None:
@@ -820,6 +843,11 @@ def test_the_map_check_fails_for_an_unmapped_claim() -> None:
     heading = MULTIKUEUE_HEADING + "\n"
     with pytest.raises(AssertionError, match="a MultiKueue sentence with no entry"):
         check_multikueue(text.replace(heading, heading + "\nA worker never loses a job. "))
+    # a row whose "Checked by" no longer names its live test
+    unnamed = text.replace(", `test_member_cannot_make_a_local_queue`", "")
+    assert unnamed != text
+    with pytest.raises(AssertionError, match="test_member_cannot_make_a_local_queue"):
+        check_guaranteed(unnamed)
     with pytest.raises(AssertionError, match="neither a live test nor a reason"):
         check_claim(Claim("a new row"))
     with pytest.raises(AssertionError, match="no such test"):
