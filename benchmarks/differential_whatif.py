@@ -238,21 +238,26 @@ def run(
     """Generate, replay through the oracle (``jobs`` processes, each a share of the scenarios,
     while this one runs the what-if), judge."""
     scenarios = generate(count, seed)
+    kueue: dict[str, dict[str, Any]] = {}
     if keep is not None:
-        kept = kept_results(keep)
-        if set(kept) == {s["id"] for s in scenarios}:
-            return scenarios, judge(scenarios, kept)  # Kueue's results kept by an earlier --keep
+        # Kueue's results an earlier --keep left (a whole run, or one cut short): only the
+        # scenarios without every variant go to the oracle again.
+        ids = {s["id"] for s in scenarios}
+        kueue = {k: v for k, v in kept_results(keep).items() if k in ids}
+    todo = [s for s in scenarios if s["id"] not in kueue]
+    if not todo:
+        return scenarios, judge(scenarios, kueue)
     kueue_oracle.binary()  # built once, before the processes start
     with tempfile.TemporaryDirectory(prefix="whatif-differential-") as tmp:
         where = keep or Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
+        first = len(list(where.glob("kueue.*.jsonl")))  # a resumed run writes beside the kept files
         procs = []
         for j in range(max(1, jobs)):
-            path, out = where / f"scenarios.{j}.jsonl", where / f"kueue.{j}.jsonl"
-            write_jsonl(scenarios[j :: max(1, jobs)], path)
+            path, out = where / f"scenarios.{first + j}.jsonl", where / f"kueue.{first + j}.jsonl"
+            write_jsonl(todo[j :: max(1, jobs)], path)
             procs.append((kueue_oracle.start(path, out), out))
         try:
-            kueue: dict[str, dict[str, Any]] = {}
             for proc, out in procs:
                 kueue.update(kueue_oracle.finish(proc, out))
         finally:
@@ -269,8 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--keep",
         type=Path,
-        help="keep the scenario and Kueue result files in this directory; when it already holds Kueue's "
-        "results for these scenarios, judge them again without the oracle",
+        help="keep the scenario and Kueue result files in this directory; the scenarios whose Kueue "
+        "results it already holds are judged without the oracle (a run cut short resumes)",
     )
     p.add_argument("--disagreements", type=Path, help="write every disagreement (JSON) here")
     p.add_argument("--jobs", type=int, default=2, help="oracle processes (default: 2, the machine's cores)")

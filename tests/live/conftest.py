@@ -81,17 +81,23 @@ def kueue_objects() -> ClusterObjects:
 
 
 @pytest.fixture(scope="session")
-def kueue_cluster(control_plane: ControlPlane) -> Iterator[Cluster]:
+def kueue_deployment(control_plane: ControlPlane) -> Iterator[Deployment]:
     """A cluster with Kueue's CRDs and release applied and Kueue's manager serving (the dev
-    stack's Kueue configuration); shared by the tests that bring their own queues: each uses
-    names of its own."""
+    stack's Kueue configuration), with the manager (its ports) for tests that need them."""
     deployment = deploy(control_plane, kueue_objects(), name="kueue")
     try:
         refused = deployment.refused
         assert not refused, "\n".join(map(str, refused))
-        yield deployment.cluster
+        yield deployment
     finally:
         deployment.cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kueue_cluster(kueue_deployment: Deployment) -> Cluster:
+    """The :func:`kueue_deployment`'s cluster; shared by the tests that bring their own queues:
+    each uses names of its own."""
+    return kueue_deployment.cluster
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ built once per machine into ``~/.cache/gpu-batch/oracle/`` (:mod:`benchmarks.kue
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 import subprocess
 import tempfile
@@ -122,3 +123,19 @@ def test_the_sample_agrees_with_kueue_at_least_as_often_as_measured() -> None:
     assert report.overall.total == SAMPLE_COUNT
     assert report.overall.compared >= SAMPLE_COUNT * 3 // 4, "\n".join(report.lines())
     assert report.overall.agree >= SAMPLE_FLOOR, "\n".join(report.lines())
+
+
+def test_a_run_cut_short_resumes_with_only_the_missing_scenarios(tmp_path: Path) -> None:
+    """``--keep`` holds Kueue's results per scenario; a run whose results lack one scenario (the
+    oracle was stopped) sends only that one to the oracle again, and judges the whole set as a
+    run that never stopped does."""
+    scenarios, whole = run(4, SAMPLE_SEED, keep=tmp_path, jobs=1)
+    lost = scenarios[2]["id"]
+    for out in tmp_path.glob("kueue.*.jsonl"):
+        lines = [line for line in out.read_text().splitlines() if json.loads(line)["id"] != lost]
+        out.write_text("".join(f"{line}\n" for line in lines))
+    before = set(tmp_path.glob("scenarios.*.jsonl"))
+    _, resumed = run(4, SAMPLE_SEED, keep=tmp_path, jobs=1)
+    (sent,) = set(tmp_path.glob("scenarios.*.jsonl")) - before
+    assert [json.loads(line)["id"] for line in sent.read_text().splitlines()] == [lost]
+    assert resumed.lines() == whole.lines()

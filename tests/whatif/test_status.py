@@ -516,3 +516,71 @@ def kai_records() -> list[Any]:
     from tests.stack_runner import run_stack
 
     return [(r.type, r.inputs, r.urn, r.name) for r in run_stack("kai").resources]
+
+
+# --- Kueue's visibility API unread, queues the team cannot read given as a file --------------------
+
+
+def test_without_kueues_queue_order_the_workloads_are_read_and_it_says_so(team_role: dict[str, Any]) -> None:
+    """A dump without the visibility API's answer: the order comes from the Workloads, every
+    pending one still gets Kueue's reason, and the output names the LocalQueue whose order was
+    not read and why; with the answer, each pending workload carries Kueue's positions."""
+    objects = [o for o in dump("quota") if o["kind"] != "PendingWorkloadsSummary"]
+    reader = RbacReader(DumpReader(objects), team_role["rules"], "research")
+    now = timestamp(NOW)
+    assert now is not None
+    report = build(collect(reader, ["research"]), now, Inputs(stack=cluster_items(objects)))
+    out = to_json(report)
+    assert list(out["queueOrderNotRead"]) == ["research/l4"]
+    assert (
+        "no PendingWorkloadsSummary of LocalQueue research/l4 in the dump"
+        in out["queueOrderNotRead"]["research/l4"]
+    )
+    assert all(p["queuePosition"] is None and p["kueue"]["message"] for p in out["pending"])
+    assert any("Kueue's queue order not read for research/l4" in a for a in out["assumptions"])
+    assert "[not visible:" in summary(report) and "Kueue's queue order]" in summary(report)
+    read = status("quota", reader=RbacReader(DumpReader(dump("quota")), team_role["rules"], "research"))
+    assert read["queueOrderNotRead"] == {}
+    positions = {p["workload"]: p["queuePosition"] for p in read["pending"]}
+    assert positions == {
+        "research/job-eval-h-91c3d": {"clusterQueue": 0, "localQueue": 0},
+        "research/job-finetune-m-2b8f4": {"clusterQueue": 1, "localQueue": 1},
+    }
+
+
+def test_manifests_stand_in_for_the_queues_the_team_cannot_read(
+    team_role: dict[str, Any], tmp_path: Path
+) -> None:
+    """``--manifests``: the declared queues as a file (what the platform team publishes), read as
+    ``python -m whatif --manifests`` reads it; the same ETAs as the same objects given as a stack."""
+    declared = [
+        {k: v for k, v in o.items() if k != "status"}
+        for o in dump("quota")
+        if o["kind"] in (*MODEL_KINDS, "LocalQueue")
+    ]
+    manifests = tmp_path / "queues.yaml"
+    manifests.write_text(yaml.safe_dump_all(declared))
+    durations = {k: v for k, v in history_durations("quota").items() if k.startswith("research/")}
+    given = tmp_path / "durations.yaml"
+    given.write_text(yaml.safe_dump({k: list(v) for k, v in durations.items()}))
+
+    def team_reader() -> RbacReader:
+        return RbacReader(DumpReader(dump("quota")), team_role["rules"], "research")
+
+    argv = ["-n", "research", "--now", NOW, "--manifests", str(manifests), "--durations", str(given)]
+    out = to_json(cli.run(cli._parser().parse_args(argv), team_reader()))
+    assert any(f"taken as --manifests {manifests} declares them" in a for a in out["assumptions"])
+    expected = status("quota", reader=team_reader(), stack=cluster_items(dump("quota")), durations=durations)
+    assert [p["eta"] for p in out["pending"]] == [p["eta"] for p in expected["pending"]]
+    assert all(p["eta"]["lowSeconds"] is not None for p in out["pending"])
+    with pytest.raises(SystemExit):  # one source of declared queues
+        cli._parser().parse_args(["--stack", "prod", "--manifests", str(manifests)])
+
+
+def test_an_api_error_keeps_the_servers_words() -> None:
+    from whatif.status.reads import server_message
+
+    assert server_message(b"service unavailable\n") == "service unavailable"
+    status_body = {"kind": "Status", "code": 503, "message": 'the server is currently unable to handle "x"'}
+    assert server_message(json.dumps(status_body).encode()) == 'the server is currently unable to handle "x"'
+    assert server_message(b"") == "" and len(server_message(b"x" * 500)) == 200

@@ -39,9 +39,16 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         help="your team's namespace (repeatable; default: the context's)",
     )
-    p.add_argument(
+    declared = p.add_mutually_exclusive_group()
+    declared.add_argument(
         "--stack",
         help="the stack: its declared queues where yours are not visible, its load profile's durations",
+    )
+    declared.add_argument(
+        "--manifests",
+        type=Path,
+        help="YAML of the declared Kueue objects (build/<stack>/manifests.yaml, or the platform team's "
+        "queue files) where yours are not visible",
     )
     p.add_argument("--durations", type=Path, help="YAML: <namespace>/<name>: seconds or [low, high]")
     p.add_argument(
@@ -106,6 +113,18 @@ def newest_time(objects: list[dict[str, Any]]) -> float:
     return max(found)
 
 
+def _manifests(path: Path) -> list[Item]:
+    """The objects of a YAML file as declared items (``whatif.sources.manifests_items``, as
+    ``python -m whatif --manifests`` reads them)."""
+    from whatif.sources import manifests_items
+
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise WhatIfError(f"--manifests {path}: cannot read it ({error.strerror})") from None
+    return manifests_items(text, f"--manifests {path}")
+
+
 def _stack(stack: str | None) -> tuple[list[Item], Profile]:
     if stack is None:
         return [], Profile()
@@ -137,11 +156,14 @@ def run(args: argparse.Namespace, reader: Reader | None = None) -> Report:
         now = time.time()
     snap = collect(reader, namespaces)
     items, profile = _stack(args.stack)
+    declared_by = "the stack"
+    if args.manifests is not None:
+        items, declared_by = _manifests(args.manifests), f"--manifests {args.manifests}"
     durations = load_durations(args.durations) if args.durations else None
     provisioning = (
         parse_range(args.provisioning_delay, "--provisioning-delay") if args.provisioning_delay else None
     )
-    return build(snap, now, Inputs(items, profile, durations or {}, provisioning))
+    return build(snap, now, Inputs(items, profile, durations or {}, provisioning, declared_by))
 
 
 def _default_namespaces(args: argparse.Namespace, objects: list[dict[str, Any]]) -> list[str]:

@@ -81,6 +81,8 @@ class Explanation:
     ahead: list[str] = field(default_factory=list)  # higher-priority / older work ahead, visible
     ahead_hidden: int = 0  # work ahead the user cannot see (visibility API positions)
     held_by: list[str] = field(default_factory=list)  # visible workloads holding the quota it waits for
+    # (positionInClusterQueue, positionInLocalQueue) from Kueue's visibility API; None: not read
+    position: tuple[int, int] | None = None
 
     def reason(self) -> str:
         words = [b.plain for b in self.blockers] or ["no reason recorded by Kueue yet"]

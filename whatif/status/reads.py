@@ -232,6 +232,22 @@ class RbacReader:
         return self.inner.get(read)
 
 
+def server_message(body: bytes | None, limit: int = 200) -> str:
+    """What the server said with an error: a ``Status``'s ``message``, else the first line of the
+    body (the aggregator's proxy answers plain text, e.g. ``service unavailable`` for an
+    APIService that is not Available: kube-aggregator ``pkg/apiserver/handler_proxy.go``
+    ``proxyHandler.ServeHTTP``)."""
+    text = (body or b"").decode("utf-8", "replace").strip()
+    try:
+        status = json.loads(text)
+    except ValueError:
+        status = None
+    if isinstance(status, dict) and status.get("message"):
+        text = str(status["message"])
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 class KubeReader:
     """A live API server through the pinned ``kubernetes`` client (kubeconfig and context)."""
 
@@ -270,7 +286,10 @@ class KubeReader:
                 raise NotServedError(read.describe())
             raise NotVisibleError(read, "not found (404)")
         if response.status >= 400:
-            raise NotVisibleError(read, f"the API server answered {response.status}")
+            said = server_message(response.data)
+            raise NotVisibleError(
+                read, f"the API server answered {response.status}" + (f": {said}" if said else "")
+            )
         data = json.loads(response.data or b"{}")
         return data if isinstance(data, dict) else {}
 

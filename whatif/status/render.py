@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whatif.status.report import Report, eta_json, eta_text, iso
+from whatif.status.report import QUEUE_ORDER_FALLBACK, Report, eta_json, eta_text, iso
 
 SHORT = {
     "quota": "waiting for quota",
@@ -33,6 +33,11 @@ def to_json(report: Report) -> dict[str, Any]:
                 "kueue": ex.kueue,
                 "ahead": ex.ahead,
                 "aheadNotVisible": ex.ahead_hidden,
+                "queuePosition": (
+                    {"clusterQueue": ex.position[0], "localQueue": ex.position[1]}
+                    if ex.position is not None
+                    else None
+                ),
                 "eta": eta_json(eta, report.now, report.eta_error),
             }
         )
@@ -56,8 +61,19 @@ def to_json(report: Report) -> dict[str, Any]:
         "namespaces": list(report.namespaces),
         "pending": pending,
         "notVisible": report.not_visible,
+        "queueOrderNotRead": {
+            lq: f"{why}: {QUEUE_ORDER_FALLBACK}" for lq, why in sorted(report.order_unknown.items())
+        },
         "assumptions": report.assumptions,
     }
+
+
+def _order_lines(report: Report) -> list[str]:
+    if not report.order_unknown:
+        return []
+    lines = ["", "Kueue's queue order (visibility API pendingworkloads) not read:"]
+    lines += [f"  {lq}: {why}" for lq, why in sorted(report.order_unknown.items())]
+    return [*lines, f"  {QUEUE_ORDER_FALLBACK}"]
 
 
 def _kinds(report: Report) -> list[str]:
@@ -106,6 +122,7 @@ def table(report: Report) -> list[str]:
         lines += ["", f"ETA not replayed: {report.eta_error}"]
     if report.kai_eta_error:
         lines += ["", f"KAI ETA not replayed: {report.kai_eta_error}"]
+    lines += _order_lines(report)
     if report.not_visible:
         lines += ["", "not visible with your rights (not absent):"]
         lines += [f"  {what}: {why}" for what, why in sorted(report.not_visible.items())]
@@ -127,5 +144,7 @@ def summary(report: Report) -> str:
     if not parts:
         return f"nothing pending in {', '.join(report.namespaces)}"
     kinds = sorted({what.split(" ")[0] for what in report.not_visible})
+    if report.order_unknown:
+        kinds.append("Kueue's queue order")
     hidden = f" [not visible: {', '.join(kinds)}]" if kinds else ""
     return f"{len(parts)} pending: " + "; ".join(parts) + hidden

@@ -132,8 +132,11 @@ def referenced(snap: Snapshot) -> set[str]:
     return out
 
 
-def model_items(snap: Snapshot, stack: Sequence[Item]) -> tuple[list[Item], list[str]]:
-    """The visible Kueue objects, and the stack's declared ones where a kind is not visible."""
+def model_items(
+    snap: Snapshot, stack: Sequence[Item], declared_by: str = "the stack"
+) -> tuple[list[Item], list[str]]:
+    """The visible Kueue objects, and the declared ones (``declared_by``: the stack, or a
+    ``--manifests`` file) where a kind is not visible."""
     notes: list[str] = []
     items: list[Item] = []
     from_stack: set[str] = set()
@@ -175,11 +178,11 @@ def model_items(snap: Snapshot, stack: Sequence[Item]) -> tuple[list[Item], list
     if from_stack:
         if stack:
             notes.append(
-                f"{', '.join(sorted(from_stack))}: not visible, taken as the stack declares them (a change made "
-                "on the cluster since is not seen)"
+                f"{', '.join(sorted(from_stack))}: not visible, taken as {declared_by} declares them (a change "
+                "made on the cluster since is not seen)"
             )
         else:
-            notes.append(f"{', '.join(sorted(from_stack))}: not visible and no --stack given")
+            notes.append(f"{', '.join(sorted(from_stack))}: not visible and no --stack or --manifests given")
     return items, notes
 
 
@@ -223,7 +226,9 @@ def _pick(r: Range | None, side: _Side) -> float:
 def _cluster_of(items: list[Item]) -> Cluster:
     model = StackModel.from_plain(items)
     if not model.cluster_queues():
-        raise WhatIfError("no ClusterQueue visible or declared: nothing to replay (pass --stack <s>)")
+        raise WhatIfError(
+            "no ClusterQueue visible or declared: nothing to replay (pass --stack <s> or --manifests FILE)"
+        )
     return prepared(model)
 
 
@@ -266,11 +271,12 @@ class Inputs:
     profile: Profile = field(default_factory=Profile)
     durations: Mapping[str, Range] = field(default_factory=dict)
     provisioning: Range | None = None
+    declared_by: str = "the stack"  # where ``stack`` comes from, for the notes
 
 
 def replay(snap: Snapshot, now: float, inputs: Inputs) -> Replay:
     profile = inputs.profile
-    items, notes = model_items(snap, inputs.stack)
+    items, notes = model_items(snap, inputs.stack, inputs.declared_by)
     given = inputs.durations
     prov = inputs.provisioning or profile.provisioning
     workloads = [KueueWorkload(o) for o in snap.of("Workload")]

@@ -37,6 +37,15 @@ class Report:
     eta_error: str | None = None
     kai_etas: dict[str, Eta] = field(default_factory=dict)
     kai_eta_error: str | None = None
+    # "<namespace>/<name>" of a LocalQueue with pending work -> why Kueue's visibility API did not
+    # give its order: the pending Workloads were read instead (see ``QUEUE_ORDER_FALLBACK``)
+    order_unknown: dict[str, str] = field(default_factory=dict)
+
+
+QUEUE_ORDER_FALLBACK = (
+    "the pending Workloads were read instead and ordered as Kueue orders them (priority, then "
+    "creation); pending work of other teams ahead of yours is not counted"
+)
 
 
 def iso(t: float) -> str:
@@ -88,8 +97,12 @@ def build(snap: Snapshot, now: float, inputs: Inputs | None = None) -> Report:
         if w.state() == PENDING:
             ex.ahead = _ahead(w, cq, pending, lq_cq)
             pos = snap.positions.get(w.key)
+            ex.position = pos
             if pos is not None:
                 ex.ahead_hidden = max(pos[0] - len(ex.ahead), 0)
+            lq = f"{w.namespace}/{w.queue}"
+            if lq in snap.order_unknown:
+                report.order_unknown[lq] = snap.order_unknown[lq]
             ex.held_by = _holders(ex, workloads, now)
         requests = provisioning_requests(w, snap.of("ProvisioningRequest"))
         if requests:
