@@ -33,13 +33,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from tests.live import toolchain
 from tests.live.cluster import FIELD_MANAGER, Applied, Cluster, ControlPlane, LiveError
 from tests.live.kueue import KueueManager, chart_config, webhook_services
+
+if TYPE_CHECKING:
+    from preview.harness import RunResult
 
 ROOT = toolchain.ROOT
 SCHEMAS = ROOT.parent / "shared" / "schemas"
@@ -108,6 +111,7 @@ class ClusterObjects:
     declared: tuple[dict[str, Any], ...]
     patches: frozenset[int]  # indexes into declared of <Kind>Patch objects
     releases: tuple[Release, ...]
+    urns: tuple[str, ...] = ()  # the URN of each declared object (the plan's key for it)
 
 
 @dataclass
@@ -126,15 +130,27 @@ class Deployment:
 
 
 @cache
+def stack_run(stack: str) -> RunResult:
+    """The stack's program run once under the preview's mocks (its plan and its objects)."""
+    from tests.stack_runner import run_stack
+
+    return run_stack(stack)
+
+
+@cache
 def stack_clusters(stack: str) -> tuple[ClusterObjects, ...]:
     """The stack's objects per cluster, as ``python -m preview --stack <stack>`` renders them."""
+    return clusters_of(stack_run(stack), stack)
+
+
+def clusters_of(result: RunResult, stack: str) -> tuple[ClusterObjects, ...]:
+    """A program run's objects per cluster (``stack`` names it in errors): the declared ones in
+    registration order with their URNs, and each Helm release rendered."""
     from preview.charts import render_recorded_releases
     from preview.clusters import cluster_groups
     from preview.manifests import is_kubernetes_object, render_manifests
     from preview.ssa_patches import is_patch
-    from tests.stack_runner import run_stack
 
-    result = run_stack(stack)
     releases = render_recorded_releases(result.resources, ROOT)
     out: list[ClusterObjects] = []
     for group in cluster_groups(result.resources, releases):
@@ -155,7 +171,8 @@ def stack_clusters(stack: str) -> tuple[ClusterObjects, ...]:
                     bool(release.resource.inputs.get("createNamespace")),
                 )
             )
-        out.append(ClusterObjects(group.title, tuple(declared), patches, tuple(rels)))
+        urns = tuple(r.urn for r in records)
+        out.append(ClusterObjects(group.title, tuple(declared), patches, tuple(rels), urns))
     return tuple(out)
 
 
