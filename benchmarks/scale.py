@@ -110,7 +110,15 @@ def stack_document(teams: int) -> dict[str, Any]:
     base = yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())["config"]
     pairs = [team_config(i) for i in range(teams)]
     config = {
-        key: base[key] for key in ("gcp:project", "gpu-batch:cluster", "gpu-batch:kueue", "gpu-batch:kuberay")
+        key: base[key]
+        # prod's monitoring too: its protected cluster requires notification channels (issue 39)
+        for key in (
+            "gcp:project",
+            "gpu-batch:cluster",
+            "gpu-batch:kueue",
+            "gpu-batch:kuberay",
+            "gpu-batch:monitoring",
+        )
     }
     config["gpu-batch:gpuPools"] = [
         {

@@ -43,11 +43,24 @@ def _gpu_series_labels() -> set[str]:
     return set(re.findall(r"(\w+)=\"", gpu_line.replace("{{ $metric.UUID }}", "UUID")))
 
 
+def _gmp_target_labels() -> set[str]:
+    """The labels GMP's managed collection writes on every scraped series: the protected target
+    labels its ClusterPodMonitoring CRD forbids relabelling onto (``self != '<label>'`` rules)."""
+    text = (GMP / "monitoring.googleapis.com_clusterpodmonitorings.yaml").read_text()
+    rule = next(doc for doc in re.split(r"- messageExpression:", text) if "cannot relabel onto protected" in doc)
+    return set(re.findall(r"self\s*!=\s*'(\w+)'", rule))
+
+
 def test_the_gpu_panels_break_down_by_labels_dcgm_exporter_sets() -> None:
+    """Each panel groups by labels the series really carry: the exporter's own, plus ``cluster``
+    (issue 39: every query keeps it), which GMP writes as a target label."""
     labels = _gpu_series_labels()
     assert {"modelName", "Hostname", "gpu"} <= labels
+    target = _gmp_target_labels()
+    assert {"cluster", "namespace", "project_id"} <= target
     for promql in (q.gpu_utilization(), q.gpu_memory_used()):
-        assert _by_labels(promql) <= labels
+        assert _by_labels(promql) <= labels | target
+        assert "modelName" in _by_labels(promql)
     assert {legend for panel in gpu_panels() for legend, _ in panel.queries} == {"{{modelName}}"}
 
 

@@ -232,10 +232,13 @@ def test_a_crd_the_program_declares_validates_its_objects() -> None:
 def test_an_object_whose_pinned_crd_is_missing_here_is_listed_not_passed_nor_failed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """charts.lock.yaml pins the Gateway API CRDs as plain manifests that ../shared does not mirror:
-    without cache or network such an object is "not validated" (listed), while a kind no pinned
-    file names -- a typo -- still fails as before."""
+    """charts.lock.yaml pins the Gateway API CRDs as plain manifests: on a machine with neither
+    cache, ../shared nor network (a catalog without them) such an object is "not validated"
+    (listed), while a kind no pinned file names -- a typo -- still fails as before.  Where the
+    file resolves (here: ../shared/schemas/gateway-api) the object is validated for real."""
     from gpu_batch_policy.facts.schema import pinned
+
+    from gpu_batch_policy.facts.schema.crd import CrdCatalog
 
     from preview.manifests import unvalidated_pinned
 
@@ -249,12 +252,19 @@ def test_an_object_whose_pinned_crd_is_missing_here_is_listed_not_passed_nor_fai
         "spec": {"gatewayClassName": "gke-l7-rilb", "listeners": []},
     }
     typo = {**gateway, "kind": "Gatewy"}
-    assert validate_manifests([gateway]) == []
+    without = CrdCatalog(None, label="no pinned file")  # what such a machine's catalog holds
+    assert validate_manifests([gateway], catalog=without) == []
     assert unvalidated_pinned([gateway]) == [
         "Gateway/n/g: not validated: its pinned CRD (gateway.networking.k8s.io/v1) is not available here"
     ]
     assert unvalidated_pinned([typo]) == []
-    assert [line.split(":")[0] for line in validate_manifests([typo])] == ["Gatewy/n/g"]
+    assert [line.split(":")[0] for line in validate_manifests([typo], catalog=without)] == ["Gatewy/n/g"]
+    monkeypatch.undo()
+    if not pinned.unavailable_crd_files():  # the pinned file resolves: the real schema decides
+        assert validate_manifests([gateway]) == ["Gateway/n/g: spec.listeners: must have at least 1 items (has 0)"]
+    monkeypatch.setattr(
+        pinned, "unavailable_crd_files", lambda: frozenset({"gateway.networking.k8s.io_gateways.yaml"})
+    )
     assert pinned.pinned_but_unavailable("networking.gke.io/v1", "HealthCheckPolicy") is False
     monkeypatch.setattr(
         pinned, "unavailable_crd_files", lambda: frozenset({"networking.gke.io_healthcheckpolicies.yaml"})
