@@ -46,6 +46,51 @@ def inherited_depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Res
     raise TypeError("depends_on must be given as resources, not an Output, to be handed to children")
 
 
+# Fields a pinned CRD freezes with a transition rule (``self == oldSelf``, "field is immutable"),
+# which the stack replaces instead of updating.  pulumi-kubernetes knows no CRD's rules: its replace
+# table covers built-in kinds only (``provider/pkg/provider/diff.go`` ``forceNewProperties``), so it
+# would send the change as an update that the API server refuses and ``pulumi up`` fails.  With
+# ``replaceOnChanges`` the engine replaces, and ``deleteBeforeReplace`` deletes the old object
+# first, as it must for an object that keeps its name (the provider's own rule for the replacements
+# it decides, ``provider.go`` ``kubeProvider.Diff``).
+# - LocalQueue ``spec.clusterQueue``: kueue v0.19.2 ``apis/kueue/v1beta2/localqueue_types.go``
+#   ``LocalQueueSpec.ClusterQueue``.  Kueue puts no finalizer on a LocalQueue, so the delete ends.
+# - RayCluster / RayJob ``managedBy`` and the GCS fault-tolerance ``backend``: kuberay v1.7.0
+#   ``ray-operator/apis/ray/v1/raycluster_types.go`` / ``rayjob_types.go`` (XValidation
+#   ``self == oldSelf``).  A RayJob's own cluster spec carries the RayCluster's rules.
+# Kinds whose frozen fields are NOT listed, because Kueue's ``resource-in-use`` finalizer holds the
+# deletion while a ClusterQueue (or flavor) names the object, so a replacement under the same name
+# would wait forever (kueue v0.19.2 ``pkg/controller/core/admissioncheck_controller.go``,
+# ``resourceflavor_controller.go``, ``pkg/controller/tas/topology_controller.go`` ``Reconcile``):
+# AdmissionCheck ``spec.controllerName``, ResourceFlavor's TAS fields, Topology ``spec.levels``.  The
+# preview reports a change there as a replacement the API server forces (``immutable_changes``);
+# the way through is a new name.  ``tests/test_crd_immutable_fields.py`` holds this list against the
+# pinned CRDs.
+REPLACED_ON_CHANGE: dict[tuple[str, str], tuple[str, ...]] = {
+    ("kueue.x-k8s.io", "LocalQueue"): ("spec.clusterQueue",),
+    ("ray.io", "RayCluster"): ("spec.gcsFaultToleranceOptions.backend", "spec.managedBy"),
+    ("ray.io", "RayJob"): (
+        "spec.managedBy",
+        "spec.rayClusterSpec.gcsFaultToleranceOptions.backend",
+        "spec.rayClusterSpec.managedBy",
+    ),
+}
+HELD_BY_FINALIZER: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("kueue.x-k8s.io", "AdmissionCheck"),
+        ("kueue.x-k8s.io", "ResourceFlavor"),
+        ("kueue.x-k8s.io", "Topology"),
+    }
+)
+
+
+def _replacement(api_version: str, kind: str) -> pulumi.ResourceOptions | None:
+    paths = REPLACED_ON_CHANGE.get((api_version.split("/", 1)[0], kind))
+    if not paths:
+        return None
+    return pulumi.ResourceOptions(replace_on_changes=list(paths), delete_before_replace=True)
+
+
 def _sdk_version() -> str:
     """The provider plugin version matching the installed SDK (untyped helper of the SDK)."""
     return cast("Callable[[], str]", k8s._utilities.get_version)()
@@ -74,6 +119,9 @@ class KubeObject(k8s.apiextensions.CustomResource):
             props[key] = value
         # The SDK pins the provider plugin version this way too (CustomResource.__init__).
         version = pulumi.ResourceOptions(version=_sdk_version())
+        replacement = _replacement(api_version, kind)
+        if replacement is not None:
+            version = pulumi.ResourceOptions.merge(version, replacement)
         pulumi.CustomResource.__init__(
             self,
             f"kubernetes:{api_version}:{kind}",

@@ -65,6 +65,8 @@ class RecordingMonitor(mocks.MockMonitor):
             protect=bool(request.protect),
             retain_on_delete=bool(request.retainOnDelete),
             ignore_changes=list(request.ignoreChanges),
+            replace_on_changes=list(request.replaceOnChanges),
+            delete_before_replace=bool(request.deleteBeforeReplace),
             wire_inputs=request.object.SerializeToString(),
             wire_outputs=response.object.SerializeToString() if registration is not None else b"",
         )

@@ -33,6 +33,8 @@ def plan_document(
                 **({"protect": True} if r.protect else {}),
                 **({"retainOnDelete": True} if r.retain_on_delete else {}),
                 **({"ignoreChanges": sorted(r.ignore_changes)} if r.ignore_changes else {}),
+                **({"replaceOnChanges": sorted(r.replace_on_changes)} if r.replace_on_changes else {}),
+                **({"deleteBeforeReplace": True} if r.delete_before_replace else {}),
                 # A set to the engine; the SDK gathers it in hash order, so sort it.
                 "dependsOn": sorted(r.dependencies),
                 "inputs": sorted_maps(for_display(r.inputs)),

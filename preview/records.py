@@ -51,6 +51,10 @@ class RecordedResource:
     # The `ignoreChanges` resource option: input paths the engine keeps from the old state on an
     # update, so a change there neither updates nor replaces the resource.
     ignore_changes: list[str] = field(default_factory=list)
+    # The `replaceOnChanges` / `deleteBeforeReplace` resource options: a change under one of these
+    # paths replaces the resource, deleting the old object first.
+    replace_on_changes: list[str] = field(default_factory=list)
+    delete_before_replace: bool = False
     # The serialised protobuf ``Struct``s the registration carried (inputs) and the mocks answered
     # (outputs), when recorded from a program: the analyzer sends them as they are instead of
     # converting ``inputs``/``outputs`` back (the same values; ``json_format.ParseDict`` was most of
