@@ -26,7 +26,8 @@ which the API server evaluates on update (k8s.io/apiextensions-apiserver v0.37.2
 module of kubernetes v1.37.2, ``pkg/apiserver/schema/cel/validation.go`` ``Validator.Validate``
 with ``oldObj``).  pulumi-kubernetes would send that very update: its replace table
 (``provider/pkg/provider/diff.go`` ``forceNewProperties``) knows built-in kinds only, so the
-preview's "replace" says `pulumi up` fails unless the object is replaced.  A replaced object that
+program registers the field with ``replaceOnChanges`` (``components/k8s_object.py``) and the
+engine replaces, as the preview's "replace" says.  A replaced object that
 keeps its name is deleted first (``provider.go`` ``kubeProvider.Diff``: ``deleteBeforeReplace``;
 read at v4.32.0, the newest tag mirrored; the pin is 4.34.2).
 """
