@@ -159,6 +159,23 @@ def stack_clusters(stack: str) -> tuple[ClusterObjects, ...]:
     return tuple(out)
 
 
+def kueue_objects(stack: str = "dev") -> ClusterObjects:
+    """The Kueue parts of ``stack``: its Kueue CRDs, its Kueue Helm release and their Namespace."""
+    (objects,) = stack_clusters(stack)
+    releases = tuple(r for r in objects.releases if r.chart == "kueue")
+    namespaces = {r.namespace for r in releases}
+    kueue = tuple(
+        o
+        for o in objects.declared
+        if (
+            o.get("kind") == "CustomResourceDefinition"
+            and str(o["metadata"]["name"]).endswith(".kueue.x-k8s.io")
+        )
+        or (o.get("kind") == "Namespace" and o["metadata"]["name"] in namespaces)
+    )
+    return ClusterObjects(f"Kueue of the {stack} stack", kueue, frozenset(), releases)
+
+
 def stand_ins(obj: Any) -> tuple[Any, int]:
     """``obj`` with every value the preview cannot know replaced; returns it and how many.
 
@@ -244,13 +261,15 @@ def deploy(plane: ControlPlane, objects: ClusterObjects, *, name: str) -> Deploy
     The caller stops ``deployment.cluster``; if deploying raises, the cluster is stopped here."""
     cluster = plane.cluster(name)
     try:
-        return _deploy(cluster, objects)
+        return deploy_on(cluster, objects)
     except BaseException:
         cluster.stop()
         raise
 
 
-def _deploy(cluster: Cluster, objects: ClusterObjects) -> Deployment:
+def deploy_on(cluster: Cluster, objects: ClusterObjects) -> Deployment:
+    """``objects`` applied to ``cluster``, which may already hold objects of its own (CRDs a
+    Kueue integration needs before the manager starts, say); the caller stops the cluster."""
     deployment = Deployment(cluster, objects)
 
     def replaced(obj: Mapping[str, Any]) -> dict[str, Any]:
