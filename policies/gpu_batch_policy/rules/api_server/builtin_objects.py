@@ -29,6 +29,9 @@ against the patched kind's schema as a partial object (:meth:`..schema.core.Core
 ``patch``): nothing required but ``metadata.name``, everything else typed and declared as in a
 whole object.  A ``*Patch`` type whose ``kind`` names another kind is not a patch to the provider
 and no kind the schema defines: "cannot check", as any unknown kind.
+
+Names are judged by the kind's own name function (:mod:`..schema.object_names`: the schema says
+only "a string"), except a patch's, which names an object that exists.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pulumi_policy import Policy
 from ...facts.model import StackModel
 from ...facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 from ...facts.schema.crd import Outcome
+from ...facts.schema.object_names import name_violations
 from ...primitives.values import Unknown
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
@@ -71,7 +75,8 @@ def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mappin
         if result.outcome is Outcome.NO_SCHEMA:
             reporter.cannot_check(obj, f"schema not checked: {result.note}")
             continue
-        for violation in result.violations:
+        names = [] if patch else name_violations(obj.group, obj.kind, manifest)
+        for violation in [*result.violations, *names]:
             reporter.violation(
                 obj,
                 f"the API server would reject it ({result.schema or validator.minor}): {violation}",
