@@ -1,10 +1,15 @@
-"""``builtin-object-schema`` judges a built-in object's name as the API server's validation of its
-kind does (``facts.schema.object_names``; kubernetes v1.37.2 ``pkg/apis/*/validation``).
+"""``builtin-object-schema`` judges a built-in object's name and its enumerated fields as the API
+server's validation of its kind does (``facts.schema.object_names``, ``facts.schema.builtin_enums``;
+kubernetes v1.37.2 ``pkg/apis/*/validation``); ``pod-template-api-validation`` the pod template's
+(``facts.schema.pod_spec``).
 
 Found by the pack-vs-server differential (issue 41): a Service named ``Not_A_DNS_Name-22``, a
 ConfigMap, Namespace, PriorityClass or Job of 254 characters passed the pack and were refused by
 kube-apiserver v1.37.2 with ``metadata.name: Invalid value``.  Each kind keeps its own grammar:
-an RBAC name needs only to be a path segment, a CRD is named after its plural and group.
+an RBAC name needs only to be a path segment, a CRD is named after its plural and group.  Likewise
+a Job's ``completionMode``, a Service or NetworkPolicy port's ``protocol``, a webhook's
+``failurePolicy`` or ``sideEffects``, a container's ``imagePullPolicy`` and a pod's ``dnsPolicy``
+set to a value the server does not support: ``Unsupported value``.
 """
 
 from __future__ import annotations
@@ -105,3 +110,111 @@ def test_a_generate_name_prefix_may_end_with_a_dash() -> None:
     assert _messages(doc) == []
     doc["metadata"]["generateName"] = "Run_"
     assert any("generateName" in m for m in _messages(doc))
+
+
+def _enum_messages(doc: dict[str, Any], rule: str = "builtin-object-schema") -> list[str]:
+    return [
+        m for m in run(policy(rule), [Res(token(doc), "object", doc)]).messages if "Unsupported value" in m
+    ]
+
+
+WEBHOOK = {
+    "name": "v.example.com",
+    "clientConfig": {"url": "https://example.com/validate"},
+    "admissionReviewVersions": ["v1"],
+    "sideEffects": "None",
+    "failurePolicy": "Fail",
+    "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}],
+}
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "body", "path", "value"),
+    [
+        (
+            "batch/v1",
+            "Job",
+            {**JOB, "spec": {**JOB["spec"], "completionMode": "Indexd"}},
+            "spec.completionMode",
+            "Indexd",
+        ),
+        (
+            "v1",
+            "Service",
+            {"spec": {"ports": [{"port": 80, "protocol": "tcp"}]}},
+            "spec.ports[0].protocol",
+            "tcp",
+        ),
+        ("v1", "Service", {"spec": {"ports": [{"port": 80}], "type": "Internal"}}, "spec.type", "Internal"),
+        (
+            "networking.k8s.io/v1",
+            "NetworkPolicy",
+            {"spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 53, "protocol": "DNS"}]}]}},
+            "spec.ingress[0].ports[0].protocol",
+            "DNS",
+        ),
+        (
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            {"webhooks": [{**WEBHOOK, "failurePolicy": "fail"}]},
+            "webhooks[0].failurePolicy",
+            "fail",
+        ),
+        (
+            "admissionregistration.k8s.io/v1",
+            "MutatingWebhookConfiguration",
+            {"webhooks": [{**WEBHOOK, "sideEffects": "Some"}]},
+            "webhooks[0].sideEffects",
+            "Some",
+        ),
+        (
+            "admissionregistration.k8s.io/v1",
+            "ValidatingAdmissionPolicy",
+            {"spec": {"failurePolicy": "Never", "validations": [{"expression": "true"}]}},
+            "spec.failurePolicy",
+            "Never",
+        ),
+    ],
+)
+def test_an_enumerated_field_out_of_its_values_is_a_violation(
+    api_version: str, kind: str, body: dict[str, Any], path: str, value: str
+) -> None:
+    found = _enum_messages(_object(api_version, kind, "object", **body))
+    assert [m for m in found if f'{path}: Unsupported value: "{value}"' in m], found
+    # the same object with the field as upstream's examples write it passes
+    assert _enum_messages(_object(api_version, kind, "object", **_fixed(body, value))) == []
+
+
+def _fixed(body: Any, wrong: str) -> Any:
+    """``body`` with ``wrong`` replaced by a supported value of its field."""
+    good = {"Indexd": "Indexed", "tcp": "TCP", "Internal": "ClusterIP", "DNS": "UDP", "fail": "Fail"}
+    good |= {"Some": "None", "Never": "Ignore"}
+    if isinstance(body, dict):
+        return {k: _fixed(v, wrong) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_fixed(v, wrong) for v in body]
+    return good[wrong] if body == wrong else body
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("imagePullPolicy", "Sometimes", "containers[0].imagePullPolicy"),
+        ("terminationMessagePolicy", "Stdout", "containers[0].terminationMessagePolicy"),
+        ("dnsPolicy", "ClusterFirstly", "spec.dnsPolicy"),
+        ("preemptionPolicy", "Always", "spec.preemptionPolicy"),
+    ],
+)
+def test_a_pod_templates_enumerated_field_out_of_its_values_is_a_violation(
+    field: str, value: str, where: str
+) -> None:
+    template: dict[str, Any] = {
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}
+    }
+    if where.startswith("containers"):
+        template["spec"]["containers"][0][field] = value
+    else:
+        template["spec"][field] = value
+    doc = _object("batch/v1", "Job", "object", spec={"template": template})
+    found = _enum_messages(doc, "pod-template-api-validation")
+    assert len(found) == 1 and where in found[0] and value in found[0], found

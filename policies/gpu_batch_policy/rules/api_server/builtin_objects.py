@@ -31,7 +31,8 @@ whole object.  A ``*Patch`` type whose ``kind`` names another kind is not a patc
 and no kind the schema defines: "cannot check", as any unknown kind.
 
 Names are judged by the kind's own name function (:mod:`..schema.object_names`: the schema says
-only "a string"), except a patch's, which names an object that exists.
+only "a string"), except a patch's, which names an object that exists; enumerated fields by the
+values the kind's Go validation supports (:mod:`..schema.builtin_enums`: the schema has no enums).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from typing import Any
 from pulumi_policy import Policy
 
 from ...facts.model import StackModel
+from ...facts.schema.builtin_enums import enum_violations
 from ...facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 from ...facts.schema.crd import Outcome
 from ...facts.schema.object_names import name_violations
@@ -76,7 +78,8 @@ def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mappin
             reporter.cannot_check(obj, f"schema not checked: {result.note}")
             continue
         names = [] if patch else name_violations(obj.group, obj.kind, manifest)
-        for violation in [*result.violations, *names]:
+        enums = enum_violations(obj.group, obj.kind, manifest)
+        for violation in [*result.violations, *names, *enums]:
             reporter.violation(
                 obj,
                 f"the API server would reject it ({result.schema or validator.minor}): {violation}",
