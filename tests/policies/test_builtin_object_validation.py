@@ -14,6 +14,7 @@ set to a value the server does not support: ``Unsupported value``.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -218,3 +219,55 @@ def test_a_pod_templates_enumerated_field_out_of_its_values_is_a_violation(
     doc = _object("batch/v1", "Job", "object", spec={"template": template})
     found = _enum_messages(doc, "pod-template-api-validation")
     assert len(found) == 1 and where in found[0] and value in found[0], found
+
+
+def _crd_with_item_schema(item: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(
+        _object("apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets.example.com", **CRD_SPEC)
+    )
+    doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"levels": {"type": "array", "items": item}}}
+        },
+    }
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("item", "where", "words"),
+    [
+        (
+            {"type": "object", "properties": {"nodeLabel": {"type": "string", "maxLength": "316"}}},
+            "levels.items.properties.nodeLabel.maxLength",
+            'expected integer, got string "316"',
+        ),
+        ({"type": {"wrong": "type"}}, "levels.items.type", "expected string"),
+        ("string", "levels.items", "expected a schema object or a list of them"),
+        (
+            {
+                "type": "object",
+                "additionalProperties": {"type": "string", "x-kubernetes-preserve-unknown-fields": "yes"},
+            },
+            "levels.items.additionalProperties[\"x-kubernetes-preserve-unknown-fields\"]",
+            "expected boolean",
+        ),
+    ],
+)
+def test_a_crd_schema_below_items_is_typed_as_the_api_server_decodes_it(
+    item: Any, where: str, words: str
+) -> None:
+    """``items`` and ``additionalProperties`` are untyped in the OpenAPI schema; the server decodes
+    them as JSONSchemaProps (apiextensions-apiserver v0.37.2 ``JSONSchemaPropsOrArray.UnmarshalJSON``)."""
+    found = _messages(_crd_with_item_schema(item))
+    assert [m for m in found if where in m and words in m], found
+
+
+def test_a_well_typed_crd_schema_below_items_passes() -> None:
+    item = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": {"type": "string", "maxLength": 63}},
+    }
+    assert _messages(_crd_with_item_schema(item)) == []
+    assert _messages(_crd_with_item_schema([item, {"type": "integer"}])) == []

@@ -32,13 +32,15 @@ and no kind the schema defines: "cannot check", as any unknown kind.
 
 Names are judged by the kind's own name function (:mod:`..schema.object_names`: the schema says
 only "a string"), except a patch's, which names an object that exists; enumerated fields by the
-values the kind's Go validation supports (:mod:`..schema.builtin_enums`: the schema has no enums).
+values the kind's Go validation supports (:mod:`..schema.builtin_enums`: the schema has no enums);
+a CRD's schemas below ``items`` and ``additionalProperties`` as ``JSONSchemaProps``
+(:mod:`..schema.crd_document`: the OpenAPI schema leaves them untyped).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pulumi_policy import Policy
 
@@ -46,11 +48,14 @@ from ...facts.model import StackModel
 from ...facts.schema.builtin_enums import enum_violations
 from ...facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 from ...facts.schema.crd import Outcome
+from ...facts.schema.crd_document import nested_schema_violations
 from ...facts.schema.object_names import name_violations
 from ...primitives.values import Unknown
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
 from .custom_resources import BUILT_IN_GROUPS, applied_manifest, too_deep
+
+CRD: Final = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
 def stack_minor(model: StackModel) -> KubernetesMinor:
@@ -79,7 +84,10 @@ def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mappin
             continue
         names = [] if patch else name_violations(obj.group, obj.kind, manifest)
         enums = enum_violations(obj.group, obj.kind, manifest)
-        for violation in [*result.violations, *names, *enums]:
+        nested = (
+            nested_schema_violations(validator.minor.minor, manifest) if (obj.group, obj.kind) == CRD else []
+        )
+        for violation in [*result.violations, *names, *enums, *nested]:
             reporter.violation(
                 obj,
                 f"the API server would reject it ({result.schema or validator.minor}): {violation}",
