@@ -249,7 +249,7 @@ def _crd_with_item_schema(item: Any) -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": {"type": "string", "x-kubernetes-preserve-unknown-fields": "yes"},
             },
-            "levels.items.additionalProperties[\"x-kubernetes-preserve-unknown-fields\"]",
+            'levels.items.additionalProperties["x-kubernetes-preserve-unknown-fields"]',
             "expected boolean",
         ),
     ],
