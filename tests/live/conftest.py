@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.live.cluster import KEEP_ENV, Cluster, ControlPlane
-from tests.live.stacks import ClusterObjects, Deployment, deploy, stack_clusters
+from tests.live.stacks import Deployment, deploy, kueue_objects, stack_clusters
 
 LIVE_DIR = Path(__file__).resolve().parent
 # the stack whose Kueue release (and Kueue configuration) the kueue_cluster fixture installs
@@ -63,28 +63,11 @@ def cluster(control_plane: ControlPlane, request: pytest.FixtureRequest) -> Iter
         cluster.stop()
 
 
-def kueue_objects() -> ClusterObjects:
-    """The Kueue parts of the ``dev`` stack: its Kueue CRDs and its Kueue Helm release."""
-    (objects,) = stack_clusters(KUEUE_STACK)
-    releases = tuple(r for r in objects.releases if r.chart == "kueue")
-    namespaces = {r.namespace for r in releases}
-    kueue = tuple(
-        o
-        for o in objects.declared
-        if (
-            o.get("kind") == "CustomResourceDefinition"
-            and str(o["metadata"]["name"]).endswith(".kueue.x-k8s.io")
-        )
-        or (o.get("kind") == "Namespace" and o["metadata"]["name"] in namespaces)
-    )
-    return ClusterObjects(f"Kueue of the {KUEUE_STACK} stack", kueue, frozenset(), releases)
-
-
 @pytest.fixture(scope="session")
 def kueue_deployment(control_plane: ControlPlane) -> Iterator[Deployment]:
     """A cluster with Kueue's CRDs and release applied and Kueue's manager serving (the dev
     stack's Kueue configuration), with the manager (its ports) for tests that need them."""
-    deployment = deploy(control_plane, kueue_objects(), name="kueue")
+    deployment = deploy(control_plane, kueue_objects(KUEUE_STACK), name="kueue")
     try:
         refused = deployment.refused
         assert not refused, "\n".join(map(str, refused))

@@ -176,6 +176,23 @@ def clusters_of(result: RunResult, stack: str) -> tuple[ClusterObjects, ...]:
     return tuple(out)
 
 
+def kueue_objects(stack: str = "dev") -> ClusterObjects:
+    """The Kueue parts of ``stack``: its Kueue CRDs, its Kueue Helm release and their Namespace."""
+    (objects,) = stack_clusters(stack)
+    releases = tuple(r for r in objects.releases if r.chart == "kueue")
+    namespaces = {r.namespace for r in releases}
+    kueue = tuple(
+        o
+        for o in objects.declared
+        if (
+            o.get("kind") == "CustomResourceDefinition"
+            and str(o["metadata"]["name"]).endswith(".kueue.x-k8s.io")
+        )
+        or (o.get("kind") == "Namespace" and o["metadata"]["name"] in namespaces)
+    )
+    return ClusterObjects(f"Kueue of the {stack} stack", kueue, frozenset(), releases)
+
+
 def stand_ins(obj: Any) -> tuple[Any, int]:
     """``obj`` with every value the preview cannot know replaced; returns it and how many.
 

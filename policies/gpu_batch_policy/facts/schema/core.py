@@ -123,6 +123,9 @@ def _schema_name(api_version: str, kind: str) -> str:
     return f"{kind.lower()}-{group_version}.json"
 
 
+_DEFINITIONS_ID: Final = "https://kubernetes.io/api/_definitions.json"  # its own $id
+
+
 @cache
 def _definitions_document(minor: str) -> Mapping[str, Any]:
     directory = resources.files("kubernetes_validate").joinpath(_SCHEMA_ROOT, f"v{minor}.0-local-strict")
@@ -220,6 +223,24 @@ def _validator(
     cls = _partial_class(minor) if partial else jsonschema.Draft202012Validator
     validator: jsonschema.protocols.Validator = cls(schema, registry=registry)
     return validator
+
+
+@lru_cache(maxsize=_VALIDATORS)
+def definition_validator(minor: str, definition: str) -> jsonschema.protocols.Validator | None:
+    """A validator for one shared definition of the minor's schema (``io.k8s...JSONSchemaProps``),
+    for a value the kind's schema leaves untyped; None when the minor has no such definition."""
+    if definition not in _definitions(minor):
+        return None
+    schema = {"$ref": f"{_DEFINITIONS_ID}#/$defs/{definition}"}
+    validator: jsonschema.protocols.Validator = jsonschema.Draft202012Validator(
+        schema, registry=_registry(minor)
+    )
+    return validator
+
+
+def violations_of(error: SchemaError) -> list[Violation]:
+    """:func:`_violations` of one error of a :func:`definition_validator` (values shown)."""
+    return list(_violations(error, reveal=True))
 
 
 def has_schema(api_version: str, kind: str, minor: str = GKE_NEWEST_MINOR) -> bool:

@@ -16,7 +16,9 @@ validation.go``; every :class:`PodViolation` names the function that refuses it:
 - ``validateContainers`` / ``validateInitContainers`` / ``validateContainerCommon``: at least one
   container; names DNS-1123 labels, unique across containers and init containers; an image;
   ``validateContainerPorts``; ``ValidateVolumeMounts``; ``ValidateContainerResourceRequirements``;
-  ``ValidateSecurityContext``; probes only on containers and sidecars (``restartPolicy: Always``).
+  ``ValidateSecurityContext``; probes only on containers and sidecars (``restartPolicy: Always``);
+  ``validatePullPolicy`` and ``terminationMessagePolicy`` among the values they support.
+- ``validateDNSPolicy`` and ``ValidatePreemptionPolicy`` (from ``ValidatePodSpec``).
 - ``validateResourceRequirements`` (``ValidateContainerResourceName``, ``ValidateResourceQuantityValue``,
   ``validateResourceQuantityHugePageValue``) with the helpers of ``pkg/apis/core/helper/helpers.go``
   (``IsExtendedResourceName``, ``IsOvercommitAllowed``, ``IsIntegerResourceName``,
@@ -384,6 +386,20 @@ def _security(context: Any, path: str) -> list[PodViolation]:
     return []
 
 
+_PULL_POLICIES = ("Always", "IfNotPresent", "Never")  # supportedPullPolicies
+_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")  # validateContainerCommon
+_DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")  # validateDNSPolicy
+_PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")  # ValidatePreemptionPolicy
+
+
+def _enum(value: Any, allowed: tuple[str, ...], path: str, function: str) -> list[PodViolation]:
+    """A set value outside ``allowed`` (unset ones are defaulted first, ``pkg/apis/core/v1/defaults.go``)."""
+    if not isinstance(value, str) or not _known(value) or value in allowed:
+        return []
+    supported = ", ".join(f'"{v}"' for v in allowed)
+    return [PodViolation(path, f'Unsupported value: "{value}": supported values: {supported}', function)]
+
+
 def _container(ctr: Any, path: str, volumes: set[str] | None, synthesized: bool) -> list[PodViolation]:
     """``validateContainerCommon``."""
     fn = f"{V} validateContainerCommon"
@@ -398,6 +414,12 @@ def _container(ctr: Any, path: str, volumes: set[str] | None, synthesized: bool)
     image = ctr.get("image")
     if not synthesized and _known(image) and not image:
         out.append(PodViolation(f"{path}.image", "Required value: every container needs an image", fn))
+    out += _enum(
+        ctr.get("imagePullPolicy"), _PULL_POLICIES, f"{path}.imagePullPolicy", f"{V} validatePullPolicy"
+    )
+    out += _enum(
+        ctr.get("terminationMessagePolicy"), _MESSAGE_POLICIES, f"{path}.terminationMessagePolicy", fn
+    )
     out += _ports(ctr.get("ports"), f"{path}.ports")
     out += _mounts(ctr.get("volumeMounts"), volumes, f"{path}.volumeMounts")
     out += resource_violations(ctr.get("resources"), f"{path}.resources")
@@ -721,4 +743,11 @@ def validate_pod_template(
     out += _affinity(spec.get("affinity"))
     out += _node_selector(spec.get("nodeSelector"))
     out += _restart(spec, owner, restart_default)
+    out += _enum(spec.get("dnsPolicy"), _DNS_POLICIES, "spec.dnsPolicy", f"{V} validateDNSPolicy")
+    out += _enum(
+        spec.get("preemptionPolicy"),
+        _PREEMPTION_POLICIES,
+        "spec.preemptionPolicy",
+        f"{V} ValidatePreemptionPolicy",
+    )
     return out

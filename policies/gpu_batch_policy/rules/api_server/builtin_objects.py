@@ -29,22 +29,33 @@ against the patched kind's schema as a partial object (:meth:`..schema.core.Core
 ``patch``): nothing required but ``metadata.name``, everything else typed and declared as in a
 whole object.  A ``*Patch`` type whose ``kind`` names another kind is not a patch to the provider
 and no kind the schema defines: "cannot check", as any unknown kind.
+
+Names are judged by the kind's own name function (:mod:`..schema.object_names`: the schema says
+only "a string"), except a patch's, which names an object that exists; enumerated fields by the
+values the kind's Go validation supports (:mod:`..schema.builtin_enums`: the schema has no enums);
+a CRD's schemas below ``items`` and ``additionalProperties`` as ``JSONSchemaProps``
+(:mod:`..schema.crd_document`: the OpenAPI schema leaves them untyped).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pulumi_policy import Policy
 
 from ...facts.model import StackModel
+from ...facts.schema.builtin_enums import enum_violations
 from ...facts.schema.core import CoreValidator, KubernetesMinor, kubernetes_minor
 from ...facts.schema.crd import Outcome
+from ...facts.schema.crd_document import nested_schema_violations
+from ...facts.schema.object_names import name_violations
 from ...primitives.values import Unknown
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
 from .custom_resources import BUILT_IN_GROUPS, applied_manifest, too_deep
+
+CRD: Final = ("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
 def stack_minor(model: StackModel) -> KubernetesMinor:
@@ -71,7 +82,12 @@ def check_builtin_objects(model: StackModel, reporter: Reporter, _config: Mappin
         if result.outcome is Outcome.NO_SCHEMA:
             reporter.cannot_check(obj, f"schema not checked: {result.note}")
             continue
-        for violation in result.violations:
+        names = [] if patch else name_violations(obj.group, obj.kind, manifest)
+        enums = enum_violations(obj.group, obj.kind, manifest)
+        nested = (
+            nested_schema_violations(validator.minor.minor, manifest) if (obj.group, obj.kind) == CRD else []
+        )
+        for violation in [*result.violations, *names, *enums, *nested]:
             reporter.violation(
                 obj,
                 f"the API server would reject it ({result.schema or validator.minor}): {violation}",
