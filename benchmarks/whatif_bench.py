@@ -45,7 +45,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from whatif.simulator import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (12_500, 25_000, 50_000, 100_000)
@@ -136,20 +139,26 @@ def _trace(n: int, longest_run: int = LONGEST_RUN["overloaded"]) -> dict[str, An
     return {"workloads": workloads}
 
 
-def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
+def simulation(n: int, load: str = "overloaded", fair: bool = True) -> Simulation:
+    """The benchmark's simulation of ``n`` workloads at ``load``, not yet run (also what
+    ``tests/whatif/test_overloaded_trace_events.py`` runs, smaller)."""
     from whatif.cluster import build_cluster
     from whatif.pack import StackModel
-    from whatif.results import document
     from whatif.simulator import Simulation
     from whatif.trace import parse_trace
 
     cluster = build_cluster(StackModel.from_plain(_objects(fair)))
     assert (cluster.fair_sharing is not None) == fair
-    trace = parse_trace(_trace(n, LONGEST_RUN[load]))
+    return Simulation(cluster, parse_trace(_trace(n, LONGEST_RUN[load])), eviction_delay=EVICTION_DELAY)
+
+
+def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
+    from whatif.results import document
+
+    sim = simulation(n, load, fair)
     start, cpu_start = time.perf_counter(), time.process_time()
-    sim = Simulation(cluster, trace, eviction_delay=EVICTION_DELAY)
     outcome = sim.run()
-    doc = document(cluster, outcome)
+    doc = document(sim.cluster, outcome)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     preempted = sum(q["preempted"] for q in doc["queues"].values())
