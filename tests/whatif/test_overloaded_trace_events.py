@@ -5,7 +5,8 @@ shortcuts (issue 44, item 3).
 ClusterQueues under fair sharing, victims released 30 s after eviction, a backlog that grows
 as long as the trace runs).  The shortcuts that make it fast have no Kueue counterpart and must
 change no event: held cohort trees (``Scheduler.hold_settled``), searches remembered across
-cycles while their cohort tree's committed quota stays the same (``Preemptor.remember``) and the hopeless-search bound
+cycles while their cohort tree's committed quota stays the same (``Preemptor.remember``: the
+fair-preemption searches and the borrowing queues they list) and the hopeless-search bound
 (``FairPreemption._hopeless``).  With all of them off, the simulator nominates every head Kueue
 would and runs every search in full: that long way is the reference here, on a smaller trace
 of the same generator, every event compared (time, workload, kind, ClusterQueue, flavors,
