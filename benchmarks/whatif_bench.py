@@ -29,9 +29,12 @@ Two loads, by the longest run (offered load: GPU-seconds asked for over the nomi
 
 Each size runs in its own process so that its peak memory is its own; for each it prints::
 
-    load=L workloads=N events=E preemptions=P nominations_per_workload=R wall_s=W cpu_s=C cpu_us_per_workload=U cpu_us_per_nomination=V peak_mib=M
+    load=L workloads=N events=E preemptions=P nominations_per_workload=R wall_s=W cpu_s=C cpu_us_per_workload=U cpu_us_per_nomination=V peak_mib=M events_sha256=H
 
-(CPU time, which a shared machine disturbs less than wall time.)  A last line times the default
+(CPU time, which a shared machine disturbs less than wall time; ``events_sha256``: the first 12 hex
+digits of the SHA-256 of the events' JSON, so a change meant to leave every event as it was can be
+checked against the figure before it.)  When 100,000 is among the sizes, a line then gives the CPU
+seconds of both 100,000-workload traces against issue 44's goal (the overloaded one within 20 s).  A last line times the default
 what-if of every repo stack (what ``make preview`` adds to the report).  Figures are printed,
 never asserted.
 """
@@ -39,13 +42,19 @@ never asserted.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import random
+import re
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from whatif.simulator import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (12_500, 25_000, 50_000, 100_000)
@@ -59,6 +68,8 @@ LONGEST_RUN = {"steady": 10_153, "overloaded": 4 * 3600}
 # a preempted pod stops within its termination grace period (Kubernetes default 30 s) before its
 # quota is free; with 0 the flapping of this trace collapses into one instant (a livelock)
 EVICTION_DELAY = 30.0
+# issue 44 item 3: the what-if on the overloaded trace of this many workloads within this CPU time
+TARGET_SIZE, TARGET_CPU_S = 100_000, 20.0
 
 
 def _objects(fair: bool = True) -> list[tuple[str, Any, str, str]]:
@@ -136,30 +147,43 @@ def _trace(n: int, longest_run: int = LONGEST_RUN["overloaded"]) -> dict[str, An
     return {"workloads": workloads}
 
 
-def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
+def simulation(n: int, load: str = "overloaded", fair: bool = True) -> Simulation:
+    """The benchmark's simulation of ``n`` workloads at ``load``, not yet run (also what
+    ``tests/whatif/test_overloaded_trace_events.py`` runs, smaller)."""
     from whatif.cluster import build_cluster
     from whatif.pack import StackModel
-    from whatif.results import document
     from whatif.simulator import Simulation
     from whatif.trace import parse_trace
 
     cluster = build_cluster(StackModel.from_plain(_objects(fair)))
     assert (cluster.fair_sharing is not None) == fair
-    trace = parse_trace(_trace(n, LONGEST_RUN[load]))
+    return Simulation(cluster, parse_trace(_trace(n, LONGEST_RUN[load])), eviction_delay=EVICTION_DELAY)
+
+
+def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
+    from whatif.results import document
+
+    sim = simulation(n, load, fair)
     start, cpu_start = time.perf_counter(), time.process_time()
-    sim = Simulation(cluster, trace, eviction_delay=EVICTION_DELAY)
     outcome = sim.run()
-    doc = document(cluster, outcome)
+    doc = document(sim.cluster, outcome)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     preempted = sum(q["preempted"] for q in doc["queues"].values())
     nominations = sim.scheduler.nominations
+    digest = hashlib.sha256(json.dumps(doc["events"]).encode()).hexdigest()[:12]
     return (
         f"load={load} workloads={n} events={len(doc['events'])} preemptions={preempted} "
         f"nominations_per_workload={nominations / n:.1f} wall_s={wall:.2f} cpu_s={cpu:.2f} "
         f"cpu_us_per_workload={cpu / n * 1e6:.0f} cpu_us_per_nomination={cpu / max(1, nominations) * 1e6:.0f} "
-        f"peak_mib={peak:.0f}"
+        f"peak_mib={peak:.0f} events_sha256={digest}"
     )
+
+
+def target_line(cpu: dict[str, str]) -> str:
+    """The CPU seconds of the 100,000-workload traces against issue 44's goal (item 3)."""
+    found = " ".join(f"{load}={cpu[load]}" for load in sorted(cpu))
+    return f"what-if at {TARGET_SIZE:,} workloads, CPU s: {found} (goal: overloaded <= {TARGET_CPU_S:g})"
 
 
 def stacks_line() -> str:
@@ -195,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print(run_one(args.one, load=args.loads[0]), flush=True)
         return 0
+    at_target: dict[str, str] = {}
     if not args.stacks_only:
         print(
             f"{COHORTS * PER_COHORT} ClusterQueues in {COHORTS} cohorts, {PER_WEEK:,} workloads per simulated week"
@@ -210,7 +235,13 @@ def main(argv: list[str] | None = None) -> int:
                     [sys.executable, "-m", "benchmarks.whatif_bench", "--one", str(n), "--loads", load],
                     cwd=ROOT, capture_output=True, text=True, check=False,
                 )  # fmt: skip
-                print(child.stdout.strip() or child.stderr.strip().splitlines()[-1], flush=True)
+                line = child.stdout.strip() or child.stderr.strip().splitlines()[-1]
+                print(line, flush=True)
+                found = re.search(r" cpu_s=([0-9.]+) ", line)
+                if n == TARGET_SIZE and found:
+                    at_target[load] = found.group(1)
+        if at_target:
+            print(target_line(at_target), flush=True)
     print(stacks_line())
     return 0
 

@@ -35,6 +35,7 @@ from whatif.tree import (
     height_of_lowest_subtree_that_fits,
     quantities_fit_in_quota,
     remove_all,
+    subtree_cluster_queues,
     within_nominal,
 )
 from whatif.workload import Workload
@@ -83,6 +84,8 @@ class Preemptor:
         # change to it moves its tree's ``Node.evicting_epoch``, which remembered searches are
         # kept with
         self.evicting: set[str] = set()
+        # root -> (its generation, the FlavorResources, the ClusterQueues borrowing them then)
+        self._borrowing: dict[Node, tuple[int, frozenset[FlavorResource], list[Node]]] = {}
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod
@@ -271,6 +274,32 @@ class Preemptor:
             for c in chosen:
                 self.add_workload(c.workload)
         return []
+
+    def borrowing_queues(self, root: Node, frs: set[FlavorResource]) -> list[Node]:
+        """The ClusterQueues of ``root``'s tree whose usage of some FlavorResource of ``frs`` is
+        above their nominal quota (``Node.borrowing_with(fr, 0)``, inline: this runs for every
+        queue of every fair-preemption search).
+
+        Only committed usage decides it while the cycle nominates (a search restores what it
+        removes, and the preemptor's own queue is the caller's to leave out), and every commit
+        moves the root's generation, so with ``remember`` on the answer is kept per tree until
+        its generation moves."""
+        key = frozenset(frs)
+        if self.remember and self.memo is not None:
+            kept = self._borrowing.get(root)
+            if kept is not None and kept[0] == root.generation and kept[1] == key:
+                return kept[2]
+        out = []
+        for other in subtree_cluster_queues(root):
+            usage, quotas = other.usage, other.quotas
+            for fr in frs:
+                quota = quotas.get(fr)
+                if (quota.nominal if quota else 0) < usage.get(fr, 0):
+                    out.append(other)
+                    break
+        if self.remember and self.memo is not None:
+            self._borrowing[root] = (root.generation, key, out)
+        return out
 
     def _afs_version(self) -> int:
         """Candidate order moves with admission fair sharing's usage, not only with quota."""

@@ -77,7 +77,8 @@ class CycleOutcome:
     parked: int = 0
     # a quiet cycle (nothing admitted, evicted or parked: every head back in its heap) changes
     # only its heads' flavor scans and the sticky marks; ``before`` / ``after`` are those, so the
-    # simulator can tell when Kueue's next cycle would be one it already ran
+    # simulator can tell when Kueue's next cycle would be one it already ran (left empty for a
+    # cycle that is not quiet: nothing compares them)
     before: ScanState = ()
     after: ScanState = ()
 
@@ -179,7 +180,6 @@ class Scheduler:
             entries = [self._nominate(wl) for wl in heads]
         finally:
             self.preemptor.memo = None
-        outcome.before = scan_state([(e.workload.key, e.scan_in) for e in entries], sticky)
         preempted: dict[str, Workload] = {}
         temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
         for e in self._ordered(entries):
@@ -196,9 +196,11 @@ class Scheduler:
                 if not pending and e.cq.strategy != "StrictFIFO":
                     outcome.parked += 1
             self.queues.requeue(wl, e.immediate or pending)
-        outcome.after = scan_state(
-            [(e.workload.key, e.workload.last_scan) for e in entries], self.queues.sticky
-        )
+        if outcome.quiet:  # only a quiet cycle's states are compared (``Simulation._settle``)
+            outcome.before = scan_state([(e.workload.key, e.scan_in) for e in entries], sticky)
+            outcome.after = scan_state(
+                [(e.workload.key, e.workload.last_scan) for e in entries], self.queues.sticky
+            )
         if self.hold_settled:
             self._hold_settled(entries)
         return outcome

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from whatif.fairsharing.ordering import Ordering, almost_lca
 from whatif.fairsharing.share import DRS, compare, share
-from whatif.tree import FlavorResource, Node, add_all, cq_available, remove_all, subtree_cluster_queues
+from whatif.tree import FlavorResource, Node, add_all, cq_available, remove_all
 from whatif.workload import Workload
 
 if TYPE_CHECKING:
@@ -70,9 +70,13 @@ class FairPreemption:
         self.cq = cq
         self.frs = frs
         self.requests = requests
+        # the bound (``_hopeless``) and the search list the same queues and candidates, and
+        # neither changes the tree in between (the bound restores what it adds): listed once
+        self._listed: dict[str, list[Workload]] = {}
+        self._borrowing: list[Node] | None = None
 
     def _candidates(self) -> list[Workload]:
-        out = self._own()
+        out = list(self._own())
         for other in self._borrowing_queues():
             out += self._of(other)
         return out
@@ -84,31 +88,27 @@ class FairPreemption:
 
     def _borrowing_queues(self) -> list[Node]:
         """Other ClusterQueues of the tree borrowing a contested resource (reclaimWithinCohort)."""
-        node = self.cq.node
-        if node.parent is None or self.cq.preemption.reclaim_within_cohort == "Never":
-            return []
-        frs = self.frs
-        out = []
-        for other in subtree_cluster_queues(node.root()):
-            if other is node:
-                continue
-            usage, quotas = other.usage, other.quotas
-            for fr in frs:  # ``Node.borrowing_with(fr, 0)`` inline: this runs for every queue of every search
-                quota = quotas.get(fr)
-                if (quota.nominal if quota else 0) < usage.get(fr, 0):
-                    out.append(other)
-                    break
-        return out
+        if self._borrowing is None:
+            node = self.cq.node
+            if node.parent is None or self.cq.preemption.reclaim_within_cohort == "Never":
+                self._borrowing = []
+            else:
+                self._borrowing = [q for q in self.p.borrowing_queues(node.root(), self.frs) if q is not node]
+        return self._borrowing
 
     def _of(self, queue: Node, policy: str | None = None) -> list[Workload]:
-        """``queue``'s running workloads using a contested resource that ``policy`` lets go."""
-        policy = policy or self.cq.preemption.reclaim_within_cohort
-        frs, satisfies, wl = self.frs, self.p.satisfies, self.wl
-        return [
-            w
-            for w in self.p.running.get(queue.name, {}).values()
-            if not frs.isdisjoint(w.usage) and satisfies(wl, w, policy)
-        ]
+        """``queue``'s running workloads using a contested resource that ``policy`` lets go
+        (kept for the rest of this search: callers do not change the list)."""
+        found = self._listed.get(queue.name)
+        if found is None:
+            policy = policy or self.cq.preemption.reclaim_within_cohort
+            frs, satisfies, wl = self.frs, self.p.satisfies, self.wl
+            found = self._listed[queue.name] = [
+                w
+                for w in self.p.running.get(queue.name, {}).values()
+                if not frs.isdisjoint(w.usage) and satisfies(wl, w, policy)
+            ]
+        return found
 
     def _fits(self) -> bool:
         """``workloadFitsForFairSharing``: the preemptor's simulated usage taken out first."""
@@ -185,6 +185,7 @@ class FairPreemption:
         share with the request added is its share with the request taken off ``less``: the tree
         is not touched.  Deeper, the request is added for the bound and removed again."""
         node = self.cq.node
+        self._borrowing_queues()  # listed before the request is added: committed usage only
         if node.parent is not None and node.parent.parent is not None:
             add_all(node, self.requests)
             try:
