@@ -47,7 +47,9 @@ def _gmp_target_labels() -> set[str]:
     """The labels GMP's managed collection writes on every scraped series: the protected target
     labels its ClusterPodMonitoring CRD forbids relabelling onto (``self != '<label>'`` rules)."""
     text = (GMP / "monitoring.googleapis.com_clusterpodmonitorings.yaml").read_text()
-    rule = next(doc for doc in re.split(r"- messageExpression:", text) if "cannot relabel onto protected" in doc)
+    rule = next(
+        doc for doc in re.split(r"- messageExpression:", text) if "cannot relabel onto protected" in doc
+    )
     return set(re.findall(r"self\s*!=\s*'(\w+)'", rule))
 
 

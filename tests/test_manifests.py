@@ -237,7 +237,6 @@ def test_an_object_whose_pinned_crd_is_missing_here_is_listed_not_passed_nor_fai
     (listed), while a kind no pinned file names -- a typo -- still fails as before.  Where the
     file resolves (here: ../shared/schemas/gateway-api) the object is validated for real."""
     from gpu_batch_policy.facts.schema import pinned
-
     from gpu_batch_policy.facts.schema.crd import CrdCatalog
 
     from preview.manifests import unvalidated_pinned
@@ -261,7 +260,9 @@ def test_an_object_whose_pinned_crd_is_missing_here_is_listed_not_passed_nor_fai
     assert [line.split(":")[0] for line in validate_manifests([typo], catalog=without)] == ["Gatewy/n/g"]
     monkeypatch.undo()
     if not pinned.unavailable_crd_files():  # the pinned file resolves: the real schema decides
-        assert validate_manifests([gateway]) == ["Gateway/n/g: spec.listeners: must have at least 1 items (has 0)"]
+        assert validate_manifests([gateway]) == [
+            "Gateway/n/g: spec.listeners: must have at least 1 items (has 0)"
+        ]
     monkeypatch.setattr(
         pinned, "unavailable_crd_files", lambda: frozenset({"gateway.networking.k8s.io_gateways.yaml"})
     )
