@@ -470,7 +470,24 @@ def test_workload_outside_the_team_queues_is_refused(prod: Cluster, research: Wh
 def test_unlabelled_job_goes_to_the_team_default_queue(prod: Cluster, research: Who) -> None:
     """No label is no escape: Kueue's mutating webhook names the namespace's LocalQueue
     ``default`` (kueue v0.19.2 ``pkg/controller/jobframework/defaults.go``
-    ``ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector``) before the policy looks."""
+    ``ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector``) before the policy looks.
+
+    The webhook asks Kueue's queue manager whether the namespace has a ``default`` LocalQueue
+    (``pkg/cache/queue/manager.go`` ``DefaultLocalQueueExist``), which learns it in the LocalQueue
+    controller's Create handler (``localqueue_controller.go`` ``Create``: ``AddLocalQueue``).
+    Right after the stack is applied that may not have happened yet (CI saw the label missing),
+    so the test waits until the controller has reconciled the queue (it writes its ``Active``
+    condition after the handler ran), as a user's first Job after a deploy would have to."""
+    prod.wait_for(
+        lambda: any(
+            c.get("type") == "Active"
+            for c in ((prod.get(KUEUE, "LocalQueue", "default", "research") or {}).get("status") or {}).get(
+                "conditions", []
+            )
+        ),
+        timeout=60,
+        what="Kueue's LocalQueue controller to reconcile research/default",
+    )
     answer = create(prod, research, job("research", "untagged", queue=None))
     assert_allowed(answer, "an unlabelled Job")
     assert answer.body["metadata"]["labels"][QUEUE_LABEL] == "default"
