@@ -208,10 +208,8 @@ def _lending(model: StackModel, flavor: str, resource: str) -> _Lending:
             if entry is None:
                 continue
             try:
-                if entry.lending_limit is not None:
-                    amount = value_of(entry.lending_limit, f"{other.describe()} {entry.path}.lendingLimit")
-                else:
-                    amount = value_of(entry.nominal_quota, f"{other.describe()} {entry.path}.nominalQuota")
+                field, lendable = entry.lendable
+                amount = value_of(lendable, f"{other.describe()} {entry.path}.{field}")
             except (CannotTellError, InvalidQuotaError) as exc:
                 out.queue_failures.setdefault(root, []).append(_failure(index, id(other.obj), exc))
                 continue

@@ -132,8 +132,8 @@ def lent_to(model: StackModel, cq: ClusterQueue, resource: str) -> Lending:
             entry = next((r for r in flavor.resources if r.name == resource), None)
             if not isinstance(flavor.name, str) or entry is None:
                 continue
-            field = "lendingLimit" if entry.lending_limit is not None else "nominalQuota"
-            lends = _positive(entry.lending_limit if entry.lending_limit is not None else entry.nominal_quota)
+            field, lendable = entry.lendable
+            lends = _positive(lendable)
             if lends is None:
                 unsure = f"{entry.path}.{field} is unknown until apply"
             elif lends:

@@ -44,6 +44,15 @@ class ResourceQuota:
     lending_limit: Quantity | None
     path: str
 
+    @property
+    def lendable(self) -> tuple[str, Quantity]:
+        """What this entry lends its cohort, and the field that says so: ``lendingLimit`` when set,
+        else the whole ``nominalQuota`` (Kueue v0.19.2 ``pkg/cache/scheduler/resource_node.go``
+        ``localQuota``: only quota above a lendingLimit stays local; without one none does)."""
+        if self.lending_limit is not None:
+            return "lendingLimit", self.lending_limit
+        return "nominalQuota", self.nominal_quota
+
 
 @dataclass(frozen=True)
 class FlavorQuotas:
