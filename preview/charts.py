@@ -28,7 +28,6 @@ from gpu_batch_policy.facts.charts import (
 )
 from gpu_batch_policy.facts.charts.objects import crd_cluster_scoped, with_release_namespace
 from gpu_batch_policy.facts.charts.release import ReleaseRender, render_release
-from gpu_batch_policy.facts.charts.render import store_text
 from gpu_batch_policy.facts.schema.crd import CrdCatalog
 from gpu_batch_policy.facts.schema.markers import UNKNOWN_DISPLAY
 from gpu_batch_policy.facts.schema.pinned import catalog_with, pinned_catalog
@@ -48,7 +47,6 @@ __all__ = [
     "locked_crd_catalog",
     "render_recorded_releases",
     "resolve_locked",
-    "store_text",
 ]
 
 

@@ -19,8 +19,6 @@ validated.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,9 +28,11 @@ from gpu_batch_policy.facts.schema.core import CoreValidator, KubernetesMinor, k
 from gpu_batch_policy.facts.schema.patches import is_patch
 from gpu_batch_policy.facts.schema.pinned import pinned_but_unavailable
 
-from preview.charts import ReleaseManifests, default_resolver, store_text
+from preview import validation_cache
+from preview.charts import ReleaseManifests
 from preview.crd_validation import CrdCatalog, Outcome, ValidationResult, get_catalog
-from preview.records import RecordedResource, for_display, sorted_maps
+from preview.dump_cache import cached_dump
+from preview.records import RecordedResource, for_display, shown_inputs
 
 _GKE_CLUSTER = "gcp:container/cluster:Cluster"
 
@@ -63,7 +63,7 @@ def render_manifests(resources: Iterable[RecordedResource]) -> list[dict[str, An
     for resource in resources:
         if not is_kubernetes_object(resource):
             continue
-        shown = sorted_maps(for_display(resource.inputs))
+        shown = shown_inputs(resource)
         ordered = {key: shown[key] for key in _LEADING if key in shown}
         ordered.update({key: value for key, value in shown.items() if key not in _LEADING})
         objects.append(ordered)
@@ -134,7 +134,7 @@ def validation_results(
         patch = bool(patches) and isinstance(obj, Mapping) and object_identity(obj) in patches
         result = chosen.validate(obj, patch=patch)
         if result.outcome is Outcome.NOT_CUSTOM_RESOURCE and isinstance(obj, Mapping):
-            result = core.validate(obj, patch=patch)
+            result = validation_cache.validate(core, obj, patch=patch)
         results.append(result)
     return results
 
@@ -191,7 +191,7 @@ def write_manifests(
 
 def manifests_text(objects: Sequence[Mapping[str, Any]], releases: Sequence[ReleaseManifests] = ()) -> str:
     """What :func:`write_manifests` writes (one cluster's section of a multi-cluster file)."""
-    parts = [_dump(objects)] if objects else []
+    parts = [_dump_cached(objects)] if objects else []
     for release in sorted(releases, key=lambda r: r.title):
         header = f"# --- {release.title} ---\n"
         if release.render.status != "rendered":
@@ -207,17 +207,10 @@ def rendered_objects(releases: Sequence[ReleaseManifests]) -> list[dict[str, Any
 
 
 def _dump_cached(objects: Sequence[Mapping[str, Any]]) -> str:
-    """:func:`_dump` of a release's objects, kept beside the render cache: PyYAML's representer
-    is pure Python and a chart's CRDs are megabytes (KubeRay: ~3 s per preview otherwise)."""
-    key = hashlib.sha256(json.dumps(objects, sort_keys=True, default=str).encode()).hexdigest()
-    path = default_resolver().cache_dir / ".renders" / f"{key}.yaml"
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        pass
-    text = _dump(objects)
-    store_text(path, text)
-    return text
+    """:func:`_dump`, read back from the render cache when these objects were dumped before
+    (:mod:`preview.dump_cache`): PyYAML's representer is pure Python, and a one-team stack's
+    declared CRDs and KubeRay's rendered ones are megabytes (~1 s each per preview otherwise)."""
+    return cached_dump("manifests.yaml", list(objects), _dump)
 
 
 def _dump(objects: Sequence[Mapping[str, Any]]) -> str:

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from preview.records import RecordedResource, by_urn, for_display, sorted_maps
+from preview.dump_cache import cached_dump
+from preview.records import RecordedResource, by_urn, for_display, shown_inputs, sorted_maps
 
 
 def plan_document(
@@ -37,7 +38,7 @@ def plan_document(
                 **({"deleteBeforeReplace": True} if r.delete_before_replace else {}),
                 # A set to the engine; the SDK gathers it in hash order, so sort it.
                 "dependsOn": sorted(r.dependencies),
-                "inputs": sorted_maps(for_display(r.inputs)),
+                "inputs": shown_inputs(r),
             }
             for r in by_urn(resources)
         ],
@@ -47,4 +48,10 @@ def plan_document(
 
 def write_plan(path: Path, document: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n")
+    path.write_text(cached_dump("plan.json", document, plan_text))
+
+
+def plan_text(document: dict[str, Any]) -> str:
+    """What ``plan.json`` holds: read back from the render cache when the plan has not changed
+    (:mod:`preview.dump_cache`: the standard library's indenting encoder is pure Python)."""
+    return json.dumps(document, indent=2, sort_keys=False) + "\n"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_batch_policy.facts.schema.markers import SECRET_DISPLAY, UNKNOWN_DISPLAY
+from gpu_batch_policy.primitives.bounded import BoundedCache
 from pulumi.runtime import rpc
 
 # The engine's sentinel for "a value not known until the resource is created".  The SDK uses
@@ -101,6 +102,25 @@ def sorted_maps(value: Any) -> Any:
     if isinstance(value, list):
         return [sorted_maps(item) for item in value]
     return value
+
+
+# id(record) -> (record, its shown inputs); the record is kept so a reused id is never mistaken for it.
+_SHOWN: BoundedCache[int, tuple[RecordedResource, dict[str, Any]]] = BoundedCache(16384)
+
+
+def shown_inputs(resource: RecordedResource) -> dict[str, Any]:
+    """``sorted_maps(for_display(resource.inputs))``, computed once per record.
+
+    ``plan.json`` and ``manifests.yaml`` (three times: as written, with patches applied, and to
+    find standalone patches) each showed every input afresh: four walks over a one-team stack's
+    ~2 MB of CRD schemas.  The result is shared, so callers must not change it (those here copy
+    what they change: ``preview.ssa_patches.merge``)."""
+    known = _SHOWN.get(id(resource))
+    if known is not None and known[0] is resource:
+        return known[1]
+    shown: dict[str, Any] = sorted_maps(for_display(resource.inputs))
+    _SHOWN.put(id(resource), (resource, shown))
+    return shown
 
 
 def by_urn(resources: Iterable[RecordedResource]) -> list[RecordedResource]:

@@ -2,8 +2,9 @@
 
 Each stack is previewed twice, each time in its own ``python -m preview`` process, against one
 render cache folder that starts empty: the first run renders every chart with Helm and fills it,
-the second reads every render (and post-renderer output) back from it.  ``findings.json`` and
-``manifests.yaml`` must not differ by a byte."""
+the second reads every render (and post-renderer output), the text of ``plan.json`` and
+``manifests.yaml`` and the verdicts on large objects back from it.  ``findings.json``,
+``manifests.yaml`` and ``plan.json`` must not differ by a byte."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from gpu_batch_policy.facts.charts.render_cache import RENDER_CACHE_ENV
 
 from tests.stack_runner import ROOT
 
-OUTPUTS = ("findings.json", "manifests.yaml")
+OUTPUTS = ("findings.json", "manifests.yaml", "plan.json")
 
 
 def _preview(stack: str, out: Path, renders: Path) -> None:
@@ -40,7 +41,7 @@ def test_cold_and_warm_render_cache_write_identical_outputs(tmp_path: Path, stac
     stored = sorted(p.name for p in renders.glob("*.json"))
     assert stored, "the cold preview stored its renders"
     _preview(stack, tmp_path / "warm", renders)
-    assert sorted(p.name for p in renders.glob("*.json")) == stored, "the warm preview rendered nothing new"
+    assert sorted(p.name for p in renders.glob("*.json")) == stored, "the warm preview stored nothing new"
     for name in OUTPUTS:
         cold = (tmp_path / "cold" / stack / name).read_bytes()
         warm = (tmp_path / "warm" / stack / name).read_bytes()

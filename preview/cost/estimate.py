@@ -28,7 +28,7 @@ from gpu_batch_policy.facts.model.gke import NodePool
 from gpu_batch_policy.primitives.values import Unknown
 
 from preview.cost.prices import ClusterFee, Price, cluster_fee, region_of
-from preview.cost.usage import KAI_FLAVOR, Weekly, WeeklyUse, weekly_gpu_hours
+from preview.cost.usage import KAI_FLAVOR, Weekly, WeeklyUse, weekly_use
 from preview.report import GPU, flavor_pools, quota_figures
 from whatif.errors import WhatIfError
 from whatif.kai.model import KaiCluster, build_kai
@@ -172,8 +172,9 @@ def plan_cost(
     with the what-if's expected weekly GPU-hours unless ``what_if`` is off."""
     resources = sorted(plan["resources"], key=lambda r: str(r["urn"]))
     items = [(r["type"], r["inputs"], r["urn"], r["name"]) for r in resources]
-    weekly = weekly_gpu_hours(str(plan["stack"]), items) if what_if else None
-    return cost_document(str(plan["stack"]), StackModel.from_plain(items), prices, weekly, cluster_fee())
+    model = StackModel.from_plain(items)
+    weekly = weekly_use(str(plan["stack"]), lambda: model) if what_if else None
+    return cost_document(str(plan["stack"]), model, prices, weekly, cluster_fee())
 
 
 def cost_document(

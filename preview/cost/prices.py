@@ -75,9 +75,16 @@ def _parse(entries: Any, root: str) -> list[Price]:
     return out
 
 
+def _load(table: Path) -> dict[str, Any]:
+    """The table as PyYAML's safe loader reads it, with libyaml's parser when PyYAML has it
+    (the same values, ~10x faster than the pure-Python parser: the table is read twice a preview)."""
+    loaded = yaml.load(table.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return loaded if isinstance(loaded, dict) else {}
+
+
 def price_table(config: Mapping[str, str], table: Path = TABLE) -> dict[tuple[str, str, str], Price]:
     """The shipped table, then the stack's own entries (the stack's win on the same key)."""
-    shipped = yaml.safe_load(table.read_text()) or {}
+    shipped = _load(table)
     prices = {p.key: p for p in _parse(shipped.get("prices", []), f"{table.name}: prices")}
     raw = config.get(CONFIG_KEY)
     if raw is not None:
@@ -104,7 +111,7 @@ class ClusterFee:
 def cluster_fee(table: Path = TABLE) -> ClusterFee | None:
     """GKE's cluster management fee from the shipped table (``clusterManagementFee``); None
     when the table cites none."""
-    raw = (yaml.safe_load(table.read_text()) or {}).get("clusterManagementFee")
+    raw = _load(table).get("clusterManagementFee")
     if raw is None:
         return None
     try:

@@ -18,7 +18,7 @@ No load profile, or a stack the simulator does not model, gives no figure (the c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -44,10 +44,17 @@ class WeeklyUse:
 
 
 def weekly_gpu_hours(stack: str, items: Iterable[tuple[str, object, str, str]]) -> WeeklyUse:
+    return weekly_use(stack, lambda: StackModel.from_plain(items))
+
+
+def weekly_use(stack: str, model_of: Callable[[], StackModel]) -> WeeklyUse:
+    """:func:`weekly_gpu_hours` of the model ``model_of`` gives, built only when the stack has a
+    load profile (the cost shares its own model: building one over a one-team stack's CRDs is
+    most of the cost's time)."""
     path = profile_path(stack)
     if not path.exists():
         return WeeklyUse(None, None)
-    model = StackModel.from_plain(items)
+    model = model_of()
     return WeeklyUse(_kueue_week(model, stack), _kai_week(model, stack))
 
 

@@ -22,8 +22,6 @@ That is :class:`RenderError`, with Helm's message folded onto one line.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,19 +153,6 @@ def _document(outcome: RenderedChart | RenderError) -> dict[str, Any]:
     if isinstance(outcome, RenderError):
         return {"error": outcome.kind, "message": outcome.message}
     return {"objects": [[o.source, o.manifest] for o in outcome.objects]}
-
-
-def store_text(path: Path, text: str) -> None:
-    """Write a cache file atomically (a temporary file renamed into place, so a concurrent reader
-    sees the old file or the whole new one); a cache that cannot be written only costs time."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, staging = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        Path(staging).replace(path)
-    except OSError:
-        return
 
 
 def _documents(source: str, text: str) -> list[RenderedObject]:

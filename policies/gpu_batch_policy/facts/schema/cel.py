@@ -49,6 +49,7 @@ from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError, base_functions
 
 from ...primitives.words import type_word
+from . import cel_parser
 from .markers import MARKERS
 
 # CEL macros cel-python expands itself (has() as a function, the rest as methods on lists/maps).
@@ -128,6 +129,7 @@ def _environment() -> celpy.Environment:
     let the SDK recurse into requests nested deep enough to overflow the C stack (see
     ``servicer_guard``).  CRD rules are a line each; the default limit parses them."""
     limit = sys.getrecursionlimit()
+    cel_parser.install()  # the parser from lark's cache (:mod:`.cel_parser`), not rebuilt
     try:
         return celpy.Environment()
     finally:
