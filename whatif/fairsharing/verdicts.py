@@ -59,7 +59,7 @@ from whatif.tree import FlavorResource, Node, cq_available
 from whatif.workload import Workload
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Bound:
     generation: int  # the root's, when the bound was computed
     fr: FlavorResource
@@ -69,14 +69,14 @@ class _Bound:
     low: DRS | None  # the preemptor's queue's share with the request, without its candidates
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Verdict:
     bound: _Bound
     logged: int  # the tree's log length then
     assignment: Assignment
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Change:
     admitted: bool  # else released
     queue: str
