@@ -13,37 +13,35 @@ with ``reclaimWithinCohort: Any`` nothing is reserved, ``reserveCapacityForUnrec
 and ``requeueAndUpdate`` parks it again.
 
 Here such a nomination is not run when its verdict is known to be the same.  The proof rests on
-the fair-preemption bound (``whatif.fairsharing.preemption.FairPreemption._hopeless``): the
-search finds no targets whenever what is available to the preemptor's ClusterQueue ``C`` plus
-what every candidate some strategy could ever take holds (``freed``) is below the request
-while ``C`` borrows with the request.  The bound records its shortfall (``slack`` = request -
-available - freed > 0) and the queues all of whose candidates it counted (``whole``).  In a
+the fair-preemption bound (``whatif.fairsharing.preemption.FairPreemption._hopeless``): while
+the preemptor's ClusterQueue ``C`` borrows with the request, the search finds no targets when
+what is available to ``C`` plus what the candidates some strategy could ever take hold is below
+the request -- ``C``'s own candidates (``withinClusterQueue``), and those of each other queue
+that borrows and whose share is not below ``low`` (``C``'s share with the request and without
+its own candidates).  The bound records its figures: ``own``, what it ``counted`` per other
+queue, and ``low``.  Every admission and release of the tree is logged after it.  Then, in a
 cohort whose children are all ClusterQueues, with ``reclaimWithinCohort: Any`` (every running
-workload of a borrowing queue is a candidate), each admission or release since moves
-available + freed by at most:
+workload of a borrowing queue using the resource is a candidate), the bound redone now takes at
+most:
 
-- a release elsewhere: available grows by at most its usage (``available``: ``C``'s own terms
-  unchanged, the root's free quota up by what was released), so its usage -- or nothing when
-  its queue is in ``whole`` (its counted candidates lose the same);
-- an admission elsewhere: available does not grow; a queue in ``whole`` gains at most the
-  admitted usage in candidates; a queue not in ``whole`` that does not borrow now counts
-  nothing; any other admission ends the proof (its queue's share rose: the share tests may
-  take more);
-- in ``C``: an own candidate (``withinClusterQueue`` lets it go) admitted adds its usage to
-  ``freed`` and leaves ``C``'s share without its candidates unchanged; one released frees in
-  available what ``freed`` loses; another workload admitted only raises ``C``'s share (fewer
-  queues pass the share tests); another released ends the proof (``C``'s share fell).
+- from ``C``: ``own`` plus the own candidates admitted since, minus those released (``low`` is
+  unchanged by them; another workload admitted only raises ``low``, and one released -- which
+  would lower it -- drops the verdict);
+- from a queue with no admission since: at most what it counted then (its share only fell,
+  ``dominantResourceShare`` grows with usage, and ``low`` did not fall, so the candidates passing
+  the share tests are a subset of before), and at most its usage now;
+- from a queue with an admission since: nothing when it does not borrow now or its share is
+  still below the recorded ``low`` (``low`` now is not below it), else at most its usage now;
 
-Every other queue's share only fell where no admission came (``dominantResourceShare`` grows
-with usage), so the queues borrowing and the candidates passing the share tests are a subset of
-before.  While the sum stays below ``slack`` and ``C`` still borrows with the request, the bound
-holds, the search returns no targets, the request is above what is available (not Fit) and the
-nomination is the one recorded -- Preempt without targets, the same flavor scan (one pod set,
-nothing pending).  Such an entry changes nothing in the cycle (no quota, no victims; under fair
-sharing ``fair_sharing_iterator.go``'s tournament picks the best remaining entry by its own
-share, priority and age, so an entry skipped when popped changes no other entry's turn), so it
-is parked without running the nomination.  Every move of the root's generation must be a logged
-admission or release, else the verdict is dropped.
+and what is available to ``C`` is computed now (``cq_available``).  When that sum is below the
+request and ``C`` still borrows with it, the bound holds, the search returns no targets, the
+request is above what is available (not Fit) and the nomination is the one recorded -- Preempt
+without targets, the same flavor scan (one pod set, nothing pending).  Such an entry changes
+nothing in the cycle (no quota, no victims; under fair sharing ``fair_sharing_iterator.go``'s
+tournament picks the best remaining entry by its own share, priority and age, so an entry that
+is skipped when popped changes no other entry's turn), so it is parked without running the
+nomination, and the figures of the bound redone become the verdict's.  Every move of the root's
+generation must be a logged admission or release, else the verdict is dropped.
 ``tests/whatif/test_overloaded_trace_events.py`` compares every event with the long way.
 """
 
