@@ -29,9 +29,11 @@ Two loads, by the longest run (offered load: GPU-seconds asked for over the nomi
 
 Each size runs in its own process so that its peak memory is its own; for each it prints::
 
-    load=L workloads=N events=E preemptions=P nominations_per_workload=R wall_s=W cpu_s=C cpu_us_per_workload=U cpu_us_per_nomination=V peak_mib=M events_sha256=H
+    load=L workloads=N events=E preemptions=P nominations_per_workload=R not_run=S wall_s=W cpu_s=C cpu_us_per_workload=U cpu_us_per_nomination=V peak_mib=M events_sha256=H
 
-(CPU time, which a shared machine disturbs less than wall time; ``events_sha256``: the first 12 hex
+(CPU time, which a shared machine disturbs less than wall time; ``not_run``: the share of Kueue's
+nominations whose verdict the simulator knew without running them, ``whatif.fairsharing.verdicts``;
+``events_sha256``: the first 12 hex
 digits of the SHA-256 of the events' JSON, so a change meant to leave every event as it was can be
 checked against the figure before it.)  When 100,000 is among the sizes, a line then gives the CPU
 seconds of both 100,000-workload traces against issue 44's goal (the overloaded one within 20 s).  A last line times the default
@@ -171,10 +173,12 @@ def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     preempted = sum(q["preempted"] for q in doc["queues"].values())
     nominations = sim.scheduler.nominations
+    verdicts = sim.scheduler.verdicts
+    not_run = verdicts.repeated / max(1, nominations) if verdicts is not None else 0.0
     digest = hashlib.sha256(json.dumps(doc["events"]).encode()).hexdigest()[:12]
     return (
         f"load={load} workloads={n} events={len(doc['events'])} preemptions={preempted} "
-        f"nominations_per_workload={nominations / n:.1f} wall_s={wall:.2f} cpu_s={cpu:.2f} "
+        f"nominations_per_workload={nominations / n:.1f} not_run={not_run:.0%} wall_s={wall:.2f} cpu_s={cpu:.2f} "
         f"cpu_us_per_workload={cpu / n * 1e6:.0f} cpu_us_per_nomination={cpu / max(1, nominations) * 1e6:.0f} "
         f"peak_mib={peak:.0f} events_sha256={digest}"
     )

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from whatif.cluster import Cluster, ClusterQueue
 from whatif.tree import (
@@ -39,6 +39,9 @@ from whatif.tree import (
     within_nominal,
 )
 from whatif.workload import Workload
+
+if TYPE_CHECKING:
+    from whatif.fairsharing.verdicts import Verdicts
 
 NEVER, WITHIN_CQ, HIERARCHICAL_RECLAIM, RECLAIM_WITHOUT_BORROWING, RECLAIM_WHILE_BORROWING = range(5)
 REASONS = {
@@ -86,6 +89,8 @@ class Preemptor:
         self.evicting: set[str] = set()
         # root -> (its generation, the FlavorResources, the ClusterQueues borrowing them then)
         self._borrowing: dict[Node, tuple[int, frozenset[FlavorResource], list[Node]]] = {}
+        # the simulator's parked verdicts (``whatif.fairsharing.verdicts``): hopeless bounds go there
+        self.verdicts: Verdicts | None = None
 
     # --- policy ---------------------------------------------------------------------------
     @staticmethod

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from whatif.cluster import Cluster, ClusterQueue
 from whatif.fairsharing.tournament import fair_order
+from whatif.fairsharing.verdicts import Verdicts
 from whatif.flavors import Assignment, FlavorAssigner
 from whatif.preemption import Preemptor, Target
 from whatif.queues import QueueManager
@@ -46,6 +47,7 @@ class Entry:
     reason: str = ""
     evicted: bool = False  # issued at least one new eviction this cycle
     scan_in: dict[tuple[int, str], int] | None = None  # the flavor scan it resumed from
+    repeated: bool = False  # not nominated: its verdict is known (``whatif.fairsharing.verdicts``)
 
     @property
     def node(self) -> Node:
@@ -107,6 +109,9 @@ class Scheduler:
         # the simulator turns it on: a cohort tree whose cycle would repeat exactly is held out of
         # the following cycles until something touches it (``QueueManager.hold`` / ``wake``)
         self.hold_settled = False
+        # the simulator sets it: parked heads whose nomination provably repeats are parked again
+        # without running it (``whatif.fairsharing.verdicts``)
+        self.verdicts: Verdicts | None = None
 
     def _scan_outdated(self, wl: Workload, cq: ClusterQueue) -> bool:
         """``lastAssignmentOutdated`` with ``FlavorFungibilityPreserveScanProgress`` (on by default
@@ -138,6 +143,15 @@ class Scheduler:
             wl.last_scan = None
         scan_in = wl.last_scan
         self.nominations += 1
+        verdicts = self.verdicts
+        if verdicts is not None:
+            root = self.queues.root_of[cq.name]
+            known = verdicts.repeats(wl, cq, root)
+            if known is not None:  # what the nomination would record and return, not run
+                wl.last_scan = dict(known.tried)
+                wl.last_scan_cycle = self.cycles
+                wl.last_scan_generation = cq.node.allocatable_generation
+                return Entry(wl, cq, known, [], scan_in=scan_in, repeated=True)
         assignment = self.assigner.assign(wl, cq, wl.last_scan)
         # ``recordAssignment``: the next attempt resumes from this scan
         wl.last_scan = assignment.tried
@@ -146,6 +160,8 @@ class Scheduler:
         targets: list[Target] = []
         if assignment.mode == "Preempt":
             targets = self.preemptor.targets(wl, cq, assignment.needs_preemption(), assignment.usage)
+        if verdicts is not None:
+            verdicts.nominated(wl, cq, self.queues.root_of[cq.name], assignment, len(targets))
         return Entry(wl, cq, assignment, targets, scan_in=scan_in)
 
     @staticmethod
@@ -182,7 +198,10 @@ class Scheduler:
             self.preemptor.memo = None
         preempted: dict[str, Workload] = {}
         temporary: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
-        for e in self._ordered(entries):
+        for e in entries:  # Preempt without targets: skipped by ``processEntry``, wherever it comes
+            if e.repeated:
+                self._process(e, preempted, temporary, outcome)
+        for e in self._ordered([e for e in entries if not e.repeated]):
             self._process(e, preempted, temporary, outcome)
         for cq, usage in reversed(temporary):
             remove_all(cq.node, usage)

@@ -56,6 +56,7 @@ from whatif.amounts import figure
 from whatif.capacity import Capacity, Check
 from whatif.cluster import Cluster
 from whatif.errors import NotSettledError, WhatIfError
+from whatif.fairsharing.verdicts import Verdicts
 from whatif.preemption import Preemptor
 from whatif.queues import QueueManager
 from whatif.recurrence import Recurrence
@@ -178,6 +179,9 @@ class Simulation:
         self.preemptor.evicting = self.evicting  # ``CandidatesOrdering``: evicted candidates first
         self.scheduler = Scheduler(cluster, self.queues, self.preemptor, self.evicting, self._inadmissible)
         self.scheduler.hold_settled = True  # every change to a tree below wakes it (``_bump``)
+        if cluster.fair_sharing is not None and cluster.admission_fair_sharing is None:
+            # parked heads whose verdict provably repeats (admissions and releases: ``_log``)
+            self.scheduler.verdicts = self.preemptor.verdicts = Verdicts(cluster)
         self.events: list[Event] = []
         self.agenda: list[tuple[float, int, int, int, Workload]] = []
         self.now = 0.0
@@ -215,6 +219,7 @@ class Simulation:
         self.running[wl.cluster_queue].pop(wl.key, None)
         self.capacity.release(wl, self.now)
         self.queues.released(wl)  # admission fair sharing: admitted usage
+        self._log(wl, admitted=False)
         wl.usage = {}
         wl.generation += 1
         self._bump(wl)
@@ -223,6 +228,14 @@ class Simulation:
         self.requeuer.notify(wl.cluster_queue, self.now)
         if self.hooks is not None:
             self.hooks.released(wl)
+
+    def _log(self, wl: Workload, *, admitted: bool) -> None:
+        """An admission or release about to move the tree's generation (``_bump``), for the
+        parked verdicts (``whatif.fairsharing.verdicts``)."""
+        verdicts = self.scheduler.verdicts
+        if verdicts is not None:
+            assert wl.cluster_queue is not None
+            verdicts.changed(self.queues.root_of[wl.cluster_queue], wl, admitted=admitted)
 
     def _bump(self, wl: Workload) -> None:
         """An admission or release of quota: the tree's generation moves (remembered searches),
@@ -279,6 +292,7 @@ class Simulation:
         self._evicted_since_admission.pop(wl.key, None)
         self.queues.forget(wl)  # out of the queue: no longer its sticky head
         self.queues.reserved(wl, self.now)  # admission fair sharing: the entry penalty
+        self._log(wl, admitted=True)
         self._bump(wl)
         if self.hooks is not None and self.cluster.cluster_queues[wl.cluster_queue].multikueue_check:
             wl.state = RESERVED  # the MultiKueue check is Pending until a worker admits a copy

@@ -212,6 +212,11 @@ class FairPreemption:
         p_min: dict[Node, DRS] = {}
         final_share = any(s != "LessThanInitialShare" for s in strategies)
         flat = node.parent is not None and node.parent.parent is None
+        # for ``verdicts`` (one FlavorResource asked): what the own queue and each other queue
+        # count of it
+        one = next(iter(requests)) if len(requests) == 1 and self.p.verdicts is not None else None
+        own = freed.get(one, 0) if one is not None else 0
+        counted: dict[str, int] = {}
         for target in self._borrowing_queues():
             if flat and target.parent is node.parent:  # siblings under the root: the queues
                 p_side, t_side = node, target
@@ -232,17 +237,25 @@ class FairPreemption:
                     ws = [w for w in ws if compare(low, share(target, w.usage)) <= 0]
             else:
                 continue
+            before = freed.get(one, 0) if one is not None else 0
             for w in ws:
                 for fr, v in w.usage.items():
                     if fr in requests:
                         freed[fr] = freed.get(fr, 0) + v
+            if one is not None:
+                counted[target.name] = freed.get(one, 0) - before
         if in_tree:
             remove_all(node, requests)
         try:  # ``could_fit`` over the takeable candidates, from their usage summed above
-            return any(cq_available(node, fr) + freed.get(fr, 0) < val for fr, val in requests.items())
+            hopeless = any(cq_available(node, fr) + freed.get(fr, 0) < val for fr, val in requests.items())
         finally:
             if in_tree:
                 add_all(node, requests)
+        if hopeless and one is not None and flat and self.p.verdicts is not None:
+            self.p.verdicts.bound(
+                self.wl, node, fr=one, request=requests[one], own=own, counted=counted, low=p_min.get(node)
+            )
+        return hopeless
 
     def targets(self, strategies: tuple[str, ...]) -> Picked:
         if self._hopeless(strategies):
