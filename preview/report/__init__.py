@@ -153,7 +153,7 @@ def flavor_pools(model: StackModel, flavor_name: str) -> list[pools.PoolCapacity
     return [c for c in capacities if c.gpus_per_node]
 
 
-def _largest_gang(
+def largest_gang(
     model: StackModel, cq: ClusterQueue, flavor: str, obtainable: Decimal | None
 ) -> Decimal | None:
     """GPUs one workload can get in ``flavor``: quota-bound, then capacity-bound.
@@ -219,7 +219,7 @@ def _cluster_queue_rows(model: StackModel) -> Iterator[list[object]]:
                 flavor,
                 _fmt(nominal),
                 _fmt(borrow),
-                _fmt(_largest_gang(model, cq, flavor, obtainable)),
+                _fmt(largest_gang(model, cq, flavor, obtainable)),
                 behind or "-",
                 (", ".join(sorted(local.get(cq.name, []))) or "-") + note,
             ]

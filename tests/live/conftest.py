@@ -23,6 +23,8 @@ LIVE_DIR = Path(__file__).resolve().parent
 KUEUE_STACK = "dev"
 # the stack applied once per session for every test that needs it whole (the most hardened one)
 SHARED_STACK = "prod"
+APPLY_MODULE = "test_stacks_apply.py"
+QUEUES_MODULE = "test_queues_live.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,6 +36,56 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if LIVE_DIR in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.xdist_group("live"))
+    follow_stack_apply(items)
+
+
+def _stack_of(item: pytest.Item, module: str) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if Path(str(item.path)).name != module or callspec is None:
+        return None
+    stack = callspec.params.get("stack")
+    return stack if isinstance(stack, str) else None
+
+
+def follow_stack_apply(items: list[pytest.Item]) -> None:
+    """Each stack's ``test_queues_live`` test right after its ``test_stacks_apply`` test, so both
+    use one deployment of the stack (:class:`StackDeployments` keeps the last stack's only)."""
+    queued = {s: i for i in items if (s := _stack_of(i, QUEUES_MODULE))}
+    applied = {s for i in items if (s := _stack_of(i, APPLY_MODULE))}
+    moved = [i for s, i in queued.items() if s in applied]
+    if not moved:
+        return
+    rest = [i for i in items if i not in moved]
+    items[:] = []
+    for item in rest:
+        items.append(item)
+        stack = _stack_of(item, APPLY_MODULE)
+        if stack in queued and queued[stack] in moved:
+            items.append(queued[stack])
+
+
+class StackDeployments:
+    """Whole stacks deployed (one cluster per cluster of the stack), shared by consecutive tests
+    of the same stack; deploying the next stack stops the previous one's clusters (memory: a
+    MultiKueue stack has three), and the session's end stops the last."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+        self.stack: str | None = None
+        self.deployments: list[Deployment] = []
+
+    def get(self, stack: str) -> list[Deployment]:
+        if stack != self.stack:
+            self.stop()
+            for n, objects in enumerate(stack_clusters(stack)):
+                self.deployments.append(deploy(self.plane, objects, name=f"{stack}-{n}"))
+            self.stack = stack
+        return self.deployments
+
+    def stop(self) -> None:
+        for deployment in self.deployments:
+            deployment.cluster.stop()
+        self.deployments, self.stack = [], None
 
 
 @pytest.fixture(scope="session")
@@ -94,3 +146,14 @@ def shared_stack(control_plane: ControlPlane) -> Iterator[Deployment]:
         yield deployment
     finally:
         deployment.cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def stack_deployments(control_plane: ControlPlane) -> Iterator[StackDeployments]:
+    """Every stack but :data:`SHARED_STACK` deployed whole, for ``test_stacks_apply`` and then
+    ``test_queues_live`` (run one after the other per stack: :func:`follow_stack_apply`)."""
+    deployments = StackDeployments(control_plane)
+    try:
+        yield deployments
+    finally:
+        deployments.stop()

@@ -12,9 +12,8 @@ from __future__ import annotations
 import pytest
 
 from preview.stack_files import stack_names
-from tests.live.cluster import ControlPlane
 from tests.live.conftest import SHARED_STACK
-from tests.live.stacks import deploy, stack_clusters
+from tests.live.stacks import stack_clusters
 from tests.stack_runner import ROOT
 
 STACKS = stack_names(ROOT)
@@ -25,32 +24,27 @@ def test_every_stack_file_is_applied() -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_stack_applies_with_no_rejection(
-    control_plane: ControlPlane, stack: str, request: pytest.FixtureRequest
-) -> None:
+def test_stack_applies_with_no_rejection(stack: str, request: pytest.FixtureRequest) -> None:
     sections = stack_clusters(stack)
     assert sections, f"{stack} has no Kubernetes objects"
     report: list[str] = []
-    for n, objects in enumerate(sections):
-        shared = stack == SHARED_STACK and len(sections) == 1
-        # the session's shared deployment of this stack (stopped at the end of the session)
-        deployment = (
-            request.getfixturevalue("shared_stack")
-            if shared
-            else deploy(control_plane, objects, name=f"{stack}-{n}")
+    # the session's shared deployment of prod, else the stack's deployments kept for the
+    # stack's test_queues_live test that runs next (conftest.follow_stack_apply)
+    shared = stack == SHARED_STACK and len(sections) == 1
+    deployments = (
+        [request.getfixturevalue("shared_stack")]
+        if shared
+        else request.getfixturevalue("stack_deployments").get(stack)
+    )
+    for objects, deployment in zip(sections, deployments, strict=True):
+        applied = [r for r in deployment.results if r.accepted]
+        # everything the section holds went in: declared, rendered, and the platform CRDs
+        assert len(deployment.results) >= len(objects.declared) + sum(
+            len(r.objects) for r in objects.releases
         )
-        try:
-            applied = [r for r in deployment.results if r.accepted]
-            # everything the section holds went in: declared, rendered, and the platform CRDs
-            assert len(deployment.results) >= len(objects.declared) + sum(
-                len(r.objects) for r in objects.releases
-            )
-            report += [f"{objects.title}: {r}" for r in deployment.refused]
-            if any(r.chart == "kueue" for r in objects.releases):
-                assert deployment.kueue is not None and deployment.kueue.process is not None
-                deployment.kueue.process.check()  # still serving after every object went in
-            assert applied
-        finally:
-            if not shared:
-                deployment.cluster.stop()
+        report += [f"{objects.title}: {r}" for r in deployment.refused]
+        if any(r.chart == "kueue" for r in objects.releases):
+            assert deployment.kueue is not None and deployment.kueue.process is not None
+            deployment.kueue.process.check()  # still serving after every object went in
+        assert applied
     assert not report, f"{stack}: the API server refused {len(report)} object(s):\n" + "\n".join(report)
