@@ -64,10 +64,22 @@ def follow_stack_apply(items: list[pytest.Item]) -> None:
             items.append(queued[stack])
 
 
+def next_test_uses(request: pytest.FixtureRequest, stack: str) -> bool:
+    """Whether the test after this one in the session's order is ``stack``'s ``test_queues_live``
+    test (:func:`follow_stack_apply` puts it there; ``-k`` may have deselected it)."""
+    items = request.session.items
+    try:
+        index = items.index(request.node)
+    except ValueError:
+        return False
+    return index + 1 < len(items) and _stack_of(items[index + 1], QUEUES_MODULE) == stack
+
+
 class StackDeployments:
     """Whole stacks deployed (one cluster per cluster of the stack), shared by consecutive tests
-    of the same stack; deploying the next stack stops the previous one's clusters (memory: a
-    MultiKueue stack has three), and the session's end stops the last."""
+    of the same stack.  Its last user stops them (:meth:`stop`): a MultiKueue stack's three
+    clusters and Kueue managers left running keep a core half busy for the rest of the suite.
+    Deploying the next stack stops the previous one's too, and the session's end whatever is left."""
 
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane

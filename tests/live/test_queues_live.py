@@ -266,9 +266,13 @@ def test_templates_are_admitted_or_held_as_the_what_if_says(
     assert any(not v.admitted for _, v in verdicts), verdicts
     disagreements: list[str] = []
     outcomes: list[str] = []
-    for template, verdict in verdicts:
-        wrong, outcome = _judge(stack, cluster, objects, control_plane, template, verdict, workers)
-        outcomes.append(f"{template.source}: {outcome}")
-        disagreements += [f"{template.source}: {w}" for w in wrong]
+    try:
+        for template, verdict in verdicts:
+            wrong, outcome = _judge(stack, cluster, objects, control_plane, template, verdict, workers)
+            outcomes.append(f"{template.source}: {outcome}")
+            disagreements += [f"{template.source}: {w}" for w in wrong]
+    finally:
+        if stack != SHARED_STACK:
+            request.getfixturevalue("stack_deployments").stop()  # the stack's last user
     print("\n".join(outcomes))
     assert not disagreements, "\n".join(disagreements)

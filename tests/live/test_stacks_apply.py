@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from preview.stack_files import stack_names
-from tests.live.conftest import SHARED_STACK
+from tests.live.conftest import SHARED_STACK, next_test_uses
 from tests.live.stacks import stack_clusters
 from tests.stack_runner import ROOT
 
@@ -36,15 +36,19 @@ def test_stack_applies_with_no_rejection(stack: str, request: pytest.FixtureRequ
         if shared
         else request.getfixturevalue("stack_deployments").get(stack)
     )
-    for objects, deployment in zip(sections, deployments, strict=True):
-        applied = [r for r in deployment.results if r.accepted]
-        # everything the section holds went in: declared, rendered, and the platform CRDs
-        assert len(deployment.results) >= len(objects.declared) + sum(
-            len(r.objects) for r in objects.releases
-        )
-        report += [f"{objects.title}: {r}" for r in deployment.refused]
-        if any(r.chart == "kueue" for r in objects.releases):
-            assert deployment.kueue is not None and deployment.kueue.process is not None
-            deployment.kueue.process.check()  # still serving after every object went in
-        assert applied
+    try:
+        for objects, deployment in zip(sections, deployments, strict=True):
+            applied = [r for r in deployment.results if r.accepted]
+            # everything the section holds went in: declared, rendered, and the platform CRDs
+            assert len(deployment.results) >= len(objects.declared) + sum(
+                len(r.objects) for r in objects.releases
+            )
+            report += [f"{objects.title}: {r}" for r in deployment.refused]
+            if any(r.chart == "kueue" for r in objects.releases):
+                assert deployment.kueue is not None and deployment.kueue.process is not None
+                deployment.kueue.process.check()  # still serving after every object went in
+            assert applied
+    finally:
+        if not shared and not next_test_uses(request, stack):
+            request.getfixturevalue("stack_deployments").stop()  # no later test needs them
     assert not report, f"{stack}: the API server refused {len(report)} object(s):\n" + "\n".join(report)
