@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import yaml
+from gpu_batch_policy.facts.model import StackModel
 
 from tests.live.cluster import Cluster, ControlPlane
 from tests.live.pki import KeyPair
@@ -135,6 +136,40 @@ def decided(cluster: Cluster, obj: Mapping[str, Any]) -> dict[str, Any]:
     return cluster.wait_for(check, 60, f"Kueue to decide {obj['metadata']['name']}'s quota")
 
 
+def checks_for_admission(model: StackModel, cluster_queue: str, flavors: Iterable[str]) -> set[str]:
+    """The AdmissionChecks Kueue puts on a Workload reserved in ``cluster_queue`` with
+    ``flavors``, read from the stack's ClusterQueue (the pack's view of it): a check with no
+    ``onFlavors`` applies to every flavor, one with a list to a Workload using any of them
+    (kueue v0.19.2 ``pkg/workload/workload.go`` ``AdmissionChecksForWorkload`` with an admission,
+    ``admissionChecksForAdmission``).
+
+    Kueue's scheduler sets ``QuotaReserved`` first and its workload reconciler adds the checks
+    that depend on the flavors in a later update (``pkg/controller/core/workload_controller.go``
+    "The workload needs admission checks updates"): a reader between the two sees a reserved
+    Workload with no ProvisioningRequest check yet, so a test that acts on the checks waits for
+    these names."""
+    _, cq = model.find_cluster_queue(cluster_queue)
+    assert cq is not None, f"ClusterQueue {cluster_queue} is not in the stack"
+    used = set(flavors)
+    return {
+        str(ref.name)
+        for ref in cq.admission_checks
+        if not ref.on_flavors or used & {str(f) for f in ref.on_flavors}
+    }
+
+
+def with_checks(cluster: Cluster, obj: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """Wait until ``obj``'s Workload lists exactly the AdmissionChecks ``names``."""
+
+    def check() -> dict[str, Any] | None:
+        wl = workload_of(cluster, obj)
+        listed = {c["name"] for c in ((wl or {}).get("status") or {}).get("admissionChecks") or []}
+        return wl if wl is not None and listed == names else None
+
+    what = f"Kueue to put the checks {sorted(names)} on {obj['metadata']['name']}'s Workload"
+    return cluster.wait_for(check, 30, what)
+
+
 def provisioning_checks(objects: ClusterObjects) -> dict[str, dict[str, Any]]:
     """AdmissionCheck name -> its ProvisioningRequestConfig, as the stack declares them."""
     out = {}
@@ -207,18 +242,22 @@ def still_held(cluster: Cluster, obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def remove(cluster: Cluster, obj: Mapping[str, Any]) -> None:
-    """Delete the object and its Workload as the garbage collector would (there is none)."""
+    """Delete the object, then its Workload, then the ProvisioningRequests the Workload owned, as
+    the garbage collector would (there is none here): owner first.  Deleting a request while its
+    Workload still holds quota makes Kueue create it again under the same name (kueue v0.19.2
+    ``provisioning/controller.go`` ``syncOwnedProvisionRequest``: no request in its cache for a
+    check that is not Ready), which earlier runs saw as "Created ProvisioningRequest" twice."""
     meta = obj["metadata"]
     wl = workload_of(cluster, obj)
     cluster.delete(obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"])
     if wl is None:
         return
     name, ns = wl["metadata"]["name"], meta["namespace"]
+    cluster.delete(KUEUE, "Workload", name, ns)
+    cluster.wait_for(lambda: cluster.get(KUEUE, "Workload", name, ns) is None, 30, f"Workload {name} gone")
     for pr in cluster.list(PR_API, "ProvisioningRequest", ns):
         if any(o.get("name") == name for o in pr["metadata"].get("ownerReferences") or []):
             cluster.delete(PR_API, "ProvisioningRequest", pr["metadata"]["name"], ns)
-    cluster.delete(KUEUE, "Workload", name, ns)
-    cluster.wait_for(lambda: cluster.get(KUEUE, "Workload", name, ns) is None, 30, f"Workload {name} gone")
 
 
 def pod_templates(obj: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -38,6 +38,7 @@ from tests.live.conftest import SHARED_STACK
 from tests.live.queue_live import (
     CLASS_ANNOTATION,
     CONSUME_ANNOTATION,
+    checks_for_admission,
     class_details,
     connect_workers,
     decided,
@@ -51,17 +52,16 @@ from tests.live.queue_live import (
     still_held,
     submission,
     submit,
+    with_checks,
     workload_of,
 )
 from tests.live.queue_templates import Template, Verdict, expected, first_cluster_model, templates
 from tests.live.stacks import ClusterObjects, Deployment, stack_clusters
 from tests.live.test_kueue_admission import admitted, condition
 
-# every stack with Kueue queues but prod and skypilot (an admission after GKE's answer times out
-# now and then under load: tests/live/README.md) and kai (KAI Scheduler judges its queues, not here)
-STACKS = ("dev", "gpudirect", "multiregion")
+# every stack with Kueue queues but kai (KAI Scheduler judges its queues, not here)
+STACKS = ("dev", "prod", "skypilot", "gpudirect", "multiregion")
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
-REPLAY_AFTER = 20.0  # seconds before GKE's status update is played again (see _judge)
 # MultiKueueCluster name -> the worker's cluster and objects
 Workers = dict[str, tuple[Cluster, ClusterObjects]]
 
@@ -168,6 +168,9 @@ def _judge(
                 verdict.flavor_map(obj["kind"]),
             ):
                 return [f"reserved in {live_cq} {live_flavors}, the what-if: {verdict}"], "reserved"
+            # the checks the flavors bring come in an update after the reservation: wait for them
+            used = {f for flavors in live_flavors.values() for f in flavors.values()}
+            wl = with_checks(cluster, obj, checks_for_admission(first_cluster_model(stack), live_cq, used))
             states = _check_states(wl)
             multikueue = [n for n in states if controllers.get(n) == MULTIKUEUE_CONTROLLER]
             if multikueue:
@@ -188,18 +191,7 @@ def _judge(
                 current = workload_of(cluster, obj)
                 return current if admitted(current) else None
 
-            try:
-                wl = cluster.wait_for(done, REPLAY_AFTER, f"{template.name} to be admitted")
-            except TimeoutError:
-                # Kueue may delete and create the request again under the same name (its log
-                # says "Created ProvisioningRequest" twice when its first sync hit a conflict on
-                # the pod templates), after GKE's answer went to the first: GKE answers every
-                # request it sees, so the new one is provisioned too
-                for name in requests:
-                    pr = cluster.wait_for(_request(cluster, wl, name), 30, f"{name}'s request")
-                    if (condition(pr, "Provisioned") or {}).get("status") != "True":
-                        provision(cluster, pr, class_details(configs[name], pr))
-                wl = cluster.wait_for(done, 60, f"{template.name} to be admitted")
+            wl = cluster.wait_for(done, 60, f"{template.name} to be admitted")
             assert all(s["state"] == "Ready" for s in _check_states(wl).values()), wl
             meta = obj["metadata"]
 
