@@ -119,3 +119,23 @@ def test_without_a_compiler_one_line_says_pure_python_and_nothing_is_built(
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "no C compiler" in out and "pure Python" in out
     assert not (tmp_path / "cache").exists()
+
+
+def test_every_form_of_import_puts_the_module_in_the_key(tmp_path: Path) -> None:
+    """What the key reads as imports: parenthesised names with comments, ``import a, b as c``;
+    a module outside ``whatif`` or one that does not exist is not a source of the key."""
+    package = tmp_path / "whatif"
+    package.mkdir()
+    for name in ("__init__", "a", "b", "c", "d", "unused"):
+        (package / f"{name}.py").write_text("")
+    (package / "x.py").write_text(
+        "from whatif import (\n    a,  # why\n    b,\n)\nimport os, whatif.c as cc\n"
+        "from whatif.d import thing\nfrom whatif import missing\n"
+    )
+    assert compiled._imported("whatif.x", tmp_path) == {
+        "whatif",
+        "whatif.a",
+        "whatif.b",
+        "whatif.c",
+        "whatif.d",
+    }
