@@ -7,6 +7,7 @@ again.  The modules are compiled by mypyc's ``mypycify`` (the pinned ``mypy``, w
 checkout's ``pyproject.toml`` mypy settings) and setuptools' ``build_ext``, in a child process,
 into a staging folder renamed into place with ``build.json`` last; an exclusive ``flock`` on
 ``<key>.lock`` keeps two builders from building one key twice (as ``tests/live/toolchain.py``).
+After a build, all but the :data:`KEEP` newest builds are dropped.
 
 Where it cannot build (no C compiler, no ``Python.h``, no mypyc or setuptools), one line says so
 and the what-if runs as pure Python; a build that fails with all of them present is an error
@@ -34,6 +35,9 @@ from pathlib import Path
 from whatif.compiled import MODULES, RECORD, ROOT, cache_root, source_key, source_path, toolchain
 
 GROUP = "whatif_compiled"  # mypyc's shared library: whatif_compiled__mypyc
+# builds kept (3 MB each): every edit of a compiled source makes another, and several checkouts of
+# one machine (worktrees) each use their own
+KEEP = 10
 
 
 def cannot_build() -> str | None:
@@ -114,7 +118,18 @@ def build() -> tuple[Path, dict[str, object]]:
         if folder.exists():  # a half-folder without its record
             shutil.rmtree(folder)
         staging.rename(folder)
-        return folder, record
+    prune()
+    return folder, record
+
+
+def prune(keep: int = KEEP) -> list[Path]:
+    """Drop all but the ``keep`` most recently built folders (by their record); what was dropped.
+    A process that loaded a dropped build keeps it (its files stay mapped)."""
+    built = sorted(cache_root().glob(f"*/{RECORD}"), key=lambda r: r.stat().st_mtime, reverse=True)
+    dropped = [record.parent for record in built[keep:]]
+    for folder in dropped:
+        shutil.rmtree(folder, ignore_errors=True)
+    return dropped
 
 
 def main(argv: list[str]) -> int:

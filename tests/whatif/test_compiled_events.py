@@ -139,3 +139,20 @@ def test_every_form_of_import_puts_the_module_in_the_key(tmp_path: Path) -> None
         "whatif.c",
         "whatif.d",
     }
+
+
+def test_old_builds_are_dropped_beyond_the_newest_few(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPU_BATCH_WHATIF_MYPYC_CACHE", str(tmp_path))
+    for age in range(whatif_compile.KEEP + 2):
+        folder = tmp_path / f"key{age}"
+        folder.mkdir()
+        (folder / RECORD).write_text("{}")
+        os.utime(folder / RECORD, (1e9 - age, 1e9 - age))  # key0 the newest
+    (tmp_path / "half").mkdir()  # no record: another builder's staging, not a build
+    dropped = whatif_compile.prune()
+    assert sorted(p.name for p in dropped) == [f"key{whatif_compile.KEEP}", f"key{whatif_compile.KEEP + 1}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["half", *(f"key{age}" for age in range(whatif_compile.KEEP))]
+    )
