@@ -13,6 +13,9 @@
 #   make fuzz [FUZZ_MUTATIONS=5000]  hostile mutations through the real policy pack (issue 12)
 #   make gate-venvs [GATE_PYTHONS="python3.12 python3.13"]   other CPython minors for tests/test_gate_portability.py
 #   make whatif [STACK=dev] [BASE=<git ref>]   Kueue (or KAI) admission what-if; with BASE, the change per queue
+#   make whatif-compiled       build the what-if's simulator modules with mypyc once per source (~/.cache/gpu-batch/whatif-mypyc;
+#                              see whatif/compiled.py); python -m whatif and make bench-whatif use it, pure Python without it
+#   make bench-whatif [WHATIF_BENCH_ARGS="--sizes 100000 --loads overloaded"]   the what-if at scale (issue 44)
 STACK ?= dev
 TEST_WORKERS ?= auto
 # each worker runs the stacks' programs and previews: bounded so a many-core runner does not multiply the memory
@@ -23,7 +26,7 @@ VENV := venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: preview preview-all test test-live live-tools lint typecheck unit bench bench-pack-memory bench-differential fuzz whatif clean gate-venvs
+.PHONY: preview preview-all test test-live live-tools whatif-compiled bench-whatif lint typecheck unit bench bench-pack-memory bench-differential fuzz whatif clean gate-venvs
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +43,7 @@ preview-all: $(STAMP)
 # The stack's program is run afresh (not a stale build/<stack>/plan.json); BASE runs the stack's
 # own preview at that git ref and simulates both with one trace.  WHATIF_ARGS passes more options
 # (e.g. --ignore-fair-sharing, --trace FILE).
-whatif: $(STAMP)
+whatif: $(STAMP) whatif-compiled
 	$(PY) -m whatif --stack $(STACK) --fresh $(if $(BASE),--base $(BASE)) $(WHATIF_ARGS)
 
 lint: $(STAMP)
@@ -54,8 +57,9 @@ typecheck: $(STAMP)
 
 # gate-venvs first: the readiness gates' cross-minor tests run wherever another CPython minor is installed;
 # live-tools first: the live tier's binaries are built once per machine, not inside a test's timeout.
+# whatif-compiled first: tests/whatif/test_compiled_events.py compares the mypyc build with pure Python.
 # --dist loadgroup: the live tier's tests (xdist group "live") share one worker and one etcd.
-unit: $(STAMP) gate-venvs live-tools
+unit: $(STAMP) gate-venvs live-tools whatif-compiled
 	$(PY) -m pytest -q -rs -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS) --dist loadgroup
 
 test: lint typecheck unit
@@ -71,8 +75,16 @@ test-live: $(STAMP) live-tools
 live-tools: $(STAMP)
 	$(PY) -m tests.live.toolchain
 
+# Builds (or finds) the what-if's simulator modules compiled with mypyc for the sources as they are
+# (a changed source is another build, ~45 s of CPU); one line and pure Python where it cannot build.
+whatif-compiled: $(STAMP)
+	$(PY) -m benchmarks.whatif_compile
+
 bench: $(STAMP)
 	$(PY) -m benchmarks.scale $(BENCH_ARGS)
+
+bench-whatif: $(STAMP) whatif-compiled
+	$(PY) -m benchmarks.whatif_bench $(WHATIF_BENCH_ARGS)
 
 bench-pack-memory: $(STAMP)
 	$(PY) -m benchmarks.pack_memory $(PACK_MEMORY_ARGS)

@@ -29,13 +29,15 @@ Two loads, by the longest run (offered load: GPU-seconds asked for over the nomi
 
 Each size runs in its own process so that its peak memory is its own; for each it prints::
 
-    load=L workloads=N events=E preemptions=P nominations_per_workload=R not_run=S wall_s=W cpu_s=C cpu_us_per_workload=U cpu_us_per_nomination=V peak_mib=M events_sha256=H
+    load=L workloads=N events=E preemptions=P nominations_per_workload=R not_run=S wall_s=W cpu_s=C cpu_us_per_workload=U cpu_us_per_nomination=V peak_mib=M events_sha256=H code=K
 
 (CPU time, which a shared machine disturbs less than wall time; ``not_run``: the share of Kueue's
 nominations whose verdict the simulator knew without running them, ``whatif.fairsharing.verdicts``;
 ``events_sha256``: the first 12 hex
 digits of the SHA-256 of the events' JSON, so a change meant to leave every event as it was can be
-checked against the figure before it.)  When 100,000 is among the sizes, a line then gives the CPU
+checked against the figure before it; ``code``: ``compiled`` when the simulator's modules ran as
+the mypyc build of these sources, ``make whatif-compiled`` (``whatif.compiled``), else ``python``;
+``GPU_BATCH_WHATIF_COMPILED=0`` runs pure Python.)  When 100,000 is among the sizes, a line then gives the CPU
 seconds of both 100,000-workload traces against issue 44's goal (the overloaded one within 20 s).  A last line times the default
 what-if of every repo stack (what ``make preview`` adds to the report).  Figures are printed,
 never asserted.
@@ -162,7 +164,7 @@ def simulation(n: int, load: str = "overloaded", fair: bool = True) -> Simulatio
     return Simulation(cluster, parse_trace(_trace(n, LONGEST_RUN[load])), eviction_delay=EVICTION_DELAY)
 
 
-def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
+def run_one(n: int, fair: bool = True, load: str = "overloaded", code: str = "python") -> str:
     from whatif.results import document
 
     sim = simulation(n, load, fair)
@@ -180,7 +182,7 @@ def run_one(n: int, fair: bool = True, load: str = "overloaded") -> str:
         f"load={load} workloads={n} events={len(doc['events'])} preemptions={preempted} "
         f"nominations_per_workload={nominations / n:.1f} not_run={not_run:.0%} wall_s={wall:.2f} cpu_s={cpu:.2f} "
         f"cpu_us_per_workload={cpu / n * 1e6:.0f} cpu_us_per_nomination={cpu / max(1, nominations) * 1e6:.0f} "
-        f"peak_mib={peak:.0f} events_sha256={digest}"
+        f"peak_mib={peak:.0f} events_sha256={digest} code={code}"
     )
 
 
@@ -221,7 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.one:
-        print(run_one(args.one, load=args.loads[0]), flush=True)
+        from whatif.compiled import activate
+
+        code = activate().split()[0]  # before the simulator's modules are imported
+        print(run_one(args.one, load=args.loads[0], code=code), flush=True)
         return 0
     at_target: dict[str, str] = {}
     if not args.stacks_only:

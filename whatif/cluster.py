@@ -78,7 +78,12 @@ class ClusterQueue:
     # the MultiKueue admission check it carries, when the cluster is simulated as a MultiKueue
     # manager (:mod:`whatif.multikueue`); what it reserves is dispatched to the workers
     multikueue_check: str | None = None
-    _group_index: dict[str, Group | None] = field(default_factory=dict, init=False, repr=False)
+    # set in __post_init__, not by a default factory: mypyc's dataclasses leave an init=False
+    # field's default unset (whatif/compiled.py compiles this module)
+    _group_index: dict[str, Group | None] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._group_index = {}
 
     @property
     def provisioning_flavors(self) -> frozenset[str]:

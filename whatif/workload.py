@@ -61,10 +61,13 @@ class Workload:
     reserved_since: float | None = None  # quota reserved, waiting for its admission checks
     capacity_wait: float = 0.0  # before first admission: waiting for nodes (checks and back-off)
     key: str = field(init=False)  # namespace/name, fixed: kept rather than formatted at every use
-    _shape: tuple[object, ...] | None = field(default=None, init=False, repr=False)
+    # set in __post_init__, not by a field default: mypyc's dataclasses leave an init=False
+    # field's default unset (whatif/compiled.py compiles this module)
+    _shape: tuple[object, ...] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
+        self._shape = None
 
     def shape(self) -> tuple[object, ...]:
         """``computeSchedulingHash``'s input (kubernetes-sigs/kueue@v0.19.2

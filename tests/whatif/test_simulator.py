@@ -19,6 +19,7 @@ from tests.whatif.kueue_cases import (
     local_queue,
     provisioning_cluster,
 )
+from whatif import results
 from whatif.capacity import Pool
 from whatif.cluster import Cluster
 from whatif.errors import NotModelledError, WhatIfError
@@ -153,6 +154,31 @@ def test_output_is_deterministic() -> None:
     first = json.dumps(run(cluster("3", preemption={"withinClusterQueue": "LowerPriority"}), trace))
     second = json.dumps(run(cluster("3", preemption={"withinClusterQueue": "LowerPriority"}), trace))
     assert first == second
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_paused_for_the_document_and_left_as_it_was(
+    enabled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``document`` builds a dictionary per event after the run: paused there too, then as the
+    caller had it."""
+    seen: list[bool] = []
+    figures = results.queue_figures
+
+    def spy(c: Cluster, outcome: Any) -> dict[str, Any]:
+        seen.append(gc.isenabled())
+        return figures(c, outcome)
+
+    c = cluster("1")
+    outcome = Simulation(c, parse_trace({"workloads": [wl("a", 0, 10)]})).run()
+    monkeypatch.setattr(results, "queue_figures", spy)
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert document(c, outcome)["events"]
+        assert seen == [False]
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("enabled", [True, False])
