@@ -294,7 +294,13 @@ def _judge(
                     pr = cluster.wait_for(_request(cluster, wl, name), 30, f"{name}'s request")
                     if (condition(pr, "Provisioned") or {}).get("status") != "True":
                         provision(cluster, pr, class_details(configs[name], pr))
-                wl = cluster.wait_for(done, 60, f"{template.name} to be admitted")
+                try:
+                    wl = cluster.wait_for(done, 60, f"{template.name} to be admitted")
+                except TimeoutError:
+                    failed = second_pass_failure(cluster, wl) if template.flavor else None
+                    if failed is None:
+                        raise
+                    return [f"never admitted after GKE's answer and its nodes: {failed}"], "held"
             assert all(s["state"] == "Ready" for s in _check_states(wl).values()), wl
             meta = obj["metadata"]
 
