@@ -12,8 +12,10 @@ each ClusterQueue's and Cohort's ``spec.fairSharing.weight`` (``pkg/cache/schedu
 fair_sharing.go`` ``parseFairWeight``).  So is admission fair sharing (the Configuration's
 ``admissionFairSharing``, each ClusterQueue's ``spec.admissionScope.admissionMode`` and each
 LocalQueue's ``spec.fairSharing.weight``; :mod:`whatif.admission_fair_sharing`).  What the
-simulator does not model is refused here, with one line (:class:`NotModelledError`):
-Topology-Aware Scheduling (a flavor with ``topologyName``), MultiKueue admission checks.
+simulator does not model is refused here, with one line (:class:`NotModelledError`): MultiKueue
+admission checks.  Topology-Aware Scheduling is read, not refused: each flavor's ``topologyName``,
+its Topology's levels and whether a ClusterQueue is TAS-only decide which flavors a pod set may
+take (``whatif.flavors``); a pod set that TAS would place is refused there, when one is met.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from whatif.pack import (
     StackModel,
     Unknown,
     quantity,
+    tas_only,
+    topology_levels,
 )
 from whatif.refusal import refuse_rejected
 from whatif.tree import FlavorResource, Node, Quota, accumulate
@@ -78,6 +82,8 @@ class ClusterQueue:
     # the MultiKueue admission check it carries, when the cluster is simulated as a MultiKueue
     # manager (:mod:`whatif.multikueue`); what it reserves is dispatched to the workers
     multikueue_check: str | None = None
+    # ``ClusterQueueSnapshot.IsTASOnly``: every flavor has a ``topologyName`` (None: cannot tell)
+    tas_only: bool | None = False
     # set in __post_init__, not by a default factory: mypyc's dataclasses leave an init=False
     # field's default unset (whatif/compiled.py compiles this module)
     _group_index: dict[str, Group | None] = field(init=False, repr=False)
@@ -119,6 +125,8 @@ class Cluster:
     # name -> the ResourceFlavor as the pack reads it (taints, tolerations, nodeLabels), for
     # ``checkFlavorForPodSets`` (``whatif.flavors``); a flavor absent here matches every pod set
     resource_flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
+    # Topology name -> its levels' ``nodeLabel`` (``TASFlavorSnapshot.HasLevel``)
+    topology_levels: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _known(value: Any, where: str) -> Any:
@@ -255,10 +263,6 @@ def build_cluster(
     flavors: set[str] = set()
     views: dict[str, ResourceFlavor] = {}
     for rf in model.resource_flavors():
-        if rf.topology_name is not None:
-            raise NotModelledError(
-                f"ResourceFlavor {rf.name} sets topologyName: Topology-Aware Scheduling is not modelled"
-            )
         flavors.add(rf.name)
         views[rf.name] = rf
     cohorts: dict[str, Node] = {}
@@ -290,6 +294,7 @@ def build_cluster(
             parent_node = cohort_node(view.cohort)
             cq.node.parent = parent_node
             parent_node.children.append(cq.node)
+        cq.tas_only = tas_only(views[f].topology_name for g in cq.groups for f in g.flavors if f in views)
         cqs[view.name] = cq
     for root in {n.root() for n in cohorts.values()}:
         accumulate(root)
@@ -313,6 +318,7 @@ def build_cluster(
         fair_sharing=fair,
         admission_fair_sharing=_admission_fair_sharing(model, config, cqs, local_queues, notes),
         resource_flavors=views,
+        topology_levels=topology_levels(model),
     )
 
 

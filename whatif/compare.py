@@ -58,7 +58,7 @@ def diff_lines(
         out += table(_refused_rows(queues or [], base, head), ["ClusterQueue", f"at {ref}", "working tree"])
         out += [
             "",
-            "A side that uses a behaviour the simulator does not model (Topology-Aware Scheduling, "
+            "A side that uses a behaviour the simulator does not model (Topology-Aware Scheduling placement, "
             "MultiKueue, partial admission) is not simulated.",
         ]
         return out + _notes(base, head)

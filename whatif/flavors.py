@@ -16,12 +16,18 @@ flavor its previous attempt stopped at; the index recorded is the last flavor ex
 when that was the group's last flavor (start over).  When the recorded state is dropped is the
 scheduler's business (``whatif.scheduler``).
 
-Flavor eligibility (``checkFlavorForPodSets``): a flavor whose blocking taints the pod set's (and
-the flavor's own) tolerations do not tolerate, or whose ``nodeLabels`` the pod set's nodeSelector /
-required affinity rule out, is skipped before its quota is looked at -- but it still counts as
-examined for ``TriedFlavorIdx``.  The decision is the pack's own
-:func:`gpu_batch_policy.facts.fit.flavor_match.flavor_rejects` (the ``kueue-flavor-eligible`` rule's),
-not a copy.
+Flavor eligibility (``checkFlavorForPodSets``): a flavor whose Topology-Aware Scheduling setting
+does not match the pod set (``tas_flavorassigner.go`` ``checkPodSetAndFlavorMatchForTAS``: a pod
+set requesting no topology on a TAS flavor of a queue that is not TAS-only, "Flavor %q supports only
+TopologyAwareScheduling"; a topology request on a plain flavor or a level the Topology lacks), whose
+blocking taints the pod set's (and the flavor's own) tolerations do not tolerate, or whose
+``nodeLabels`` the pod set's nodeSelector / required affinity rule out, is skipped before its quota
+is looked at -- but it still counts as examined for ``TriedFlavorIdx``.  The decisions are the
+pack's own :func:`gpu_batch_policy.facts.tas.flavor_match.tas_mismatch` and
+:func:`gpu_batch_policy.facts.fit.flavor_match.flavor_rejects` (the ``kueue-flavor-eligible``
+rule's), not copies.  A TAS flavor that matches is one where Kueue then places the pod set by
+topology over the nodes that exist (``TASFlavorSnapshot.FindTopologyAssignmentsForFlavor``), which
+the simulator does not model: meeting one stops the simulation with :class:`NotModelledError`.
 
 Scan progress of a pod set that gets no flavor (``assignFlavors``): when ``findFlavorForPodSets``
 finds no flavor for one of a pod set's resources, the pod set's flavors are dropped
@@ -37,7 +43,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from whatif.cluster import Cluster, ClusterQueue, Group
-from whatif.pack import flavor_rejects
+from whatif.errors import NotModelledError
+from whatif.pack import flavor_rejects, tas_mismatch
 from whatif.preemption import NO_CANDIDATES, PREEMPT, RECLAIM
 from whatif.tree import FlavorResource, cq_available, height_of_lowest_subtree_that_fits, potential_available
 from whatif.workload import PodSet, Workload
@@ -139,10 +146,29 @@ class FlavorAssigner:
         self.oracle = oracle
         self._rejects: dict[tuple[str, str], str | None] = {}  # (pod spec, flavor) -> Kueue's reason
 
-    def rejects(self, ps: PodSet, flavor: str) -> str | None:
-        """``checkFlavorForPodSets`` (without TAS, not modelled): why ``flavor`` cannot take ``ps``."""
+    def rejects(self, ps: PodSet, flavor: str, cq: ClusterQueue, group: Group) -> str | None:
+        """``checkFlavorForPodSets``: why ``flavor`` cannot take ``ps``; a TAS flavor it may take
+        raises :class:`NotModelledError` (topology placement is not simulated)."""
         view = self.cluster.resource_flavors.get(flavor)
-        if view is None or (ps.spec is None and not view.node_taints):
+        if view is None:
+            return None
+        topology = view.topology_name
+        tas = tas_mismatch(
+            flavor,
+            topology,
+            ps.annotations or {},
+            queue_tas_only=cq.tas_only is True,
+            overlaps=bool(set(ps.requests) & group.covered),
+            levels=self.cluster.topology_levels.get(topology) if isinstance(topology, str) else None,
+        )
+        if tas is not None:
+            return tas
+        if topology is not None:
+            raise NotModelledError(
+                f"pod set {ps.name} may take flavor {flavor} of ClusterQueue {cq.name}, which places it by "
+                f"Topology-Aware Scheduling (Topology {topology}): topology placement is not modelled"
+            )
+        if ps.spec is None and not view.node_taints:
             return None
         key = (json.dumps(ps.spec, sort_keys=True), flavor)
         if key not in self._rejects:
@@ -213,7 +239,7 @@ class FlavorAssigner:
             if fname not in known:
                 reasons.append(f"flavor {fname} not found")
                 continue
-            rejected = self.rejects(ps, fname)
+            rejected = self.rejects(ps, fname, cq, group)
             if rejected is not None:
                 reasons.append(rejected)
                 continue

@@ -36,6 +36,12 @@ from gpu_batch_policy.facts.multikueue.clusters import (  # noqa: E402
     provider_urn,
     topologies,
 )
+from gpu_batch_policy.facts.tas.domains import topology_levels  # noqa: E402
+from gpu_batch_policy.facts.tas.flavor_match import (  # noqa: E402
+    TAS_REQUEST_ANNOTATIONS,
+    tas_mismatch,
+    tas_only,
+)
 from gpu_batch_policy.facts.workload_kinds import kueue_gangs  # noqa: E402
 from gpu_batch_policy.primitives.go_duration import parse_go_duration  # noqa: E402
 from gpu_batch_policy.primitives.tokens import HELM_RELEASE  # noqa: E402
@@ -55,6 +61,7 @@ __all__ = [
     "MULTIKUEUE_CONTROLLER",
     "NON_PREEMPTIBLE_FROM",
     "PROVISIONING_REQUEST_CONTROLLER",
+    "TAS_REQUEST_ANNOTATIONS",
     "KueueCluster",
     "Quantity",
     "Reporter",
@@ -71,5 +78,8 @@ __all__ = [
     "pools",
     "provider_urn",
     "quantity",
+    "tas_mismatch",
+    "tas_only",
     "topologies",
+    "topology_levels",
 ]

@@ -37,7 +37,7 @@ import yaml
 
 from whatif.amounts import fmt_amount, to_amount
 from whatif.errors import WhatIfError
-from whatif.pack import StackModel, Unknown, kueue_gangs
+from whatif.pack import TAS_REQUEST_ANNOTATIONS, StackModel, Unknown, kueue_gangs
 from whatif.pod_spec import SPEC_KEYS
 from whatif.trace import DELAY_KEYS, Trace, parse_trace
 
@@ -88,6 +88,13 @@ def declared_pod_sets(model: StackModel, name: str, where: str) -> list[dict[str
                     raise WhatIfError(f"{where}: {name} pod set {ps.name} {key} is unknown until apply")
                 if given:
                     shape[key] = given
+            notes = {k: v for k, v in ps.template.annotations.items() if k in TAS_REQUEST_ANNOTATIONS}
+            if any(isinstance(v, Unknown) for v in notes.values()):
+                raise WhatIfError(
+                    f"{where}: {name} pod set {ps.name} topology request is unknown until apply"
+                )
+            if notes:  # what ``checkPodSetAndFlavorMatchForTAS`` reads
+                shape["annotations"] = notes
             out.append(shape)
         return out
     raise WhatIfError(f"{where}.declared: got {name!r}, expected a workload the stack declares")

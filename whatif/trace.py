@@ -23,7 +23,9 @@ workloads:
 ```
 
 A pod set may also carry ``tolerations``, ``nodeSelector`` and ``affinity`` as in a pod spec: what
-Kueue's flavor assigner reads to skip flavors (``whatif.pod_spec``).
+Kueue's flavor assigner reads to skip flavors (``whatif.pod_spec``); and ``annotations``, as on
+the pod template, of which Kueue's flavor assigner reads a topology request
+(``kueue.x-k8s.io/podset-required-topology`` and the like: ``whatif.flavors``).
 
 Every problem is one line: key path, value given, what is expected.  ``minCount`` on a pod set
 (partial admission) is refused: it is not modelled.
@@ -46,7 +48,7 @@ from whatif.workload import PodSet
 
 Delay = float | tuple[float, float]  # seconds, or a uniform range [low, high]
 WORKLOAD_KEYS = {"name", "namespace", "queue", "priority", "priorityClass", "submit", "duration", "podSets"}
-POD_SET_KEYS = {"name", "count", "requests", *SPEC_KEYS}
+POD_SET_KEYS = {"name", "count", "requests", "annotations", *SPEC_KEYS}
 DELAY_KEYS = (
     "provisioningDelaySeconds",
     "evictionDelaySeconds",
@@ -110,7 +112,22 @@ def _pod_set(raw: Any, path: str) -> PodSet:
                 f"{path}.requests.{res}", val, "a non-negative Kubernetes quantity such as 8, 500m or 32Gi"
             )
         requests[str(res)] = to_amount(q.value)
-    return PodSet(_name(raw.get("name"), f"{path}.name"), count, requests, pod_spec(raw, path))
+    return PodSet(
+        _name(raw.get("name"), f"{path}.name"), count, requests, pod_spec(raw, path), _annotations(raw, path)
+    )
+
+
+def _annotations(raw: dict[str, Any], path: str) -> dict[str, str] | None:
+    """The pod template's ``annotations``: what Kueue reads of them is a topology request
+    (``whatif.flavors``); None when unset."""
+    notes = raw.get("annotations")
+    if notes is None:
+        return None
+    if not isinstance(notes, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in notes.items()
+    ):
+        raise _fail(f"{path}.annotations", notes, "a mapping of annotation to string value")
+    return dict(notes) or None
 
 
 def _entry(raw: Any, path: str) -> TraceEntry:

@@ -25,6 +25,9 @@ class PodSet:
     # the pod template's scheduling constraints Kueue's flavor assigner reads (``tolerations``,
     # ``nodeSelector``, ``affinity``: ``checkFlavorForPodSets``); None: the pod sets none
     spec: Mapping[str, Any] | None = field(default=None, compare=False)
+    # the pod template's annotations that request a topology (``kueue.x-k8s.io/podset-*-topology``,
+    # ``checkPodSetAndFlavorMatchForTAS``); None: it requests none
+    annotations: Mapping[str, str] | None = field(default=None, compare=False)
     # the pod set's total per resource, by resource name: every nomination reads it
     totals: dict[str, int] = field(init=False, repr=False, compare=False)
 

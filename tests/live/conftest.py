@@ -17,6 +17,7 @@ import pytest
 
 from tests.live.cluster import KEEP_ENV, Cluster, ControlPlane
 from tests.live.stacks import Deployment, deploy, kueue_objects, stack_clusters
+from tests.live.tas_nodes import delete_nodes
 
 LIVE_DIR = Path(__file__).resolve().parent
 # the stack whose Kueue release (and Kueue configuration) the kueue_cluster fixture installs
@@ -95,7 +96,10 @@ class StackDeployments:
         return self.deployments
 
     def stop(self) -> None:
+        """Stop every cluster of the stack, the Nodes a test played on it deleted first (GKE's
+        nodes of a stack go with the stack: :mod:`tests.live.tas_nodes`)."""
         for deployment in self.deployments:
+            delete_nodes(deployment.cluster)
             deployment.cluster.stop()
         self.deployments, self.stack = [], None
 

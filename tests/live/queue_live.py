@@ -79,6 +79,9 @@ def _job(template: Template) -> dict[str, Any]:
         "containers": [{"name": "main", "image": "busybox:1.36", "resources": resources}],
     }
     spec.update({k: pod_set[k] for k in ("tolerations", "nodeSelector", "affinity") if k in pod_set})
+    pod_template: dict[str, Any] = {"spec": spec}
+    if pod_set.get("annotations"):  # a topology request (whatif trace form, tests.live.queue_tas)
+        pod_template["metadata"] = {"annotations": dict(pod_set["annotations"])}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -87,7 +90,7 @@ def _job(template: Template) -> dict[str, Any]:
             "suspend": True,
             "parallelism": pod_set["count"],
             "completions": pod_set["count"],
-            "template": {"spec": spec},
+            "template": pod_template,
         },
     }
 

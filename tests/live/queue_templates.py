@@ -14,12 +14,14 @@ code path, with the stack's MultiKueue fleet when it has one) and reads its ``ad
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 from typing import Any
 
 from gpu_batch_policy.facts import kueue_capacity
+from gpu_batch_policy.facts.model import ClusterQueue
 
 from preview.report import flavor_pools, largest_gang, quota_figures, stack_model
 from preview.report.multikueue import cluster_subsets
@@ -47,6 +49,7 @@ class Template:
     source: str  # where it comes from, for messages
     declared: str | None = None  # the stack's declared workload of that name (submitted as it is)
     priority_class: str | None = None
+    flavor: str | None = None  # the topology-aware flavor a TAS template is meant for (queue_tas)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Verdict:
     flavors: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     not_modelled: str | None = None
     worker: str | None = None  # MultiKueue: the worker it ran on (``multiKueue.teams.<ns>.ranOn``)
+    reason: str | None = None  # why the what-if never admits it (its ``inadmissible`` event)
+    pack: tuple[str, ...] = ()  # a TAS template: the pack's findings that it is never admitted
 
     def flavor_map(self, kind: str) -> dict[str, dict[str, str]]:
         """Per pod set as Kueue names it: a batch Job has one pod set, ``main`` (kueue v0.19.2
@@ -129,38 +134,54 @@ def profile_templates(stack: str) -> list[Template]:
     return out
 
 
-def gang_templates(stack: str) -> list[Template]:
-    """Per GPU flavor of each ClusterQueue of the first cluster a team's LocalQueue reaches: a
-    gang of the report's *largest gang* in pods of one node's GPUs, and that plus one pod."""
-    m = first_cluster_model(stack)
+@dataclass(frozen=True)
+class FlavorGang:
+    """A GPU flavor of a ClusterQueue a team reaches, with the report's *largest gang* in it."""
+
+    cq: ClusterQueue
+    namespace: str  # the first team (by namespace) whose LocalQueue reaches the queue
+    queue: str
+    flavor: str
+    gang: Decimal  # GPUs (``preview.report.largest_gang``)
+    per_node: int  # GPUs of one node of the flavor's pools
+
+
+def flavor_gangs(m: StackModel) -> Iterator[FlavorGang]:
+    """Every GPU flavor of each ClusterQueue of ``m`` a team's LocalQueue reaches, where the
+    report's largest gang is more than nothing."""
     queues = team_queues(m)
-    out: list[Template] = []
     for cq in m.cluster_queues():
         reaching = sorted(k for k, v in queues.items() if v == cq.name)
         if not reaching:
             continue
         namespace, queue = reaching[0]
         for flavor in kueue_capacity.gpu_flavors(cq, GPU):
-            obtainable = quota_figures(m, cq, flavor)[2]
-            gang = largest_gang(m, cq, flavor, obtainable)
-            if not gang:
+            gang = largest_gang(m, cq, flavor, quota_figures(m, cq, flavor)[2])
+            if gang:
+                per_node = max((c.gpus_per_node or 0 for c in flavor_pools(m, flavor)), default=0) or 1
+                yield FlavorGang(cq, namespace, queue, flavor, gang, per_node)
+
+
+def gang_templates(stack: str) -> list[Template]:
+    """Per GPU flavor of each ClusterQueue of the first cluster a team's LocalQueue reaches: a
+    gang of the report's *largest gang* in pods of one node's GPUs, and that plus one pod."""
+    out: list[Template] = []
+    for g in flavor_gangs(first_cluster_model(stack)):
+        fits = int(g.gang // Decimal(g.per_node))
+        for count, what in ((fits, "largest gang"), (fits + 1, "largest gang + one pod")):
+            if count < 1:
                 continue
-            per_node = max((c.gpus_per_node or 0 for c in flavor_pools(m, flavor)), default=0) or 1
-            fits = int(gang // Decimal(per_node))
-            for count, what in ((fits, "largest gang"), (fits + 1, "largest gang + one pod")):
-                if count < 1:
-                    continue
-                pod_set = {"name": "main", "count": count, "requests": {"cpu": "1", GPU: str(per_node)}}
-                out.append(
-                    Template(
-                        f"g-{cq.name}-{flavor}-{count}"[:50].rstrip("-"),
-                        namespace,
-                        queue,
-                        (pod_set,),
-                        f"{what} of {cq.name}/{flavor} ({gang} GPUs in the report; "
-                        f"{count} x {per_node} GPUs) as team {namespace}",
-                    )
+            pod_set = {"name": "main", "count": count, "requests": {"cpu": "1", GPU: str(g.per_node)}}
+            out.append(
+                Template(
+                    f"g-{g.cq.name}-{g.flavor}-{count}"[:50].rstrip("-"),
+                    g.namespace,
+                    g.queue,
+                    (pod_set,),
+                    f"{what} of {g.cq.name}/{g.flavor} ({g.gang} GPUs in the report; "
+                    f"{count} x {g.per_node} GPUs) as team {g.namespace}",
                 )
+            )
     return out
 
 
@@ -189,7 +210,10 @@ def expected(stack: str, template: Template) -> Verdict:
         result = simulate(model(stack), parse_trace(doc), fleet=fleet(list(records(stack))))
     except NotModelledError as error:
         return Verdict(False, not_modelled=str(error))
+    reason = None
     for event in result["events"]:
+        if event["event"] == "inadmissible":
+            reason = str(event.get("reason"))
         if event["event"] == "admitted":
             flavors = tuple(
                 (ps, tuple(sorted(res.items()))) for ps, res in sorted((event.get("flavors") or {}).items())
@@ -199,4 +223,4 @@ def expected(stack: str, template: Template) -> Verdict:
             )
             worker = next(iter(ran_on), None) if ran_on else None
             return Verdict(True, event["clusterQueue"], flavors, worker=worker)
-    return Verdict(False)
+    return Verdict(False, reason=reason)

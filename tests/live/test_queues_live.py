@@ -18,8 +18,24 @@ that one workload).  Submitting and playing GKE: :mod:`tests.live.queue_live`.
   more nodes than the pool's maximum: the report's *largest gang*, one pool per request);
 - a MultiKueue manager (multiregion): the quota decision is the manager's, admission the worker's:
   the test asserts the reservation and that the MultiKueue check holds it (no worker connected);
-- not modelled by the what-if (gpudirect: Topology-Aware Scheduling): live Kueue's answer is
-  asserted and its message kept; the what-if's own reason is the expected side.
+- held for the TAS match (gpudirect: a GPU template without a topology request on a queue that also
+  has the plain ``cpu`` flavor): the what-if's reason, in Kueue's words from the shared decision
+  (``facts.tas.flavor_match``: 'Flavor "h100-mega" supports only TopologyAwareScheduling'), is in
+  Kueue's message (kueue v0.19.2 ``tas_flavorassigner.go`` ``checkPodSetAndFlavorMatchForTAS``);
+- topology-aware templates (:mod:`tests.live.queue_tas`: ``podset-required-topology`` as a gpudirect
+  user submits them, a gang one domain holds and one it does not), judged by the pack
+  (``kueue-flavor-eligible``, ``kueue-tas-gang-fits-domain``) since the what-if does not place by
+  topology (and says so).  The test plays GKE's Nodes from the stack's model of each pool
+  (:mod:`tests.live.tas_nodes`): the static A3 Mega reservation pool's from the start; for the
+  queued A3 Ultra pool, Kueue reserves quota with a *delayed* topology request
+  (``podSetTopologyRequest``: ``DelayedTopologyRequest`` Pending while the ProvisioningRequest check
+  is), the test creates the request's nodes in one block and answers it, and Kueue's second pass
+  (``workload.NeedsSecondPass``) assigns the topology over them.  Admitted: a topology assignment
+  of every pod on those Nodes, in one domain of the required level, the job started with the
+  ``kueue.x-k8s.io/topology`` scheduling gate (Kueue ungates each pod onto its assigned node) and
+  the check's podSetUpdates.  Held: TAS's own refusal (``notFitMessage``) as the QuotaReserved
+  message, or, behind the check, as the ``SecondPassFailed`` event after the nodes came up.  The
+  Nodes are deleted after each template (provisioned ones) and before the deployment stops.
 """
 
 from __future__ import annotations
@@ -30,9 +46,11 @@ from typing import Any
 import pytest
 from gpu_batch_policy.facts import pools
 from gpu_batch_policy.facts.fit.placement import pool_taints, tolerates
+from gpu_batch_policy.facts.tas.levels import HOSTNAME
 from gpu_batch_policy.primitives.values import Unknown
 
 from preview.report import flavor_pools
+from preview.report.training import GANG_FITS_RULE
 from tests.live.cluster import Cluster, ControlPlane
 from tests.live.conftest import SHARED_STACK
 from tests.live.queue_live import (
@@ -55,8 +73,18 @@ from tests.live.queue_live import (
     with_checks,
     workload_of,
 )
+from tests.live.queue_tas import (
+    assigned_domains,
+    provisioned_nodes,
+    second_pass_failure,
+    static_nodes,
+    tas_templates,
+    tas_verdict,
+    topology_problems,
+)
 from tests.live.queue_templates import Template, Verdict, expected, first_cluster_model, templates
 from tests.live.stacks import ClusterObjects, Deployment, stack_clusters
+from tests.live.tas_nodes import create_nodes, delete_nodes
 from tests.live.test_kueue_admission import admitted, condition
 
 # every stack with Kueue queues but kai (KAI Scheduler judges its queues, not here)
@@ -143,6 +171,69 @@ def _request(cluster: Cluster, wl: dict[str, Any], check: str) -> Callable[[], d
     return lambda: request_of(cluster, wl, check)
 
 
+def _played_nodes(cluster: Cluster) -> dict[str, dict[str, str]]:
+    return {n["metadata"]["name"]: n["metadata"]["labels"] for n in cluster.list("v1", "Node")}
+
+
+def _hosts(wl: dict[str, Any]) -> list[str]:
+    return sorted(
+        str(values.get(HOSTNAME))
+        for psa in wl["status"]["admission"]["podSetAssignments"]
+        for values, _ in assigned_domains(psa.get("topologyAssignment") or {})
+    )
+
+
+def _play_gke(
+    stack: str,
+    cluster: Cluster,
+    template: Template,
+    wl: dict[str, Any],
+    config: dict[str, Any],
+    pr: dict[str, Any],
+) -> None:
+    """GKE's answer to a request; for a TAS flavor, first the nodes it provisioned (Kueue then
+    assigns the delayed topology over them: ``tas_flavorassigner.go`` ``podSetTopologyRequest``
+    defers TAS while the check is pending, ``workload.NeedsSecondPass`` runs it once Ready)."""
+    details = class_details(config, pr)
+    if template.flavor:
+        for psa in wl["status"]["admission"]["podSetAssignments"]:
+            assert psa.get("delayedTopologyRequest") == "Pending" and "topologyAssignment" not in psa, psa
+        create_nodes(cluster, provisioned_nodes(stack, template.flavor, pr, config, details, template.name))
+    provision(cluster, pr, details)
+
+
+def _tas_held_after_provisioning(
+    stack: str,
+    cluster: Cluster,
+    objects: ClusterObjects,
+    obj: dict[str, Any],
+    template: Template,
+    wl: dict[str, Any],
+    verdict: Verdict,
+) -> tuple[list[str], str]:
+    configs = provisioning_checks(objects)
+    for name in _check_states(wl):
+        pr = cluster.wait_for(_request(cluster, wl, name), 30, f"{name}'s request")
+        _play_gke(stack, cluster, template, wl, configs[name], pr)
+    note = cluster.wait_for(lambda: second_pass_failure(cluster, wl), 60, f"{template.name}'s second pass")
+    still_held(cluster, obj)
+    return _held_as_said(note, verdict), f"quota reserved, nodes provisioned, second pass failed: {note}"
+
+
+def _held_as_said(message: str, verdict: Verdict) -> list[str]:
+    """Kueue's message says what the expected side says: the what-if's TAS-match reasons in
+    Kueue's words (``facts.tas.flavor_match``), or, for a gang no topology domain holds (the pack's
+    ``kueue-tas-gang-fits-domain``), TAS's own refusal (``tas_flavor_snapshot.go``
+    ``notFitMessage``: 'topology "<name>" ... fit ...')."""
+    said = [r for r in (verdict.reason or "").split("; ") if r.startswith('Flavor "')]
+    wrong = [f"Kueue's message {message!r} lacks the what-if's {r!r}" for r in said if r not in message]
+    if any(f.startswith(GANG_FITS_RULE) for f in verdict.pack) and not (
+        "topology" in message and "fit" in message
+    ):
+        wrong.append(f"Kueue's message {message!r} is not TAS's refusal; the pack: {verdict.pack}")
+    return wrong
+
+
 def _judge(
     stack: str,
     cluster: Cluster,
@@ -175,6 +266,10 @@ def _judge(
             multikueue = [n for n in states if controllers.get(n) == MULTIKUEUE_CONTROLLER]
             if multikueue:
                 return [], _dispatched(cluster, obj, wl, verdict)
+            if not verdict.admitted and template.flavor:
+                # a TAS gang no domain holds, behind a ProvisioningRequest (delayed topology
+                # request): GKE brings the nodes up, Kueue's second pass cannot place the gang
+                return _tas_held_after_provisioning(stack, cluster, objects, obj, template, wl, verdict)
             if not verdict.admitted:
                 # quota is there, nodes are not: GKE leaves the request unprovisioned
                 pending = [n for n in states if n in configs]
@@ -185,13 +280,19 @@ def _judge(
                 return [], f"quota reserved in {live_cq}, ProvisioningRequest not provisioned"
             requests = {n: cluster.wait_for(_request(cluster, wl, n), 30, f"{n}'s request") for n in states}
             for name, pr in requests.items():
-                provision(cluster, pr, class_details(configs[name], pr))
+                _play_gke(stack, cluster, template, wl, configs[name], pr)
 
             def done() -> dict[str, Any] | None:
                 current = workload_of(cluster, obj)
                 return current if admitted(current) else None
 
-            wl = cluster.wait_for(done, 60, f"{template.name} to be admitted")
+            try:
+                wl = cluster.wait_for(done, 60, f"{template.name} to be admitted")
+            except TimeoutError:
+                failed = second_pass_failure(cluster, wl) if template.flavor else None
+                if failed is None:
+                    raise
+                return [f"never admitted after GKE's answer and its nodes: {failed}"], "held"
             assert all(s["state"] == "Ready" for s in _check_states(wl).values()), wl
             meta = obj["metadata"]
 
@@ -218,16 +319,21 @@ def _judge(
                 assert updates and all(
                     a.get(CONSUME_ANNOTATION) == pr_name and a.get(CLASS_ANNOTATION) == klass for a in updates
                 ), state
-            return _placement(stack, objects, started, wl), f"admitted in {live_cq} {live_flavors}"
+            problems = _placement(stack, objects, started, wl)
+            if template.flavor:
+                problems += topology_problems(template, wl, pod_templates(started), _played_nodes(cluster))
+                return problems, f"admitted in {live_cq} {live_flavors} on {_hosts(wl)}"
+            return problems, f"admitted in {live_cq} {live_flavors}"
         message = str(reserved.get("message"))
         still_held(cluster, obj)
-        if verdict.not_modelled:
-            return [], f"held: {message} (the what-if: not simulated, {verdict.not_modelled})"
+        if verdict.not_modelled:  # nothing to compare with: a template no side judges is a gap
+            return [f"held ({message}), and no expected side: {verdict.not_modelled}"], "held"
         if verdict.admitted:
-            return [f"held ({message}), the what-if admits it in {verdict.cluster_queue}"], "held"
-        return [], f"held: {message}"
+            return [f"held ({message}), the expected side admits it in {verdict.cluster_queue}"], "held"
+        return _held_as_said(message, verdict), f"held: {message}"
     finally:
         remove(cluster, obj)
+        delete_nodes(cluster, template.name)
         for worker, _ in workers.values():
             # MultiKueue's copies: the same names on each worker
             remove(worker, obj)
@@ -254,17 +360,25 @@ def test_templates_are_admitted_or_held_as_the_what_if_says(
     if workers:
         connect_workers(cluster, objects, workers)
     verdicts = [(t, expected(stack, t)) for t in templates(stack)]
+    verdicts += [
+        (t, tas_verdict(stack, t, submission(objects, t), expected(stack, t))) for t in tas_templates(stack)
+    ]
     # every stack has a template its report says cannot fit
     assert any(not v.admitted for _, v in verdicts), verdicts
     disagreements: list[str] = []
     outcomes: list[str] = []
     try:
+        # GKE's nodes that exist from the start behind a TAS flavor (a static pool's minimum)
+        create_nodes(cluster, static_nodes(stack))
         for template, verdict in verdicts:
             wrong, outcome = _judge(stack, cluster, objects, control_plane, template, verdict, workers)
             outcomes.append(f"{template.source}: {outcome}")
             disagreements += [f"{template.source}: {w}" for w in wrong]
     finally:
         if stack != SHARED_STACK:
-            request.getfixturevalue("stack_deployments").stop()  # the stack's last user
+            # the stack's last user; its played Nodes go first (StackDeployments.stop)
+            request.getfixturevalue("stack_deployments").stop()
+        else:
+            delete_nodes(cluster)
     print("\n".join(outcomes))
     assert not disagreements, "\n".join(disagreements)

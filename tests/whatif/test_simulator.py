@@ -291,11 +291,8 @@ def test_fair_sharing_in_the_configuration_is_simulated_unless_explicitly_ignore
     assert build_cluster(plain).notes == []
 
 
-def test_tas_and_multikueue_are_refused() -> None:
-    tas = flavor("tas")
-    tas["spec"]["topologyName"] = "default"
-    with pytest.raises(NotModelledError, match="Topology-Aware Scheduling is not modelled"):
-        build([tas])
+def test_multikueue_is_refused() -> None:
+    """(TAS flavors are read: tests/whatif/test_ported_tas_flavor_match.py.)"""
     mk = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "AdmissionCheck",

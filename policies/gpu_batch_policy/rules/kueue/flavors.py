@@ -5,7 +5,8 @@ kubernetes-sigs/kueue v0.19.2 ``pkg/scheduler/flavorassigner/flavorassigner.go``
 resource a pod set requests, ``findFlavorForPodSets`` walks the flavors of the resource group that
 covers it and ``checkFlavorForPodSets`` rejects a flavor when
 
-* TAS does not match (``tas_flavorassigner.go`` ``checkPodSetAndFlavorMatchForTAS``, with the
+* TAS does not match (``tas_flavorassigner.go`` ``checkPodSetAndFlavorMatchForTAS``, the shared
+  :func:`gpu_batch_policy.facts.tas.flavor_match.tas_mismatch`, with the
   ``TopologyAwareScheduling`` gate, beta and on by default): a pod set that asks for a topology
   (``kueue.x-k8s.io/podset-required-topology`` / ``podset-preferred-topology`` /
   ``podset-unconstrained-topology`` / ``podset-slice-required-topology`` on its pod template,
@@ -43,15 +44,14 @@ from ...facts.kueue_install import INSTALL_PROPERTIES, KueueInstall, kueue_insta
 from ...facts.model import ClusterQueue, ResourceFlavor, StackModel
 from ...facts.model.base import ObjectView
 from ...facts.model.kueue import ResourceGroup
-from ...facts.tas.annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
+from ...facts.tas.flavor_match import tas_mismatch, tas_only
 from ...facts.workload_kinds import Counted, kueue_gangs
 from ...primitives.tokens import KUEUE_GROUP
-from ...primitives.values import Unknown, as_list, as_str, dig
+from ...primitives.values import as_list, as_str, dig
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
 from .capacity import workload_queue
 
-TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
 UNDECIDED = None  # a flavor verdict: None = may fit, str = Kueue's reason it never does
 
 
@@ -77,28 +77,16 @@ def _topology_levels(model: StackModel, name: str) -> list[str] | None:
 
 def _tas(ctx: _Context, pod_set: PodSet, flavor: ResourceFlavor, group: ResourceGroup) -> str | None:
     notes = pod_set.template.annotations
-    explicit = any(key in notes for key in TAS_ANNOTATIONS)
-    name = flavor.name
-    if isinstance(flavor.topology_name, Unknown) or any(
-        isinstance(notes.get(k), Unknown) for k in TAS_ANNOTATIONS
-    ):
-        return UNDECIDED
-    if not explicit:
-        if ctx.tas_only or flavor.topology_name is None:
-            return UNDECIDED  # TAS implied on a TAS-only queue; a plain flavor for a plain pod set
-        return f'Flavor "{name}" supports only TopologyAwareScheduling'
-    if flavor.topology_name is None:
-        covered = {r for r in group.covered_resources if isinstance(r, str)}
-        if requested([pod_set]) & covered:
-            return f'Flavor "{name}" does not support TopologyAwareScheduling'
-        return UNDECIDED
-    levels = _topology_levels(ctx.model, flavor.topology_name)
-    if levels is None:
-        return UNDECIDED
-    wanted = [notes.get(k) for k in (REQUIRED, PREFERRED, SLICE_REQUIRED)]
-    if any(isinstance(level, str) and level not in levels for level in wanted):
-        return f'Flavor "{name}" does not contain the requested level'
-    return UNDECIDED
+    topology = flavor.topology_name
+    covered = {r for r in group.covered_resources if isinstance(r, str)}
+    return tas_mismatch(
+        flavor.name,
+        topology,
+        notes,
+        queue_tas_only=ctx.tas_only,
+        overlaps=bool(requested([pod_set]) & covered),
+        levels=_topology_levels(ctx.model, topology) if isinstance(topology, str) else None,
+    )
 
 
 def _verdict(ctx: _Context, pod_set: PodSet, flavor_name: Any, group: ResourceGroup) -> str | None:
@@ -113,12 +101,12 @@ def _verdict(ctx: _Context, pod_set: PodSet, flavor_name: Any, group: ResourceGr
 
 
 def _tas_only(model: StackModel, cq: ClusterQueue) -> bool | None:
-    """Every flavor of the ClusterQueue has a ``topologyName`` (``ClusterQueueSnapshot.IsTASOnly``)."""
-    names = cq.flavor_names()
-    flavors = [model.find_resource_flavor(n, near=cq)[1] for n in names]
-    if not flavors or any(f is None or isinstance(f.topology_name, Unknown) for f in flavors):
+    """``ClusterQueueSnapshot.IsTASOnly`` (:func:`...facts.tas.flavor_match.tas_only`); None when a
+    flavor is missing or unknown."""
+    flavors = [model.find_resource_flavor(n, near=cq)[1] for n in cq.flavor_names()]
+    if any(f is None for f in flavors):
         return None
-    return all(f is not None and f.topology_name is not None for f in flavors)
+    return tas_only(f.topology_name for f in flavors if f is not None)
 
 
 def _judge(ctx: _Context, view: ObjectView, counted: Counted, reporter: Reporter) -> None:

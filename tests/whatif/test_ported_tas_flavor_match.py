@@ -1,0 +1,133 @@
+"""The TAS match of flavor eligibility, ported from Kueue v0.19.2.
+
+kubernetes-sigs/kueue@v0.19.2 ``pkg/scheduler/flavorassigner/tas_flavorassigner.go``
+``checkPodSetAndFlavorMatchForTAS`` (run for every flavor by ``checkFlavorForPodSets``); the
+cases are ``pkg/scheduler/scheduler_tas_test.go`` ``TestScheduleForTAS``'s "workload which does not
+need TAS skips the TAS flavor", "workload requiring TAS skips the non-TAS flavor" and "workload with
+mixed PodSets (requiring TAS and not)", with their flavors (``tas-default`` with a one-level
+hostname Topology, ``default`` plain) and queue (``tas-main``, 50 cpu in each).  Kueue's
+``QuotaReserved`` event names the skipped flavor's reason; here it is the assignment's reason.
+
+Where a pod set may take the TAS flavor, Kueue places it by topology over its nodes, which the
+simulator does not model: it stops with :class:`NotModelledError` instead of guessing.  The last
+case is the gpudirect stack's shape (a plain ``cpu`` flavor with no GPU quota before a TAS GPU
+flavor): a GPU job without a topology request is never admitted -- Kueue v0.19.2 holds it live
+with the same reason (``tests/live/test_queues_live.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.whatif.kueue_cases import build, cluster_queue, flavor_quotas, group, local_queue
+from tests.whatif.test_ported_flavorassigner import FakeOracle
+from whatif.errors import NotModelledError
+from whatif.flavors import Assignment, FlavorAssigner
+from whatif.results import document
+from whatif.simulator import Simulation
+from whatif.trace import parse_trace
+from whatif.workload import PodSet, Workload
+
+API = "kueue.x-k8s.io/v1beta2"
+HOSTNAME = "kubernetes.io/hostname"
+REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+DOCS: list[dict[str, Any]] = [
+    {
+        "apiVersion": API,
+        "kind": "Topology",
+        "metadata": {"name": "default"},
+        "spec": {"levels": [{"nodeLabel": HOSTNAME}]},
+    },
+    {
+        "apiVersion": API,
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "tas-default"},
+        "spec": {"topologyName": "default"},
+    },
+    {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "default"}, "spec": {}},
+]
+
+
+def _assign(flavors: tuple[str, ...], *pod_sets: PodSet) -> Assignment:
+    quotas = [flavor_quotas(f, ("cpu", "50")) for f in flavors]
+    cluster = build([*DOCS, cluster_queue("tas-main", group(*quotas))])
+    cq = cluster.cluster_queues["tas-main"]
+    wl = Workload("default", "foo", "q", 0, 0.0, 0.0, 1, pod_sets, cluster_queue=cq.name)
+    return FlavorAssigner(cluster, FakeOracle()).assign(wl, cq)
+
+
+def _pod_set(name: str, cpu_milli: int, annotations: dict[str, str] | None = None) -> PodSet:
+    return PodSet(name, 1, {"cpu": cpu_milli}, None, annotations)
+
+
+def test_a_workload_that_does_not_need_tas_skips_the_tas_flavor() -> None:
+    got = _assign(("tas-default", "default"), _pod_set("one", 1000))
+    assert got.flavors() == {"one": {"cpu": "default"}}
+    assert got.reasons == ['Flavor "tas-default" supports only TopologyAwareScheduling']
+
+
+def test_a_workload_requiring_tas_skips_the_non_tas_flavor_and_its_placement_is_not_modelled() -> None:
+    with pytest.raises(NotModelledError, match="may take flavor tas-default of ClusterQueue tas-main"):
+        _assign(("default", "tas-default"), _pod_set("one", 1000, {REQUIRED: HOSTNAME}))
+
+
+def test_mixed_pod_sets_the_launcher_takes_the_plain_flavor_the_worker_needs_tas() -> None:
+    launcher = _pod_set("launcher", 500)
+    assert _assign(("tas-default", "default"), launcher).flavors() == {"launcher": {"cpu": "default"}}
+    with pytest.raises(NotModelledError, match="pod set worker may take flavor tas-default"):
+        _assign(("tas-default", "default"), launcher, _pod_set("worker", 500, {REQUIRED: HOSTNAME}))
+
+
+def test_a_level_the_topology_lacks_refuses_the_flavor() -> None:
+    """``TASFlavorSnapshot.HasLevel``: "Flavor %q does not contain the requested level"."""
+    block = "cloud.google.com/gce-topology-block"
+    got = _assign(("tas-default",), _pod_set("one", 1000, {REQUIRED: block}))
+    assert got.mode == "NoFit"
+    assert got.reasons == ['Flavor "tas-default" does not contain the requested level']
+
+
+def test_tas_is_implied_on_a_tas_only_queue() -> None:
+    """``isTASImplied``: no request, every flavor TAS (``IsTASOnly``): the flavor matches."""
+    with pytest.raises(NotModelledError, match="may take flavor tas-default"):
+        _assign(("tas-default",), _pod_set("one", 1000))
+
+
+def test_a_gpu_job_without_a_topology_request_is_never_admitted_on_gpudirects_queue_shape() -> None:
+    gpus = "nvidia.com/gpu"
+    docs = [
+        *DOCS,
+        cluster_queue(
+            "tas-main",
+            group(
+                flavor_quotas("default", ("cpu", "4"), (gpus, "0")),
+                flavor_quotas("tas-default", ("cpu", "50"), (gpus, "32")),
+            ),
+        ),
+        local_queue("team", "q", "tas-main"),
+    ]
+    cluster = build(docs)
+    pod_set: dict[str, Any] = {"name": "main", "count": 1, "requests": {"cpu": "1", gpus: "8"}}
+    entry = {"name": "train", "namespace": "team", "queue": "q", "submit": 0, "duration": 60}
+    trace = {"workloads": [{**entry, "podSets": [pod_set]}]}
+    doc = document(cluster, Simulation(cluster, parse_trace(trace)).run())
+    assert not [e for e in doc["events"] if e["event"] == "admitted"], doc["events"]
+    (never,) = doc["queues"]["tas-main"]["neverAdmitted"]
+    assert never.endswith("team/train"), never
+    (held,) = [e for e in doc["events"] if e["event"] == "inadmissible"]
+    assert 'Flavor "tas-default" supports only TopologyAwareScheduling' in held["reason"], held
+    # with a topology request it would be placed by TAS: not modelled, never guessed
+    pod_set["annotations"] = {REQUIRED: HOSTNAME}
+    with pytest.raises(NotModelledError, match="topology placement is not modelled"):
+        Simulation(cluster, parse_trace(trace)).run()
+
+
+def test_the_pack_rule_and_the_simulator_share_one_tas_decision() -> None:
+    from gpu_batch_policy.facts.tas import flavor_match
+    from gpu_batch_policy.rules.kueue import flavors as kueue_flavors
+
+    import whatif.flavors
+
+    assert vars(whatif.flavors)["tas_mismatch"] is flavor_match.tas_mismatch
+    assert vars(kueue_flavors)["tas_mismatch"] is flavor_match.tas_mismatch
