@@ -116,13 +116,17 @@ def _go_env() -> dict[str, str]:
     return env
 
 
-def apiserver_version() -> str:
-    """The k8s.io/kubernetes version our module requires (its go.mod is the pin)."""
-    text = (APISERVER_MODULE / "go.mod").read_text()
-    match = re.search(r"^(?:require )?\s*k8s\.io/kubernetes (v\S+)$", text, re.MULTILINE)
+def _required_version(module: Path, path: str) -> str:
+    """The version of ``path`` our Go module in ``module`` requires (its go.mod is the pin)."""
+    text = (module / "go.mod").read_text()
+    match = re.search(rf"^(?:require )?\s*{re.escape(path)} (v\S+)$", text, re.MULTILINE)
     if not match:
-        raise ToolError(f"{APISERVER_MODULE / 'go.mod'}: requires no k8s.io/kubernetes version")
+        raise ToolError(f"{module / 'go.mod'}: requires no {path} version")
     return match.group(1)
+
+
+def apiserver_version() -> str:
+    return _required_version(APISERVER_MODULE, "k8s.io/kubernetes")
 
 
 def kueue_version() -> str:
@@ -249,12 +253,7 @@ def kueue() -> Tool:
 
 
 def etcd_version() -> str:
-    """The go.etcd.io/etcd/server/v3 version our etcd module requires (its go.mod is the pin)."""
-    text = (ETCD_MODULE / "go.mod").read_text()
-    match = re.search(r"^(?:require )?\s*go\.etcd\.io/etcd/server/v3 (v\S+)$", text, re.MULTILINE)
-    if not match:
-        raise ToolError(f"{ETCD_MODULE / 'go.mod'}: requires no go.etcd.io/etcd/server/v3 version")
-    return match.group(1)
+    return _required_version(ETCD_MODULE, "go.etcd.io/etcd/server/v3")
 
 
 def etcd() -> Tool:
