@@ -64,7 +64,7 @@ unit: $(STAMP) gate-venvs live-tools whatif-compiled
 
 test: lint typecheck unit
 
-# The live tier alone: a real kube-apiserver (k8s.io/kubernetes by module name), Debian's etcd and
+# The live tier alone: a real kube-apiserver (k8s.io/kubernetes by module name), etcd (go.etcd.io/etcd/server/v3) and
 # Kueue's manager (sigs.k8s.io/kueue by module name), see tests/live/README.md.
 test-live: $(STAMP) live-tools
 	$(PY) -m pytest -q tests/live

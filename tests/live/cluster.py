@@ -177,6 +177,14 @@ class Etcd:
                 f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
                 f"--initial-cluster=live=http://127.0.0.1:{peer}",
                 "--quota-backend-bytes=4294967296",
+                # Every API server here shares this etcd, so its revision moves with every
+                # cluster's writes, and an API server's watch cache learns of a newer revision
+                # only from an event under its own prefix or from etcd's progress notification
+                # (10 min by default).  Kubernetes' own test of API servers whose etcd revision
+                # moves under them runs etcd with a 1 s notification (kubernetes v1.37.2
+                # test/integration/apiserver/watchcache_test.go multiEtcdSetup); GCE's clusters
+                # use 5 s (cluster/gce/config-default.sh ETCD_PROGRESS_NOTIFY_INTERVAL).
+                "--watch-progress-notify-interval=1s",
                 "--log-level=warn",
             ],
             folder / "etcd.log",

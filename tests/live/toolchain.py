@@ -8,8 +8,9 @@ outside the checkout, one folder per tool, version and toolchain:
   ``k8s.io/kubernetes`` at the pinned 1.37 patch release from the Go module proxy;
 - ``kueue``: ``go install sigs.k8s.io/kueue/cmd/kueue@v<pin>``, the pin being the Kueue chart's in
   ``charts.lock.yaml`` (Kueue's ``cmd/kueue`` is a ``package main`` of 750 lines: nothing to import);
-- ``etcd``: Debian's ``etcd-server`` package, fetched with ``apt-get download`` and unpacked with
-  ``dpkg-deb -x`` (no service installed or started on the host).
+- ``etcd``: our module ``tests/live/go/etcd`` (a 5-line ``main`` calling
+  ``go.etcd.io/etcd/server/v3/etcdmain.Main``), which requires ``go.etcd.io/etcd/server/v3`` at the
+  version Kubernetes 1.37 is tested with, from the Go module proxy.
 
 The cache is ``$GPU_BATCH_LIVE_CACHE``, else ``$XDG_CACHE_HOME/gpu-batch/live``, else
 ``~/.cache/gpu-batch/live``.  A folder is complete when its ``build.json`` exists (written last,
@@ -45,6 +46,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 GO_DIR = Path(__file__).resolve().parent / "go"
 APISERVER_MODULE = GO_DIR / "kube-apiserver"
+ETCD_MODULE = GO_DIR / "etcd"
 KUEUE_MODULE = "sigs.k8s.io/kueue"
 
 
@@ -114,13 +116,17 @@ def _go_env() -> dict[str, str]:
     return env
 
 
-def apiserver_version() -> str:
-    """The k8s.io/kubernetes version our module requires (its go.mod is the pin)."""
-    text = (APISERVER_MODULE / "go.mod").read_text()
-    match = re.search(r"^(?:require )?\s*k8s\.io/kubernetes (v\S+)$", text, re.MULTILINE)
+def _required_version(module: Path, path: str) -> str:
+    """The version of ``path`` our Go module in ``module`` requires (its go.mod is the pin)."""
+    text = (module / "go.mod").read_text()
+    match = re.search(rf"^(?:require )?\s*{re.escape(path)} (v\S+)$", text, re.MULTILINE)
     if not match:
-        raise ToolError(f"{APISERVER_MODULE / 'go.mod'}: requires no k8s.io/kubernetes version")
+        raise ToolError(f"{module / 'go.mod'}: requires no {path} version")
     return match.group(1)
+
+
+def apiserver_version() -> str:
+    return _required_version(APISERVER_MODULE, "k8s.io/kubernetes")
 
 
 def kueue_version() -> str:
@@ -246,56 +252,38 @@ def kueue() -> Tool:
     return _cached("kueue", key, version, "kueue", build)
 
 
-def _debian_candidate(package: str, log: Path) -> str:
-    def candidate() -> str:
-        out = subprocess.run(
-            ["apt-cache", "policy", package], capture_output=True, text=True, check=False
-        ).stdout
-        match = re.search(r"Candidate:\s*(\S+)", out)
-        return match.group(1) if match and match.group(1) != "(none)" else ""
-
-    version = candidate()
-    if not version:  # a fresh machine's package lists may be empty
-        _run(["apt-get", "update", "-qq"], log=log)
-        version = candidate()
-    if not version:
-        raise ToolError(
-            f"Debian has no candidate for {package} (`apt-cache policy {package}` after apt-get update)"
-        )
-    return version
+def etcd_version() -> str:
+    return _required_version(ETCD_MODULE, "go.etcd.io/etcd/server/v3")
 
 
 def etcd() -> Tool:
-    """Debian's etcd-server, unpacked once per machine: the version is the candidate apt had when
-    it was fetched (recorded in ``build.json``); later runs ask apt nothing (``apt-cache`` takes
-    seconds)."""
-    key = "etcd-debian"
-    record = cache_root() / key / "build.json"
-    if record.exists():
-        info = json.loads(record.read_text())
-        return Tool("etcd", str(info["version"]), record.parent / "etcd", info)
-    fetched: list[str] = []
+    """etcd from our module ``tests/live/go/etcd`` (``etcdmain.Main``), which requires
+    ``go.etcd.io/etcd/server/v3`` at the version Kubernetes 1.37 is tested with (kubernetes
+    v1.37.2 ``go.mod``; ``hack/lib/etcd.sh`` ``ETCD_VERSION=3.7.0``).  Debian's etcd-server
+    (3.4.23), used before, lacks RequestWatchProgress, which kube-apiserver 1.37 needs to serve a
+    watch with bookmarks from its cache: it answered Kueue's MultiKueue watches on a worker with
+    "a watch stream was requested by the client but the required storage feature
+    RequestWatchProgress is disabled" and closed them, ~20,000 times in a 90 s run."""
+    version = etcd_version()
+    gover = go_version()
+    key = f"etcd-{version}-{gover}-{_source_digest(ETCD_MODULE)}"
 
     def build(out: Path, log: Path) -> None:
-        version = _debian_candidate("etcd-server", log)
-        fetched.append(version)
-        debs = out / "deb"
-        debs.mkdir()
-        _run(["apt-get", "download", f"etcd-server={version}"], cwd=debs, log=log)
-        (deb,) = debs.glob("etcd-server_*.deb")
-        _run(["dpkg-deb", "-x", str(deb), str(debs / "root")], log=log)
-        shutil.move(str(debs / "root" / "usr" / "bin" / "etcd"), out / "etcd")
-        shutil.rmtree(debs)
+        _run(
+            ["go", "build", "-trimpath", "-ldflags=-s -w", "-o", str(out / "etcd"), "."],
+            cwd=ETCD_MODULE,
+            env=_go_env(),
+            log=log,
+        )
 
-    tool = _cached("etcd", key, "(Debian's candidate)", "etcd", build, version_of=lambda: fetched[0])
-    return Tool("etcd", str(tool.build["version"]), tool.path, tool.build)
+    return _cached("etcd", key, version, "etcd", build)
 
 
 TOOLS: dict[str, Callable[[], Tool]] = {"etcd": etcd, "kube-apiserver": kube_apiserver, "kueue": kueue}
 
 
 def all_tools() -> dict[str, Tool]:
-    """Every tool, built if need be (etcd first: it takes seconds; then the two Go builds)."""
+    """Every tool, built if need be (etcd first: the smallest Go build; then the two others)."""
     return {name: make() for name, make in TOOLS.items()}
 
 
