@@ -161,16 +161,17 @@ def checks_for_admission(model: StackModel, cluster_queue: str, flavors: Iterabl
     }
 
 
-def with_checks(cluster: Cluster, obj: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
-    """Wait until ``obj``'s Workload lists exactly the AdmissionChecks ``names``."""
+def with_checks(
+    cluster: Cluster, current: Callable[[], dict[str, Any] | None], names: set[str], what: str
+) -> dict[str, Any]:
+    """Wait until the Workload ``current`` reads lists exactly the AdmissionChecks ``names``."""
 
     def check() -> dict[str, Any] | None:
-        wl = workload_of(cluster, obj)
+        wl = current()
         listed = {c["name"] for c in ((wl or {}).get("status") or {}).get("admissionChecks") or []}
         return wl if wl is not None and listed == names else None
 
-    what = f"Kueue to put the checks {sorted(names)} on {obj['metadata']['name']}'s Workload"
-    return cluster.wait_for(check, 30, what)
+    return cluster.wait_for(check, 30, f"Kueue to put the checks {sorted(names)} on {what}")
 
 
 def provisioning_checks(objects: ClusterObjects) -> dict[str, dict[str, Any]]:

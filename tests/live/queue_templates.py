@@ -88,9 +88,16 @@ def model(stack: str) -> StackModel:
     return StackModel.from_plain(r[:4] for r in records(stack))
 
 
+@cache
+def cluster_model(stack: str, index: int) -> StackModel:
+    """The report's model of the stack's ``index``-th cluster (0: a MultiKueue program's
+    manager), in the order ``stacks.stack_clusters`` lists them (both ``cluster_groups``)."""
+    return stack_model(cluster_subsets(stack_run(stack).resources)[index][1])
+
+
 def first_cluster_model(stack: str) -> StackModel:
     """The report's model of the stack's first cluster (a MultiKueue program's manager)."""
-    return stack_model(cluster_subsets(stack_run(stack).resources)[0][1])
+    return cluster_model(stack, 0)
 
 
 def team_queues(m: StackModel) -> dict[tuple[str, str], str]:

@@ -16,8 +16,10 @@ that one workload).  Submitting and playing GKE: :mod:`tests.live.queue_live`.
 - held: never Admitted for a few seconds, the job still suspended; Kueue's QuotaReserved False
   message, or quota reserved with the ProvisioningRequest left unprovisioned (GKE cannot bring up
   more nodes than the pool's maximum: the report's *largest gang*, one pool per request);
-- a MultiKueue manager (multiregion): the quota decision is the manager's, admission the worker's:
-  the test asserts the reservation and that the MultiKueue check holds it (no worker connected);
+- a MultiKueue manager (multiregion): the quota decision is the manager's, admission a worker's:
+  the copies reach every worker, the test plays GKE on the worker the what-if runs it on, that
+  worker's Kueue admits it, the manager's Workload is Admitted there (``clusterName``), the other
+  copies are deleted and the job runs on the worker's pool (:func:`_dispatched`);
 - held for the TAS match (gpudirect: a GPU template without a topology request on a queue that also
   has the plain ``cpu`` flavor): the what-if's reason, in Kueue's words from the shared decision
   (``facts.tas.flavor_match``: 'Flavor "h100-mega" supports only TopologyAwareScheduling'), is in
@@ -41,11 +43,13 @@ that one workload).  Submitting and playing GKE: :mod:`tests.live.queue_live`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from gpu_batch_policy.facts import pools
 from gpu_batch_policy.facts.fit.placement import pool_taints, tolerates
+from gpu_batch_policy.facts.model import StackModel
 from gpu_batch_policy.facts.tas.levels import HOSTNAME
 from gpu_batch_policy.primitives.values import Unknown
 
@@ -82,16 +86,27 @@ from tests.live.queue_tas import (
     tas_verdict,
     topology_problems,
 )
-from tests.live.queue_templates import Template, Verdict, expected, first_cluster_model, templates
+from tests.live.queue_templates import Template, Verdict, cluster_model, expected, templates
 from tests.live.stacks import ClusterObjects, Deployment, stack_clusters
 from tests.live.tas_nodes import create_nodes, delete_nodes
-from tests.live.test_kueue_admission import admitted, condition
+from tests.live.test_kueue_admission import KUEUE, admitted, condition
 
 # every stack with Kueue queues but kai (KAI Scheduler judges its queues, not here)
 STACKS = ("dev", "prod", "skypilot", "gpudirect", "multiregion")
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
-# MultiKueueCluster name -> the worker's cluster and objects
-Workers = dict[str, tuple[Cluster, ClusterObjects]]
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A MultiKueue worker's live cluster, its objects and the report's model of it."""
+
+    cluster: Cluster
+    objects: ClusterObjects
+    model: StackModel
+
+
+# MultiKueueCluster name -> the worker
+Workers = dict[str, Worker]
 
 
 def _assignment_flavors(wl: dict[str, Any]) -> dict[str, dict[str, str]]:
@@ -109,10 +124,11 @@ def _controllers(objects: ClusterObjects) -> dict[str, str]:
     }
 
 
-def _placement(stack: str, objects: ClusterObjects, obj: dict[str, Any], wl: dict[str, Any]) -> list[str]:
+def _placement(
+    model: StackModel, objects: ClusterObjects, obj: dict[str, Any], wl: dict[str, Any]
+) -> list[str]:
     """What is wrong with the started job's pod templates against the flavor and its pool."""
     problems: list[str] = []
-    model = first_cluster_model(stack)
     templates_of = pod_templates(obj)
     checks = {c["name"]: c for c in wl["status"].get("admissionChecks") or []}
     for name, flavors in _assignment_flavors(wl).items():
@@ -155,16 +171,133 @@ def _placement(stack: str, objects: ClusterObjects, obj: dict[str, Any], wl: dic
     return problems
 
 
-def _dispatched(manager: Cluster, obj: dict[str, Any], wl: dict[str, Any], verdict: Verdict) -> str:
-    """A MultiKueue manager's Workload: the quota decision is the manager's (checked by the
-    caller); admission is a worker's.  Dispatch is not asserted here: with the workers connected
-    (``connect_workers``) the manager's copies reached a worker in one run and not within 60 s in
-    the next (tests/live/README.md), so only the manager's side is judged: reserved as the
-    what-if says, and never Admitted before a worker admits."""
-    still_held(manager, obj)
+def _dispatched(
+    manager: Cluster, obj: dict[str, Any], wl: dict[str, Any], verdict: Verdict, workers: Workers
+) -> tuple[list[str], str]:
+    """A MultiKueue manager's reserved Workload, dispatched to the workers (kueue v0.19.2
+    ``pkg/controller/admissionchecks/multikueue/workload.go`` ``reconcileGroup``):
+
+    - ``AllAtOnce`` (step 8, ``nominateAndSynchronizeWorkers``): a copy of the Workload, same
+      name, on every worker, through the worker's kubeconfig (its MultiKueue ServiceAccount);
+    - each worker's own Kueue reserves it in the worker's ClusterQueue and asks its GKE for nodes
+      (the worker's ProvisioningRequest check).  The test answers as GKE only on the worker the
+      what-if runs it on (``ranOn``): that region has the capacity first;
+    - step 6b: the first copy Admitted wins: the manager deletes the other copies, creates the
+      job on that worker (``SyncJob``; the worker's Kueue starts it on its admitted Workload with
+      the flavor's node labels and the request's podSetUpdates) and sets its own check Ready
+      (``syncAdmittingRemoteState``): the manager's Workload is Admitted with ``clusterName``.
+
+    Never admitted by the what-if: no worker gets an answer, and the manager holds it."""
     cq = wl["status"]["admission"]["clusterQueue"]
-    ran = f", the what-if runs it on {verdict.worker}" if verdict.admitted else ", the what-if: on no worker"
-    return f"quota reserved on the manager in {cq}, waiting for a worker{ran}"
+    name, ns = wl["metadata"]["name"], obj["metadata"]["namespace"]
+    copies = {w: _named(worker.cluster, name, ns) for w, worker in workers.items()}
+    for w, worker in workers.items():
+        worker.cluster.wait_for(copies[w], 60, f"{name}'s copy on worker {w}")
+    if not verdict.admitted or verdict.worker is None:
+        # GKE answers nowhere: every worker holds its copy, so the manager holds the Workload
+        still_held(manager, obj)
+        said = {w: (condition(copies[w](), "QuotaReserved") or {}).get("message") for w in workers}
+        wrong = [
+            f"its copy on {w} is Admitted, the what-if: on no worker"
+            for w in workers
+            if admitted(copies[w]())
+        ]
+        return wrong, f"quota reserved on the manager in {cq}, held by every worker {said}"
+    chosen, copy = workers[verdict.worker], copies[verdict.worker]
+    where = f"{name} on worker {verdict.worker}"
+    reserved = chosen.cluster.wait_for(_reserved(copy), 60, f"{where} reserved")
+    used = {f for flavors in _assignment_flavors(reserved).values() for f in flavors.values()}
+    names = checks_for_admission(chosen.model, reserved["status"]["admission"]["clusterQueue"], used)
+    remote = with_checks(chosen.cluster, copy, names, where)
+    configs = provisioning_checks(chosen.objects)
+    for check in _check_states(remote):
+        pr = chosen.cluster.wait_for(
+            _request(chosen.cluster, remote, check), 30, f"{check}'s request on {where}"
+        )
+        provision(chosen.cluster, pr, class_details(configs[check], pr))
+
+    local = manager.wait_for(
+        _admitted(lambda: workload_of(manager, obj)), 60, f"{name} admitted on the manager"
+    )
+    problems = []
+    if local["status"].get("clusterName") != verdict.worker:
+        problems.append(f"ran on {local['status'].get('clusterName')}, the what-if: on {verdict.worker}")
+    remote = chosen.cluster.wait_for(_admitted(copy), 30, f"{where} Admitted")
+    started = _unsuspended(chosen.cluster, obj)
+    problems += _update_problems(chosen.cluster, remote, configs)
+    problems += _placement(chosen.model, chosen.objects, started, remote)
+    for w, worker in workers.items():
+        if w != verdict.worker:
+            worker.cluster.wait_for(_gone(copies[w]), 30, f"{name}'s copy on {w} deleted")
+    return problems, f"admitted on the manager in {cq}, run on worker {verdict.worker}"
+
+
+def _named(cluster: Cluster, name: str, namespace: str) -> Callable[[], dict[str, Any] | None]:
+    return lambda: cluster.get(KUEUE, "Workload", name, namespace)
+
+
+def _reserved(current: Callable[[], dict[str, Any] | None]) -> Callable[[], dict[str, Any] | None]:
+    def check() -> dict[str, Any] | None:
+        wl = current()
+        return wl if (condition(wl, "QuotaReserved") or {}).get("status") == "True" else None
+
+    return check
+
+
+def _admitted(current: Callable[[], dict[str, Any] | None]) -> Callable[[], dict[str, Any] | None]:
+    def check() -> dict[str, Any] | None:
+        wl = current()
+        return wl if admitted(wl) else None
+
+    return check
+
+
+def _gone(current: Callable[[], dict[str, Any] | None]) -> Callable[[], bool]:
+    return lambda: current() is None
+
+
+def _unsuspended(cluster: Cluster, obj: dict[str, Any]) -> dict[str, Any]:
+    """The job as Kueue started it on ``cluster`` (created there by MultiKueue on a worker)."""
+    meta = obj["metadata"]
+
+    def check() -> dict[str, Any] | None:
+        stored = cluster.get(obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"])
+        # RayJob's ``suspend`` is a bool with omitempty: false is not stored
+        return stored if stored and not stored["spec"].get("suspend") else None
+
+    return cluster.wait_for(check, 30, f"Kueue to unsuspend {meta['name']}")
+
+
+def _update_problems(cluster: Cluster, wl: dict[str, Any], configs: dict[str, dict[str, Any]]) -> list[str]:
+    """What is wrong with the admitted Workload's podSetUpdates: only the pod sets using a
+    managed resource are in a request (controller.go ``requiredPodSets``: a CPU-only pod set
+    gets no podSetUpdate), and each covered pod set consumes the request (its name) in its class
+    (controller.go ``podSetUpdates``)."""
+    problems = []
+    usage = {
+        a["name"]: set(a.get("resourceUsage") or {}) for a in wl["status"]["admission"]["podSetAssignments"]
+    }
+    for check, state in _check_states(wl).items():
+        if check not in configs:
+            continue
+        managed = set(configs[check]["spec"].get("managedResources") or [])
+        covered = {u["name"] for u in state.get("podSetUpdates") or []}
+        wanted = {p for p, used in usage.items() if not managed or used & managed}
+        if covered != wanted:
+            problems.append(
+                f"{check}: podSetUpdates for {sorted(covered)}, the pod sets using it: {sorted(wanted)}"
+            )
+        pr_name = str((request_of(cluster, wl, check) or {})["metadata"]["name"])
+        klass = configs[check]["spec"]["provisioningClassName"]
+        for update in state.get("podSetUpdates") or []:
+            annotations = update.get("annotations") or {}
+            if annotations.get(CONSUME_ANNOTATION) != pr_name or annotations.get(CLASS_ANNOTATION) != klass:
+                problems.append(
+                    f"{check}: podSetUpdate {update.get('name')} does not consume {pr_name} ({klass})"
+                )
+        if not state.get("podSetUpdates"):
+            problems.append(f"{check}: no podSetUpdates")
+    return problems
 
 
 def _request(cluster: Cluster, wl: dict[str, Any], check: str) -> Callable[[], dict[str, Any] | None]:
@@ -261,11 +394,15 @@ def _judge(
                 return [f"reserved in {live_cq} {live_flavors}, the what-if: {verdict}"], "reserved"
             # the checks the flavors bring come in an update after the reservation: wait for them
             used = {f for flavors in live_flavors.values() for f in flavors.values()}
-            wl = with_checks(cluster, obj, checks_for_admission(first_cluster_model(stack), live_cq, used))
+            wl = with_checks(
+                cluster,
+                lambda: workload_of(cluster, obj),
+                checks_for_admission(cluster_model(stack, 0), live_cq, used),
+                f"{template.name}'s Workload",
+            )
             states = _check_states(wl)
-            multikueue = [n for n in states if controllers.get(n) == MULTIKUEUE_CONTROLLER]
-            if multikueue:
-                return [], _dispatched(cluster, obj, wl, verdict)
+            if any(controllers.get(n) == MULTIKUEUE_CONTROLLER for n in states):
+                return _dispatched(cluster, obj, wl, verdict, workers)
             if not verdict.admitted and template.flavor:
                 # a TAS gang no domain holds, behind a ProvisioningRequest (delayed topology
                 # request): GKE brings the nodes up, Kueue's second pass cannot place the gang
@@ -294,32 +431,9 @@ def _judge(
                     raise
                 return [f"never admitted after GKE's answer and its nodes: {failed}"], "held"
             assert all(s["state"] == "Ready" for s in _check_states(wl).values()), wl
-            meta = obj["metadata"]
-
-            def unsuspended() -> dict[str, Any] | None:
-                stored = cluster.get(obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"])
-                # RayJob's ``suspend`` is a bool with omitempty: false is not stored
-                return stored if stored and not stored["spec"].get("suspend") else None
-
-            started = cluster.wait_for(unsuspended, 30, f"Kueue to unsuspend {template.name}")
-            usage = {
-                a["name"]: set(a.get("resourceUsage") or {})
-                for a in wl["status"]["admission"]["podSetAssignments"]
-            }
-            for name, state in _check_states(wl).items():
-                # only the pod sets using a managed resource are in the request (controller.go
-                # ``requiredPodSets``): a CPU-only pod set gets no podSetUpdate
-                managed = set(configs[name]["spec"].get("managedResources") or [])
-                covered = {u["name"] for u in state.get("podSetUpdates") or []}
-                assert covered == {p for p, used in usage.items() if not managed or used & managed}, state
-                # every pod set the request covers consumes it (its name) in its class
-                pr_name = str((request_of(cluster, wl, name) or {})["metadata"]["name"])
-                updates = [u.get("annotations") or {} for u in state.get("podSetUpdates") or []]
-                klass = configs[name]["spec"]["provisioningClassName"]
-                assert updates and all(
-                    a.get(CONSUME_ANNOTATION) == pr_name and a.get(CLASS_ANNOTATION) == klass for a in updates
-                ), state
-            problems = _placement(stack, objects, started, wl)
+            started = _unsuspended(cluster, obj)
+            problems = _update_problems(cluster, wl, configs)
+            problems += _placement(cluster_model(stack, 0), objects, started, wl)
             if template.flavor:
                 problems += topology_problems(template, wl, pod_templates(started), _played_nodes(cluster))
                 return problems, f"admitted in {live_cq} {live_flavors} on {_hosts(wl)}"
@@ -334,9 +448,9 @@ def _judge(
     finally:
         remove(cluster, obj)
         delete_nodes(cluster, template.name)
-        for worker, _ in workers.values():
+        for worker in workers.values():
             # MultiKueue's copies: the same names on each worker
-            remove(worker, obj)
+            remove(worker.cluster, obj)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -356,9 +470,9 @@ def test_templates_are_admitted_or_held_as_the_what_if_says(
     for mkc in declared(objects, "MultiKueueCluster"):
         name = mkc["metadata"]["name"]
         (n,) = [i for i, section in enumerate(sections) if f"-{name}-" in section.title]
-        workers[name] = (deployments[n].cluster, sections[n])
+        workers[name] = Worker(deployments[n].cluster, sections[n], cluster_model(stack, n))
     if workers:
-        connect_workers(cluster, objects, workers)
+        connect_workers(cluster, objects, {n: (w.cluster, w.objects) for n, w in workers.items()})
     verdicts = [(t, expected(stack, t)) for t in templates(stack)]
     verdicts += [
         (t, tas_verdict(stack, t, submission(objects, t), expected(stack, t))) for t in tas_templates(stack)
