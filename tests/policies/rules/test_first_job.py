@@ -96,6 +96,10 @@ _WORKLOADS: dict[str, Any] = {
     "gang": ray_gang(mode="preferred", level="block"),
     "big-head": _head("40"),
     "small-head": _head("2"),
+    # gpudirect's training team: a 40-CPU head beside a topology-requesting GPU gang
+    "big-head-training": [
+        {**ray_gang(mode="required", level="block")[0], "head": {"cpu": "40", "memory": "8Gi"}}
+    ],
 }
 
 
@@ -188,6 +192,21 @@ def test_a_gpudirect_gpu_container_without_the_nccl_settings_is_caught() -> None
     env = [e for e in worker["env"] if e["name"] != "NCCL_LIB_DIR"]
     got = fired(_swap(found, job, patch(job, f"{path}.env", env)), CLOSED)
     assert set(got) == {"gke-gpudirect-nccl-env"} and "NCCL_LIB_DIR" in got["gke-gpudirect-nccl-env"][0]
+
+
+def test_a_topology_flavor_is_no_fall_through_for_a_cpu_head_without_a_topology_request() -> None:
+    """Kueue never gives a TAS flavor to a pod set that requests no topology on a queue that also
+    has plain flavors (``checkPodSetAndFlavorMatchForTAS``: "supports only
+    TopologyAwareScheduling"), so gpudirect's h200 flavor, behind the dws check, is not where a
+    40-CPU head lands: no fall-through advisory; the head's template carries no TAS request."""
+    found = resources("gpudirect", "big-head-training")
+    job = next(r for r in found if r.type.endswith(":RayJob"))
+    props = plain(job.props)
+    props["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "h200"  # training-dws (onFlavors h200)
+    found = _swap(found, job, Res(job.type, job.name, props, job.urn))
+    head = props["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]
+    assert not (head.get("metadata") or {}).get("annotations"), head
+    assert "kueue-cpu-podset-on-queued-gpu" not in fired(found, CLOSED)
 
 
 def test_a_cpu_only_head_that_fits_only_a_queued_gpu_flavor_is_caught() -> None:

@@ -16,8 +16,10 @@ kubernetes-sigs/kueue v0.19.2:
   flavor's ``nodeLabels``, gets no node of its own and stays Pending unless it fits beside the GPU pods.
 
 Judged per pod set of each Kueue workload the stack declares: which flavors of its ClusterQueue
-Kueue may take (taints and node affinity, :func:`...facts.fit.flavor_match.flavor_rejects`) and have
-room for the whole pod set (nominal quota plus what the cohort lends, :mod:`...facts.kueue_capacity`);
+Kueue may take (``checkFlavorForPodSets``: the TAS match, taints and node affinity, one decision
+with ``kueue-flavor-eligible``, :func:`.flavors.flavor_verdict`; a TAS flavor is never taken by a
+pod set that requests no topology on a queue that is not TAS-only, so it is no fall-through) and
+have room for the whole pod set (nominal quota plus what the cohort lends, :mod:`...facts.kueue_capacity`);
 a finding when there are some and every one is a flavor with GPU quota and a ProvisioningRequest
 check.  Anything unknown: no finding.
 
@@ -35,18 +37,19 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy import EnforcementLevel, Policy, PolicyConfigSchema
 
 from ...facts.demand import CannotTellError, PodSet
-from ...facts.fit.flavor_match import flavor_rejects
 from ...facts.kueue_capacity import InvalidQuotaError, borrowable, provisioning_checks, value_of
+from ...facts.kueue_install import INSTALL_PROPERTIES, kueue_install
 from ...facts.model import ClusterQueue, StackModel
 from ...facts.model.base import ObjectView
 from ...facts.workload_kinds import kueue_gangs
-from ...primitives.values import Unknown, dig
+from ...primitives.values import Unknown
 from ..kit.builders import stack_policy
 from ..kit.report import Reporter
 from .capacity import workload_queue
+from .flavors import FlavorContext, flavor_context, flavor_verdict
 
 GPU = "nvidia.com/gpu"
 CHECKED = ("cpu", "memory")
@@ -83,13 +86,11 @@ def _queued_gpu(model: StackModel, cq: ClusterQueue, flavor: str) -> bool | None
         return None
 
 
-def _judge(
-    model: StackModel, cq: ClusterQueue, view: ObjectView, pod_set: PodSet, reporter: Reporter
-) -> None:
+def _judge(ctx: FlavorContext, view: ObjectView, pod_set: PodSet, reporter: Reporter) -> None:
+    model, cq = ctx.model, ctx.cq
     group = next((g for g in cq.resource_groups if "cpu" in g.covered_resources), None)
     if group is None or not group.flavors_known:
         return
-    spec = dig(pod_set.template.raw, "spec")
     fitting: list[str] = []
     for quotas in group.flavors:
         name = quotas.name
@@ -98,7 +99,7 @@ def _judge(
         flavor = model.find_resource_flavor(name, near=cq)[1]
         if flavor is None:
             return
-        if flavor_rejects(spec, flavor) is not None:
+        if flavor_verdict(ctx, pod_set, name, group) is not None:
             continue
         fits = _fits(model, cq, name, pod_set)
         if fits is None:
@@ -121,22 +122,26 @@ def _judge(
     )
 
 
-def check_cpu_podsets(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
+def check_cpu_podsets(model: StackModel, reporter: Reporter, config: Mapping[str, Any]) -> None:
+    install = kueue_install(model, config)
+    if install.unknown is not None:
+        return
     silent = Reporter(lambda *_: None, stack=True)
     for counted in kueue_gangs(model):
-        if counted.error is not None:
+        if counted.error is not None or not install.manages(counted.obj):
             continue
         subject = counted.subject
         view = subject if isinstance(subject, ObjectView) else ObjectView(counted.obj)
         cq = workload_queue(model, view, silent)
-        if cq is None:
+        ctx = flavor_context(model, cq, install) if cq is not None else None
+        if ctx is None:
             continue
         for gang in counted.gangs:
             for pod_set in gang.pod_sets:
                 gpus = pod_set.template.request(GPU)
                 if pod_set.count <= 0 or isinstance(gpus, Unknown) or gpus > 0:
                     continue
-                _judge(model, cq, view, pod_set, reporter)
+                _judge(ctx, view, pod_set, reporter)
 
 
 POLICIES: list[Policy] = [
@@ -146,5 +151,6 @@ POLICIES: list[Policy] = [
         "ProvisioningRequest check never gets a node.",
         check_cpu_podsets,
         enforcement_level=EnforcementLevel.ADVISORY,
+        config_schema=PolicyConfigSchema(properties=INSTALL_PROPERTIES),
     ),
 ]

@@ -56,11 +56,20 @@ UNDECIDED = None  # a flavor verdict: None = may fit, str = Kueue's reason it ne
 
 
 @dataclass(frozen=True)
-class _Context:
+class FlavorContext:
+    """What Kueue's flavor assigner judges a ClusterQueue's flavors with: the stack, the queue,
+    the Kueue install (its gates) and whether the queue is TAS-only (``IsTASOnly``)."""
+
     model: StackModel
     cq: ClusterQueue
     install: KueueInstall
     tas_only: bool
+
+
+def flavor_context(model: StackModel, cq: ClusterQueue, install: KueueInstall) -> FlavorContext | None:
+    """The context to judge ``cq``'s flavors in; None when whether it is TAS-only is unknown."""
+    tas_only = _tas_only(model, cq)
+    return None if tas_only is None else FlavorContext(model, cq, install, tas_only)
 
 
 def _topology_levels(model: StackModel, name: str) -> list[str] | None:
@@ -75,7 +84,7 @@ def _topology_levels(model: StackModel, name: str) -> list[str] | None:
     return [x for x in labels if isinstance(x, str)] if all(isinstance(x, str) for x in labels) else None
 
 
-def _tas(ctx: _Context, pod_set: PodSet, flavor: ResourceFlavor, group: ResourceGroup) -> str | None:
+def _tas(ctx: FlavorContext, pod_set: PodSet, flavor: ResourceFlavor, group: ResourceGroup) -> str | None:
     notes = pod_set.template.annotations
     topology = flavor.topology_name
     covered = {r for r in group.covered_resources if isinstance(r, str)}
@@ -89,7 +98,10 @@ def _tas(ctx: _Context, pod_set: PodSet, flavor: ResourceFlavor, group: Resource
     )
 
 
-def _verdict(ctx: _Context, pod_set: PodSet, flavor_name: Any, group: ResourceGroup) -> str | None:
+def flavor_verdict(ctx: FlavorContext, pod_set: PodSet, flavor_name: Any, group: ResourceGroup) -> str | None:
+    """Kueue's reason the flavor never takes the pod set (``checkFlavorForPodSets``: the TAS
+    match, then taints and node affinity), or None when it may; one decision for this rule and
+    ``kueue-cpu-podset-on-queued-gpu``."""
     flavor = ctx.model.find_resource_flavor(flavor_name, near=ctx.cq)[1]
     if flavor is None:
         return UNDECIDED  # missing flavors are kueue-clusterqueue-references' finding
@@ -109,7 +121,7 @@ def _tas_only(model: StackModel, cq: ClusterQueue) -> bool | None:
     return tas_only(f.topology_name for f in flavors if f is not None)
 
 
-def _judge(ctx: _Context, view: ObjectView, counted: Counted, reporter: Reporter) -> None:
+def _judge(ctx: FlavorContext, view: ObjectView, counted: Counted, reporter: Reporter) -> None:
     for gang in counted.gangs:
         for pod_set in gang.pod_sets:
             if pod_set.count <= 0:
@@ -121,7 +133,7 @@ def _judge(ctx: _Context, view: ObjectView, counted: Counted, reporter: Reporter
                 covering = sorted(r for r in group.covered_resources if isinstance(r, str) and r in wanted)
                 if not covering:
                     continue
-                reasons = [_verdict(ctx, pod_set, f.name, group) for f in group.flavors]
+                reasons = [flavor_verdict(ctx, pod_set, f.name, group) for f in group.flavors]
                 if any(r is None for r in reasons):
                     continue
                 reporter.violation(
@@ -149,10 +161,10 @@ def check_flavor_eligible(model: StackModel, reporter: Reporter, config: Mapping
         cq = workload_queue(model, view, Reporter(lambda *_: None, stack=True))
         if cq is None:
             continue
-        tas_only = _tas_only(model, cq)
-        if tas_only is None:
+        ctx = flavor_context(model, cq, install)
+        if ctx is None:
             continue
-        _judge(_Context(model, cq, install, tas_only), view, counted, reporter)
+        _judge(ctx, view, counted, reporter)
 
 
 POLICIES: list[Policy] = [
