@@ -40,6 +40,7 @@ from whatif.pack import (
     ResourceGroup,
     StackModel,
     Unknown,
+    feature_gate,
     quantity,
     tas_only,
     topology_levels,
@@ -127,6 +128,10 @@ class Cluster:
     resource_flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
     # Topology name -> its levels' ``nodeLabel`` (``TASFlavorSnapshot.HasLevel``)
     topology_levels: dict[str, list[str]] = field(default_factory=dict)
+    # the ``TopologyAwareScheduling`` gate (beta, on by default in 0.19.2): off, Kueue's flavor
+    # assigner skips the TAS match and a flavor's ``topologyName`` plays no part
+    # (``flavorassigner.go`` ``checkFlavorForPodSets``)
+    tas_enabled: bool = True
 
 
 def _known(value: Any, where: str) -> Any:
@@ -319,6 +324,7 @@ def build_cluster(
         admission_fair_sharing=_admission_fair_sharing(model, config, cqs, local_queues, notes),
         resource_flavors=views,
         topology_levels=topology_levels(model),
+        tas_enabled=feature_gate(model, None, "TopologyAwareScheduling") is not False,
     )
 
 

@@ -148,26 +148,30 @@ class FlavorAssigner:
 
     def rejects(self, ps: PodSet, flavor: str, cq: ClusterQueue, group: Group) -> str | None:
         """``checkFlavorForPodSets``: why ``flavor`` cannot take ``ps``; a TAS flavor it may take
-        raises :class:`NotModelledError` (topology placement is not simulated)."""
+        raises :class:`NotModelledError` (topology placement is not simulated).  With the
+        ``TopologyAwareScheduling`` gate off there is no TAS match and a ``topologyName`` is
+        ignored, as Kueue's flavor assigner does (``features.Enabled`` around
+        ``checkPodSetAndFlavorMatchForTAS``)."""
         view = self.cluster.resource_flavors.get(flavor)
         if view is None:
             return None
         topology = view.topology_name
-        tas = tas_mismatch(
-            flavor,
-            topology,
-            ps.annotations or {},
-            queue_tas_only=cq.tas_only is True,
-            overlaps=bool(set(ps.requests) & group.covered),
-            levels=self.cluster.topology_levels.get(topology) if isinstance(topology, str) else None,
-        )
-        if tas is not None:
-            return tas
-        if topology is not None:
-            raise NotModelledError(
-                f"pod set {ps.name} may take flavor {flavor} of ClusterQueue {cq.name}, which places it by "
-                f"Topology-Aware Scheduling (Topology {topology}): topology placement is not modelled"
+        if self.cluster.tas_enabled:
+            tas = tas_mismatch(
+                flavor,
+                topology,
+                ps.annotations or {},
+                queue_tas_only=cq.tas_only is True,
+                overlaps=bool(set(ps.requests) & group.covered),
+                levels=self.cluster.topology_levels.get(topology) if isinstance(topology, str) else None,
             )
+            if tas is not None:
+                return tas
+            if topology is not None:
+                raise NotModelledError(
+                    f"pod set {ps.name} may take flavor {flavor} of ClusterQueue {cq.name}, which places it by "
+                    f"Topology-Aware Scheduling (Topology {topology}): topology placement is not modelled"
+                )
         if ps.spec is None and not view.node_taints:
             return None
         key = (json.dumps(ps.spec, sort_keys=True), flavor)

@@ -18,6 +18,7 @@ from gpu_batch_policy.facts import pools  # noqa: E402
 from gpu_batch_policy.facts.demand import GPU_FRACTION_DEVICES_ANNOTATION  # noqa: E402
 from gpu_batch_policy.facts.fit.flavor_match import flavor_rejects  # noqa: E402
 from gpu_batch_policy.facts.kai.priority import KAI_BUILTIN_PRIORITIES, NON_PREEMPTIBLE_FROM  # noqa: E402
+from gpu_batch_policy.facts.kueue_install import feature_gate  # noqa: E402
 from gpu_batch_policy.facts.model import StackModel  # noqa: E402
 from gpu_batch_policy.facts.model.base import build_resource  # noqa: E402
 from gpu_batch_policy.facts.model.kueue import (  # noqa: E402
@@ -71,6 +72,7 @@ __all__ = [
     "Unknown",
     "build_resource",
     "cluster_model",
+    "feature_gate",
     "flavor_rejects",
     "gke_cluster_of",
     "kueue_gangs",

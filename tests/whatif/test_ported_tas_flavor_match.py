@@ -80,6 +80,47 @@ def test_mixed_pod_sets_the_launcher_takes_the_plain_flavor_the_worker_needs_tas
         _assign(("tas-default", "default"), launcher, _pod_set("worker", 500, {REQUIRED: HOSTNAME}))
 
 
+def _gate_off_cluster(flavors: tuple[str, ...]) -> Any:
+    """The cluster as a stack whose Kueue chart turns ``TopologyAwareScheduling`` off
+    (``controllerManager.featureGates``) builds it."""
+    from whatif.cluster import build_cluster
+    from whatif.pack import StackModel
+
+    release = {
+        "chart": "kueue",
+        "version": "0.19.2",
+        "values": {
+            "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": False}]}
+        },
+    }
+    quotas = [flavor_quotas(f, ("cpu", "50")) for f in flavors]
+    items: list[tuple[str, Any, str, str]] = [
+        ("kubernetes:helm.sh/v3:Release", release, "urn:test:kueue", "kueue")
+    ]
+    for doc in [*DOCS, cluster_queue("tas-main", group(*quotas))]:
+        group_name, _, version = doc["apiVersion"].rpartition("/")
+        name = doc["metadata"]["name"]
+        items.append(
+            (f"kubernetes:{group_name}/{version}:{doc['kind']}", doc, f"test:{doc['kind']}/{name}", name)
+        )
+    return build_cluster(StackModel.from_plain(items))
+
+
+def test_with_the_gate_off_a_topology_flavor_is_a_plain_flavor() -> None:
+    """``checkFlavorForPodSets`` runs the TAS match only under
+    ``features.Enabled(features.TopologyAwareScheduling)``: with the gate off, a pod set with no
+    topology request takes ``tas-default`` as a plain flavor (on, it is skipped: the first case)."""
+    cluster = _gate_off_cluster(("tas-default", "default"))
+    assert cluster.tas_enabled is False
+    cq = cluster.cluster_queues["tas-main"]
+    wl = Workload("default", "foo", "q", 0, 0.0, 0.0, 1, (_pod_set("one", 1000),), cluster_queue=cq.name)
+    got = FlavorAssigner(cluster, FakeOracle()).assign(wl, cq)
+    assert got.flavors() == {"one": {"cpu": "tas-default"}}
+    assert build(
+        [*DOCS, cluster_queue("tas-main", group(flavor_quotas("default", ("cpu", "1"))))]
+    ).tas_enabled
+
+
 def test_a_level_the_topology_lacks_refuses_the_flavor() -> None:
     """``TASFlavorSnapshot.HasLevel``: "Flavor %q does not contain the requested level"."""
     block = "cloud.google.com/gce-topology-block"
