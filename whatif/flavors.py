@@ -39,7 +39,7 @@ returns, so the pod sets after it record nothing.  Earlier pod sets keep theirs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from whatif.cluster import Cluster, ClusterQueue, Group
@@ -64,24 +64,40 @@ BEST = (FIT, 0)
 GranularMode = tuple[int, int]  # (preemption mode, borrowing level)
 
 
-@dataclass(frozen=True)
+# Made on every nomination: ``__init__`` written out (``init=False``) because mypyc compiles an
+# explicit one but leaves the one ``dataclasses`` generates interpreted (issue 44 item 3, round 8,
+# whatif/README.md).  A choice is never changed after construction.
+@dataclass(init=False)
 class FlavorChoice:
     flavor: str
     mode: str  # Fit | Preempt
     borrow: int
 
+    def __init__(self, flavor: str, mode: str, borrow: int) -> None:
+        self.flavor = flavor
+        self.mode = mode
+        self.borrow = borrow
 
-@dataclass
+
+@dataclass(init=False)
 class Assignment:
     """Per pod set: resource -> flavor; the representative mode and total usage."""
 
-    pod_sets: dict[str, dict[str, FlavorChoice]] = field(default_factory=dict)
-    usage: dict[FlavorResource, int] = field(default_factory=dict)
-    mode: str = "Fit"
-    borrowing: int = 0
-    reasons: list[str] = field(default_factory=list)
+    pod_sets: dict[str, dict[str, FlavorChoice]]
+    usage: dict[FlavorResource, int]
+    mode: str
+    borrowing: int
+    reasons: list[str]
     # ``LastState.LastTriedFlavorIdx``: (pod set index, resource) -> last flavor index examined
-    tried: dict[tuple[int, str], int] = field(default_factory=dict)
+    tried: dict[tuple[int, str], int]
+
+    def __init__(self) -> None:  # written out: see ``FlavorChoice``
+        self.pod_sets = {}
+        self.usage = {}
+        self.mode = "Fit"
+        self.borrowing = 0
+        self.reasons = []
+        self.tried = {}
 
     def pending_flavors(self) -> bool:
         """``PendingFlavors``: some pod set's scan stopped before its group's last flavor."""
@@ -145,6 +161,11 @@ class FlavorAssigner:
         self.cluster = cluster
         self.oracle = oracle
         self._rejects: dict[tuple[str, str], str | None] = {}  # (pod spec, flavor) -> Kueue's reason
+        # (flavor, ClusterQueue, overlaps) -> ``tas_mismatch`` for a pod set without annotations:
+        # its other inputs (the flavor's topology, the queue's TAS-only, the Topology's levels) are
+        # the cluster's, fixed for the run.  Every nomination asks; the policy pack's function is
+        # interpreted Python even when this module is compiled (issue 44 item 3, round 8).
+        self._tas: dict[tuple[str, str, bool], str | None] = {}
 
     def rejects(self, ps: PodSet, flavor: str, cq: ClusterQueue, group: Group) -> str | None:
         """``checkFlavorForPodSets``: why ``flavor`` cannot take ``ps``; a TAS flavor it may take
@@ -157,14 +178,21 @@ class FlavorAssigner:
             return None
         topology = view.topology_name
         if self.cluster.tas_enabled:
-            tas = tas_mismatch(
-                flavor,
-                topology,
-                ps.annotations or {},
-                queue_tas_only=cq.tas_only is True,
-                overlaps=bool(set(ps.requests) & group.covered),
-                levels=self.cluster.topology_levels.get(topology) if isinstance(topology, str) else None,
-            )
+            overlaps = not group.covered.isdisjoint(ps.requests)
+            tas_key = (flavor, cq.name, overlaps)
+            if ps.annotations or tas_key not in self._tas:
+                tas = tas_mismatch(
+                    flavor,
+                    topology,
+                    ps.annotations or {},
+                    queue_tas_only=cq.tas_only is True,
+                    overlaps=overlaps,
+                    levels=self.cluster.topology_levels.get(topology) if isinstance(topology, str) else None,
+                )
+                if not ps.annotations:
+                    self._tas[tas_key] = tas
+            else:
+                tas = self._tas[tas_key]
             if tas is not None:
                 return tas
             if topology is not None:

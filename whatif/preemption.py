@@ -54,10 +54,17 @@ NO_CANDIDATES, PREEMPT, RECLAIM = "noCandidates", "preempt", "reclaim"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+# one per preemption target found: ``__init__`` written out (``init=False``) because mypyc
+# compiles an explicit one but leaves the one ``dataclasses`` generates interpreted (issue 44
+# item 3, round 8); never changed after construction
+@dataclass(init=False)
 class Target:
     workload: Workload
     reason: str
+
+    def __init__(self, workload: Workload, reason: str) -> None:
+        self.workload = workload
+        self.reason = reason
 
 
 @dataclass(frozen=True)

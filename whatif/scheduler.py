@@ -24,7 +24,7 @@ and admitted by a following cycle at the same instant, as Kueue does once the ev
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from whatif.cluster import Cluster, ClusterQueue
 from whatif.fairsharing.tournament import fair_order
@@ -36,18 +36,42 @@ from whatif.tree import FlavorResource, Node, add_all, fits, remove_all
 from whatif.workload import Workload
 
 
-@dataclass
+# Made on every nomination and cycle: ``__init__`` written out (``init=False``) because mypyc
+# compiles an explicit one but leaves the one ``dataclasses`` generates interpreted (issue 44
+# item 3, round 8, whatif/README.md).
+@dataclass(init=False)
 class Entry:
     workload: Workload
     cq: ClusterQueue
     assignment: Assignment
     targets: list[Target]
-    immediate: bool = False  # requeue into the heap (skipped, or pending preemption)
-    done: bool = False  # admitted (quota reserved)
-    reason: str = ""
-    evicted: bool = False  # issued at least one new eviction this cycle
-    scan_in: dict[tuple[int, str], int] | None = None  # the flavor scan it resumed from
-    repeated: bool = False  # not nominated: its verdict is known (``whatif.fairsharing.verdicts``)
+    immediate: bool  # requeue into the heap (skipped, or pending preemption)
+    done: bool  # admitted (quota reserved)
+    reason: str
+    evicted: bool  # issued at least one new eviction this cycle
+    scan_in: dict[tuple[int, str], int] | None  # the flavor scan it resumed from
+    repeated: bool  # not nominated: its verdict is known (``whatif.fairsharing.verdicts``)
+
+    def __init__(
+        self,
+        workload: Workload,
+        cq: ClusterQueue,
+        assignment: Assignment,
+        targets: list[Target],
+        *,
+        scan_in: dict[tuple[int, str], int] | None = None,
+        repeated: bool = False,
+    ) -> None:
+        self.workload = workload
+        self.cq = cq
+        self.assignment = assignment
+        self.targets = targets
+        self.immediate = False
+        self.done = False
+        self.reason = ""
+        self.evicted = False
+        self.scan_in = scan_in
+        self.repeated = repeated
 
     @property
     def node(self) -> Node:
@@ -72,17 +96,29 @@ def scan_state(
     )
 
 
-@dataclass
+@dataclass(init=False)  # ``__init__`` written out: see ``Entry``
 class CycleOutcome:
-    admitted: list[Entry] = field(default_factory=list)
-    evictions: list[tuple[Workload, Workload, str]] = field(default_factory=list)  # victim, by, reason
-    parked: int = 0
+    admitted: list[Entry]
+    evictions: list[tuple[Workload, Workload, str]]  # victim, by, reason
+    parked: int
     # a quiet cycle (nothing admitted, evicted or parked: every head back in its heap) changes
     # only its heads' flavor scans and the sticky marks; ``before`` / ``after`` are those, so the
     # simulator can tell when Kueue's next cycle would be one it already ran (left empty for a
     # cycle that is not quiet: nothing compares them)
-    before: ScanState = ()
-    after: ScanState = ()
+    before: ScanState
+    after: ScanState
+
+    def __init__(
+        self,
+        admitted: list[Entry] | None = None,
+        evictions: list[tuple[Workload, Workload, str]] | None = None,
+        parked: int = 0,
+    ) -> None:
+        self.admitted = [] if admitted is None else admitted
+        self.evictions = [] if evictions is None else evictions
+        self.parked = parked
+        self.before = ()
+        self.after = ()
 
     @property
     def quiet(self) -> bool:

@@ -84,7 +84,8 @@ class Workload:
                         ps.name,
                         ps.count,
                         tuple(sorted(ps.requests.items())),
-                        json.dumps(ps.spec, sort_keys=True),
+                        # compared only: None for no spec spares the (interpreted) json.dumps
+                        None if ps.spec is None else json.dumps(ps.spec, sort_keys=True),
                     )
                     for ps in self.pod_sets
                 ),

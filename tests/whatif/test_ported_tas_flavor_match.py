@@ -135,6 +135,34 @@ def test_tas_is_implied_on_a_tas_only_queue() -> None:
         _assign(("tas-default",), _pod_set("one", 1000))
 
 
+def test_one_assigner_decides_the_tas_match_per_cluster_queue() -> None:
+    """The assigner keeps ``tas_mismatch``'s answer for pod sets without annotations; the
+    queue's ``IsTASOnly`` is one of its inputs, so the same pod set on the same flavor is refused
+    on a queue with a plain flavor and matches (topology placement: not modelled) on a TAS-only
+    queue, whichever queue the assigner saw first."""
+    mixed = cluster_queue(
+        "mixed", group(flavor_quotas("tas-default", ("cpu", "50")), flavor_quotas("default", ("cpu", "50")))
+    )
+    only = cluster_queue("tas-only", group(flavor_quotas("tas-default", ("cpu", "50"))))
+    for order in (("mixed", "tas-only"), ("tas-only", "mixed")):
+        cluster = build([*DOCS, mixed, only])
+        assigner = FlavorAssigner(cluster, FakeOracle())
+        for name in order:
+            cq = cluster.cluster_queues[name]
+            wl = Workload(
+                "default", f"on-{name}", "q", 0, 0.0, 0.0, 1, (_pod_set("one", 1000),), cluster_queue=name
+            )
+            if name == "mixed":
+                got = assigner.assign(wl, cq)
+                assert got.flavors() == {"one": {"cpu": "default"}}
+                assert got.reasons == ['Flavor "tas-default" supports only TopologyAwareScheduling']
+            else:
+                with pytest.raises(
+                    NotModelledError, match="may take flavor tas-default of ClusterQueue tas-only"
+                ):
+                    assigner.assign(wl, cq)
+
+
 def test_a_gpu_job_without_a_topology_request_is_never_admitted_on_gpudirects_queue_shape() -> None:
     gpus = "nvidia.com/gpu"
     docs = [

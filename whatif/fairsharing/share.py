@@ -22,7 +22,7 @@ class DRS:
     """One node's share.  A plain slotted class: it is built for every share computed (millions
     in a long run), and a frozen dataclass's generated ``__init__`` costs several times more."""
 
-    __slots__ = ("borrowed", "borrowing", "dominant", "order", "ratio", "weight")
+    __slots__ = ("borrowed", "borrowing", "dominant", "rank", "ratio", "value", "weight")
 
     def __init__(
         self,
@@ -37,8 +37,12 @@ class DRS:
         self.dominant = dominant
         self.borrowing = borrowing
         self.borrowed = borrowed
-        # what ``compare`` orders by: (1, ratio) for a zero-weight borrower, else (0, weighted share)
-        self.order: tuple[int, float] = (1, ratio) if self.zero_weight_borrows() else (0, self.precise())
+        # what ``compare`` orders by, ``rank`` first: (1, ratio) for a zero-weight borrower, else
+        # (0, weighted share); two fields, not a tuple, so compiled ``compare`` compares C numbers
+        # (issue 44 item 3, round 8)
+        zero_weight = self.zero_weight_borrows()
+        self.rank = 1 if zero_weight else 0
+        self.value = ratio if zero_weight else self.precise()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DRS):
@@ -90,9 +94,10 @@ def compare(a: DRS, b: DRS) -> int:
     """``CompareDRS``: -1 when ``a`` is preferred for scheduling, 1 when it is for preemption.
 
     Two zero-weight borrowers compare by unweighted ratio, one is above everything else, the
-    rest compare by weighted share: the order of ``DRS.order``."""
-    ka, kb = a.order, b.order
-    return (ka > kb) - (ka < kb)
+    rest compare by weighted share: ``rank`` then ``value``, as the tuples (rank, value) order."""
+    if a.rank != b.rank:
+        return 1 if a.rank > b.rank else -1
+    return (a.value > b.value) - (a.value < b.value)
 
 
 def lendable(parent: Node) -> dict[str, int]:

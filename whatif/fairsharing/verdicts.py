@@ -57,7 +57,11 @@ from whatif.tree import FlavorResource, Node, cq_available
 from whatif.workload import Workload
 
 
-@dataclass(frozen=True, slots=True)
+# Records made on every hopeless nomination and every admission or release: their ``__init__`` is
+# written out (``init=False``) because mypyc compiles an explicit one but leaves the one
+# ``dataclasses`` generates interpreted (round 8 of issue 44 item 3, whatif/README.md).  Never
+# changed after construction.
+@dataclass(init=False, slots=True)
 class _Bound:
     generation: int  # the root's, when the bound was computed
     fr: FlavorResource
@@ -66,20 +70,50 @@ class _Bound:
     counted: dict[str, int]  # other queue -> what its candidates counted hold of ``fr``
     low: DRS | None  # the preemptor's queue's share with the request, without its candidates
 
+    def __init__(
+        self,
+        generation: int,
+        fr: FlavorResource,
+        request: int,
+        *,
+        own: int,
+        counted: dict[str, int],
+        low: DRS | None,
+    ) -> None:
+        self.generation = generation
+        self.fr = fr
+        self.request = request
+        self.own = own
+        self.counted = counted
+        self.low = low
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(init=False, slots=True)
 class _Verdict:
     bound: _Bound
     logged: int  # the tree's log length then
     assignment: Assignment
 
+    def __init__(self, bound: _Bound, logged: int, assignment: Assignment) -> None:
+        self.bound = bound
+        self.logged = logged
+        self.assignment = assignment
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(init=False, slots=True)
 class _Change:
     admitted: bool  # else released
     queue: str
     workload: Workload
     amount: dict[FlavorResource, int]
+
+    def __init__(
+        self, admitted: bool, queue: str, workload: Workload, amount: dict[FlavorResource, int]
+    ) -> None:
+        self.admitted = admitted
+        self.queue = queue
+        self.workload = workload
+        self.amount = amount
 
 
 class Verdicts:
@@ -113,7 +147,7 @@ class Verdicts:
         """The fair-preemption bound found ``wl``'s one-FlavorResource request hopeless; ``node``
         (its ClusterQueue's) is directly under the root."""
         assert node.parent is not None
-        self._bounds[wl.key] = _Bound(node.parent.generation, fr, request, own, counted, low)
+        self._bounds[wl.key] = _Bound(node.parent.generation, fr, request, own=own, counted=counted, low=low)
 
     def nominated(
         self, wl: Workload, cq: ClusterQueue, root: Node, assignment: Assignment, targets: int
@@ -183,6 +217,8 @@ class Verdicts:
         self.repeated += 1
         # the bound holds now with these figures: later checks start from here (a short log)
         self._kept[wl.key] = _Verdict(
-            _Bound(root.generation, fr, bound.request, own, counted, bound.low), len(log), kept.assignment
+            _Bound(root.generation, fr, bound.request, own=own, counted=counted, low=bound.low),
+            len(log),
+            kept.assignment,
         )
         return kept.assignment
