@@ -420,12 +420,10 @@ def _judge(
             for name, pr in requests.items():
                 _play_gke(stack, cluster, template, wl, configs[name], pr)
 
-            def done() -> dict[str, Any] | None:
-                current = workload_of(cluster, obj)
-                return current if admitted(current) else None
-
             try:
-                wl = cluster.wait_for(done, 60, f"{template.name} to be admitted")
+                wl = cluster.wait_for(
+                    _admitted(lambda: workload_of(cluster, obj)), 60, f"{template.name} to be admitted"
+                )
             except TimeoutError:
                 failed = second_pass_failure(cluster, wl) if template.flavor else None
                 if failed is None:
