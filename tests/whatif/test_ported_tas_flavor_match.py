@@ -121,6 +121,51 @@ def test_with_the_gate_off_a_topology_flavor_is_a_plain_flavor() -> None:
     ).tas_enabled
 
 
+def test_the_multi_layer_constraints_annotation_alone_requests_tas() -> None:
+    """``podSetTopologyRequestBuilder.Build`` (``jobframework/tas.go``) fills
+    ``PodsetSliceRequiredTopologyConstraints`` from ``podset-slice-required-topology-constraints``
+    alone, and ``IsExplicitlyRequestingTAS`` counts it: the pod set requests TAS, so the plain
+    flavor is refused and the TAS flavor is not ("supports only TopologyAwareScheduling")."""
+    constraints = '[{"topology": "kubernetes.io/hostname", "size": 1}]'
+    pod_set = _pod_set(
+        "one", 1000, {"kueue.x-k8s.io/podset-slice-required-topology-constraints": constraints}
+    )
+    with pytest.raises(NotModelledError, match="may take flavor tas-default"):
+        _assign(("default", "tas-default"), pod_set)
+
+
+def test_every_annotation_kueue_reads_into_a_topology_request_requests_tas() -> None:
+    """Complete, not sampled: every ``PodSet*Annotation`` constant of kueue v0.19.2
+    ``apis/kueue/v1beta2/topology_types.go`` that ``jobframework/tas.go`` ``Build`` turns into a
+    TopologyRequest field is one of ours (the group name is not a request).  Read from the Go
+    module cache, where the live tier's ``go install sigs.k8s.io/kueue/cmd/kueue@v0.19.2`` puts
+    the module."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    from whatif.pack import TAS_REQUEST_ANNOTATIONS
+
+    try:
+        cache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"no Go toolchain to find the module cache: {exc}")
+    source = (
+        Path(cache.strip())
+        / "sigs.k8s.io"
+        / "kueue@v0.19.2"
+        / "apis"
+        / "kueue"
+        / "v1beta2"
+        / "topology_types.go"
+    )
+    if not source.is_file():
+        pytest.skip(f"{source} is not in the module cache (make live-tools puts it there)")
+    names = re.findall(r'PodSet\w*Annotation\s*=\s*"(kueue\.x-k8s\.io/podset-[^"]+)"', source.read_text())
+    assert len(names) >= 6, names
+    assert set(names) <= set(TAS_REQUEST_ANNOTATIONS), set(names) - set(TAS_REQUEST_ANNOTATIONS)
+
+
 def test_a_level_the_topology_lacks_refuses_the_flavor() -> None:
     """``TASFlavorSnapshot.HasLevel``: "Flavor %q does not contain the requested level"."""
     block = "cloud.google.com/gce-topology-block"

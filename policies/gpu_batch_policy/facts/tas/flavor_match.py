@@ -28,9 +28,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from ...primitives.values import Unknown
-from .annotations import PREFERRED, REQUIRED, SLICE_REQUIRED, SLICE_SIZE, UNCONSTRAINED
+from .annotations import GROUP_NAME, PREFERRED, REQUIRED, SLICE_REQUIRED, TOPOLOGY_ANNOTATIONS
 
-TAS_REQUEST_ANNOTATIONS: Final = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
+# kueue v0.19.2 pkg/controller/jobframework/tas.go podSetTopologyRequestBuilder.Build reads each of
+# these into the pod set's TopologyRequest, and workload.IsExplicitlyRequestingTAS counts each
+# field it fills (the multi-layer constraints too, gate TASMultiLayerTopology on by default)
+TAS_REQUEST_ANNOTATIONS: Final = tuple(a for a in TOPOLOGY_ANNOTATIONS if a != GROUP_NAME)
 """The annotations that make a pod set request TAS explicitly."""
 
 
