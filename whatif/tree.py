@@ -20,6 +20,26 @@ from typing import Any
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
+# flavor -> resource -> the one tuple for that pair (``flavor_resource``)
+_INTERNED: dict[str, dict[str, FlavorResource]] = {}
+
+
+def flavor_resource(flavor: str, resource: str) -> FlavorResource:
+    """The one ``(flavor, resource)`` tuple of this process for the pair.
+
+    Every quota and usage dictionary is keyed by these tuples; made here, a key looked up is the
+    very object stored, so the lookup compares by identity instead of comparing the tuples item
+    by item, and no tuple is made per lookup (issue 44 item 3, round 9: these lookups were a
+    tenth of the compiled run).  Equal pairs are still equal tuples: a tuple made elsewhere finds
+    the same entries, only more slowly."""
+    by_resource = _INTERNED.get(flavor)
+    if by_resource is None:
+        by_resource = _INTERNED[flavor] = {}
+    fr = by_resource.get(resource)
+    if fr is None:
+        fr = by_resource[resource] = (flavor, resource)
+    return fr
+
 
 @dataclass(frozen=True)
 class Quota:
