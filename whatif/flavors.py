@@ -174,7 +174,7 @@ class FlavorAssigner:
         # its other inputs (the flavor's topology, the queue's TAS-only, the Topology's levels) are
         # the cluster's, fixed for the run.  Every nomination asks; the policy pack's function is
         # interpreted Python even when this module is compiled (issue 44 item 3, round 8).
-        self._tas: dict[tuple[str, str, bool], str | None] = {}
+        self._tas: dict[tuple[object, ...], str | None] = {}
 
     def rejects(self, ps: PodSet, flavor: str, cq: ClusterQueue, group: Group) -> str | None:
         """``checkFlavorForPodSets``: why ``flavor`` cannot take ``ps``; a TAS flavor it may take
@@ -187,8 +187,10 @@ class FlavorAssigner:
             return None
         topology = view.topology_name
         if self.cluster.tas_enabled:
-            overlaps = not group.covered.isdisjoint(ps.requests)
-            tas_key = (flavor, cq.name, overlaps)
+            # (not ``isdisjoint``, a method call from compiled code; the key made one object)
+            covered = group.covered
+            overlaps = any(r in covered for r in ps.requests)
+            tas_key: tuple[object, ...] = (flavor, cq.name, overlaps)
             if ps.annotations or tas_key not in self._tas:
                 tas = tas_mismatch(
                     flavor,
