@@ -22,7 +22,7 @@ Upstream (kubernetes-sigs/kueue@v0.19.2):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -77,9 +77,9 @@ class _Candidate:
 class Preemptor:
     """Finds preemption targets over the live quota tree (removals are always restored)."""
 
-    def __init__(self, cluster: Cluster, running: Mapping[str, dict[str, Workload]]) -> None:
+    def __init__(self, cluster: Cluster, running: dict[str, dict[str, Workload]]) -> None:
         self.cluster = cluster
-        self.running = running  # ClusterQueue -> key -> workloads holding quota
+        self.running = running  # ClusterQueue -> key -> workloads holding quota (a dict: compiled, C calls)
         # fair sharing on: ``getTargets`` takes ``fairPreemptions`` instead of the classical path
         self.strategies = cluster.fair_sharing.strategies if cluster.fair_sharing else None
         # while the cycle nominates, the quota tree does not change: the same search (the oracle's,
