@@ -46,7 +46,7 @@ from whatif.pack import (
     topology_levels,
 )
 from whatif.refusal import refuse_rejected
-from whatif.tree import FlavorResource, Node, Quota, accumulate
+from whatif.tree import FlavorResource, Node, Quota, accumulate, flavor_resource
 
 FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
@@ -159,7 +159,7 @@ def _quotas(groups: tuple[ResourceGroup, ...], where: str) -> dict[FlavorResourc
                 rname = _known(res.name, f"{where} {res.path}.name")
                 path = f"{where} {res.path}"
                 nominal = _amount(res.nominal_quota, f"{path}.nominalQuota")
-                quotas[(fname, rname)] = Quota(
+                quotas[flavor_resource(fname, rname)] = Quota(
                     nominal=nominal or 0,
                     borrowing_limit=_amount(res.borrowing_limit, f"{path}.borrowingLimit"),
                     lending_limit=_amount(res.lending_limit, f"{path}.lendingLimit"),

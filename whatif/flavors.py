@@ -46,7 +46,13 @@ from whatif.cluster import Cluster, ClusterQueue, Group
 from whatif.errors import NotModelledError
 from whatif.pack import flavor_rejects, tas_mismatch
 from whatif.preemption import NO_CANDIDATES, PREEMPT, RECLAIM
-from whatif.tree import FlavorResource, cq_available, height_of_lowest_subtree_that_fits, potential_available
+from whatif.tree import (
+    FlavorResource,
+    cq_available,
+    flavor_resource,
+    height_of_lowest_subtree_that_fits,
+    potential_available,
+)
 from whatif.workload import PodSet, Workload
 
 NO_FIT, NO_CANDIDATES_MODE, PREEMPT_MODE, RECLAIM_MODE, FIT = range(5)
@@ -109,7 +115,10 @@ class Assignment:
     def needs_preemption(self) -> set[FlavorResource]:
         """``flavorResourcesNeedPreemption`` (preemption.go)."""
         return {
-            (c.flavor, r) for res in self.pod_sets.values() for r, c in res.items() if c.mode == "Preempt"
+            flavor_resource(c.flavor, r)
+            for res in self.pod_sets.values()
+            for r, c in res.items()
+            if c.mode == "Preempt"
         }
 
 
@@ -165,7 +174,7 @@ class FlavorAssigner:
         # its other inputs (the flavor's topology, the queue's TAS-only, the Topology's levels) are
         # the cluster's, fixed for the run.  Every nomination asks; the policy pack's function is
         # interpreted Python even when this module is compiled (issue 44 item 3, round 8).
-        self._tas: dict[tuple[str, str, bool], str | None] = {}
+        self._tas: dict[tuple[object, ...], str | None] = {}
 
     def rejects(self, ps: PodSet, flavor: str, cq: ClusterQueue, group: Group) -> str | None:
         """``checkFlavorForPodSets``: why ``flavor`` cannot take ``ps``; a TAS flavor it may take
@@ -178,8 +187,10 @@ class FlavorAssigner:
             return None
         topology = view.topology_name
         if self.cluster.tas_enabled:
-            overlaps = not group.covered.isdisjoint(ps.requests)
-            tas_key = (flavor, cq.name, overlaps)
+            # (not ``isdisjoint``, a method call from compiled code; the key made one object)
+            covered = group.covered
+            overlaps = any(r in covered for r in ps.requests)
+            tas_key: tuple[object, ...] = (flavor, cq.name, overlaps)
             if ps.annotations or tas_key not in self._tas:
                 tas = tas_mismatch(
                     flavor,
@@ -278,7 +289,7 @@ class FlavorAssigner:
             choices: dict[str, FlavorChoice] = {}
             rep = BEST
             for res, request in wanted:
-                fr = (fname, res)
+                fr = flavor_resource(fname, res)
                 mode, borrow = self._fits_quota(
                     wl, cq, fr, assumed=usage.get(fr, 0), request=request, reasons=reasons
                 )
@@ -334,7 +345,7 @@ class FlavorAssigner:
                     result.tried[(ps_idx, r)] = tried
             result.pod_sets[ps.name] = chosen
             for res, choice in chosen.items():
-                fr = (choice.flavor, res)
+                fr = flavor_resource(choice.flavor, res)
                 result.usage[fr] = result.usage.get(fr, 0) + requests[res]
                 result.borrowing = max(result.borrowing, choice.borrow)
             # ``PodSetAssignment.RepresentativeMode``: Fit with a Fit status, else the worst

@@ -64,7 +64,8 @@ class QueueManager:
         self.by_usage = {n: LocalQueueHeaps(afs) for n in cluster.cluster_queues if afs and afs.takes_part(n)}
         self._afs_seen = afs.version if afs is not None else 0
         # ``hashToBulkMoveReason``: per ClusterQueue, the shapes parked since its last requeue
-        self.bulk: dict[str, set[object]] = {name: set() for name in cluster.cluster_queues}
+        # (``Workload.shape_id``: one number per shape)
+        self.bulk: dict[str, set[int]] = {name: set() for name in cluster.cluster_queues}
 
     def _heap_push(self, cq: str, wl: Workload) -> None:
         lq_heaps = self.by_usage.get(cq)
@@ -121,7 +122,7 @@ class QueueManager:
         queue's last requeue (BestEffortFIFO, ``hashToBulkMoveReason``)."""
         assert wl.cluster_queue is not None
         bulk = self.bulk[wl.cluster_queue]
-        if bulk and wl.shape() in bulk and self._equivalence(wl.cluster_queue):
+        if bulk and wl.shape_id() in bulk and self._equivalence(wl.cluster_queue):
             self.park(wl)
         else:
             self.push(wl)
@@ -135,16 +136,16 @@ class QueueManager:
         cq = wl.cluster_queue
         if not self._equivalence(cq):
             return
-        shape = wl.shape()
+        shape = wl.shape_id()
         self.bulk[cq].add(shape)
         heap = self.heaps[cq]
         if not heap:
             return
-        kept = [item for item in heap if item[2].shape() != shape]
+        kept = [item for item in heap if item[2].shape_id() != shape]
         if len(kept) == len(heap):
             return
         for item in heap:
-            if item[2].shape() == shape:
+            if item[2].shape_id() == shape:
                 self.inadmissible[cq][item[2].key] = item[2]
         heapq.heapify(kept)
         self.heaps[cq] = kept

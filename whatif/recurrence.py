@@ -60,10 +60,11 @@ class Recurrence:
         """Compare the settled state at ``sim.now`` with the earlier ones; a repeat is a livelock."""
         if sim.hooks is not None or sim.cluster.admission_fair_sharing is not None:
             return
-        state = fingerprint(sim)
-        earlier = self._seen.get(state)
-        if earlier is None:
-            self._seen[state] = (sim.now, len(sim.events))
+        # one lookup (hashing a fingerprint walks every live workload's entry): the state is new
+        # when it made the dictionary grow (not ``is``: compiled, a tuple is not one object)
+        seen = len(self._seen)
+        earlier = self._seen.setdefault(fingerprint(sim), (sim.now, len(sim.events)))
+        if len(self._seen) > seen:
             return
         since, first_event = earlier
         pairs: list[str] = []

@@ -63,7 +63,7 @@ from whatif.recurrence import Recurrence
 from whatif.requeuer import Requeuer
 from whatif.scheduler import Entry, ScanState, Scheduler
 from whatif.trace import Delay, Trace
-from whatif.tree import FlavorResource, add_all, remove_all
+from whatif.tree import FlavorResource, add_all, flavor_resource, remove_all
 from whatif.workload import ADMITTED, DELETED, FINISHED, PENDING, REJECTED, RESERVED, Workload
 
 GPU = "nvidia.com/gpu"
@@ -205,6 +205,11 @@ class Simulation:
             self.scheduler.verdicts = self.preemptor.verdicts = Verdicts(cluster)
         self.events: list[Event] = []
         self.agenda: list[tuple[float, int, int, int, Workload]] = []
+        # the trace's arrivals (``start``), sorted as the agenda would pop them: kept out of the
+        # agenda's heap, whose every pop would otherwise sift through all of them (issue 44
+        # item 3, round 9); ``_arrived`` of them are due and applied
+        self._arrivals: list[tuple[float, int, int, int, Workload]] = []
+        self._arrived = 0
         self.now = 0.0
         self._tie = 0
         self._evicted_at_instant: dict[tuple[str, str], int] = {}
@@ -460,6 +465,8 @@ class Simulation:
     def _only_evictions_ahead(self) -> bool:
         """Nothing but releases of evicted victims is left on the agenda: a preemptor that keeps
         losing its victim back at each release will never be admitted."""
+        if self._arrived < len(self._arrivals):  # an arrival is left (not an EVICT)
+            return False
         return all(kind == EVICT for _, kind, _, _, _ in self.agenda)
 
     def _settle(self) -> None:
@@ -517,14 +524,44 @@ class Simulation:
 
     # --- stepping (one simulation alone, or several on one clock: ``whatif.multikueue``) -----
     def start(self) -> None:
-        """Put the trace's arrivals on the agenda."""
+        """Put the trace's arrivals on the agenda: numbered as ``_schedule`` numbers entries, in
+        a list sorted once (the order the heap would pop them in: time, kind, number -- numbers
+        are unique, so no two entries compare further), merged with the heap's entries as they
+        fall due (``_due``).  An arrival another simulation posts (``post``) goes to the heap."""
+        arrivals = self._arrivals
         for wl in self.workloads:
-            self._schedule(wl.submit, SUBMIT, wl)
+            self._tie += 1
+            self._submits_due += 1
+            arrivals.append((wl.submit, SUBMIT, self._tie, wl.generation, wl))
+        arrivals.sort()
         self._rounds = 0
 
     def next_time(self) -> float:
         """When the next event or requeuer batch is due (infinity when nothing is left)."""
-        return min(self.agenda[0][0] if self.agenda else math.inf, self.requeuer.next_time())
+        due = self.agenda[0][0] if self.agenda else math.inf
+        if self._arrived < len(self._arrivals):
+            due = min(due, self._arrivals[self._arrived][0])
+        return min(due, self.requeuer.next_time())
+
+    def _due(self) -> list[tuple[float, int, int, int, Workload]]:
+        """The agenda's entries due now, taken off it, in the order one heap of all of them
+        would pop them (``start``)."""
+        due = []
+        agenda, now = self.agenda, self.now
+        while agenda and agenda[0][0] == now:
+            due.append(heapq.heappop(agenda))
+        arrivals, first = self._arrivals, self._arrived
+        last = first
+        while last < len(arrivals) and arrivals[last][0] == now:
+            last += 1
+        if last == first:
+            return due
+        self._arrived = last
+        if not due:
+            return arrivals[first:last]
+        due.extend(arrivals[first:last])
+        due.sort()  # both runs share the time: by kind, then number, as the heap pops them
+        return due
 
     def step(self) -> None:
         """One round at the next instant: every event due then, the requeuer's batches due then,
@@ -536,16 +573,15 @@ class Simulation:
             self.scheduler.idle_until_next_instant()
         self._rounds += 1
         if self._rounds > MAX_ROUNDS_PER_INSTANT:
-            keys = sorted({entry[4].key for entry in self.agenda if entry[0] == self.now})
+            left = self.agenda + self._arrivals[self._arrived :]
+            keys = sorted({entry[4].key for entry in left if entry[0] == self.now})
             raise NotSettledError(
                 f"time {self.now:g}, scheduling cycle {self.scheduler.cycles}: events at this instant keep "
                 f"scheduling more ({MAX_ROUNDS_PER_INSTANT} rounds): {', '.join(keys[:5])}"
             )
         self.now = now
         self.queues.advance(self.now)  # admission fair sharing: usage samples due
-        due = []  # what is due now; events this round schedules for now wait for the next round
-        while self.agenda and self.agenda[0][0] == self.now:
-            due.append(heapq.heappop(self.agenda))
+        due = self._due()  # events this round schedules for now wait for the next round
         if due:
             self._last_agenda = self.now
         self._apply(due)
@@ -622,7 +658,8 @@ class Simulation:
             for res, amount in requests.items():
                 flavor = flavors.get(ps.name, {}).get(res)
                 if flavor is not None and amount:
-                    usage[(flavor, res)] = usage.get((flavor, res), 0) + amount
+                    fr = flavor_resource(flavor, res)
+                    usage[fr] = usage.get(fr, 0) + amount
         add_all(cq.node, usage)
         wl.usage = usage
         wl.flavors = flavors

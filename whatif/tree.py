@@ -14,11 +14,35 @@ whole path to the root.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-FlavorResource = tuple[str, str]  # (flavor, resource)
+# (flavor, resource).  Typed as a tuple of any length on purpose: mypyc keeps a fixed-length
+# tuple unboxed (a C struct) and makes a new tuple object from it at every dictionary lookup,
+# which would defeat ``flavor_resource`` below; this type keeps the one object (issue 44 item 3,
+# round 9).
+FlavorResource = tuple[str, ...]
+
+# flavor -> resource -> the one tuple for that pair (``flavor_resource``)
+_INTERNED: dict[str, dict[str, FlavorResource]] = {}
+
+
+def flavor_resource(flavor: str, resource: str) -> FlavorResource:
+    """The one ``(flavor, resource)`` tuple of this process for the pair.
+
+    Every quota and usage dictionary is keyed by these tuples; made here, a key looked up is the
+    very object stored, so the lookup compares by identity instead of comparing the tuples item
+    by item, and no tuple is made per lookup (issue 44 item 3, round 9: these lookups were a
+    tenth of the compiled run).  Equal pairs are still equal tuples: a tuple made elsewhere finds
+    the same entries, only more slowly."""
+    by_resource = _INTERNED.get(flavor)
+    if by_resource is None:
+        by_resource = _INTERNED[flavor] = {}
+    fr = by_resource.get(resource)
+    if fr is None:
+        fr = by_resource[resource] = (flavor, resource)
+    return fr
 
 
 @dataclass(frozen=True)
@@ -164,23 +188,23 @@ def remove_usage(node: Node, fr: FlavorResource, val: int) -> None:
     remove_usage(node.parent, fr, min(val, stored_in_parent))
 
 
-def add_all(node: Node, usage: Mapping[FlavorResource, int]) -> None:
+def add_all(node: Node, usage: dict[FlavorResource, int]) -> None:
     for fr, val in usage.items():
         add_usage(node, fr, val)
 
 
-def remove_all(node: Node, usage: Mapping[FlavorResource, int]) -> None:
+def remove_all(node: Node, usage: dict[FlavorResource, int]) -> None:
     for fr, val in usage.items():
         remove_usage(node, fr, val)
 
 
-def fits(node: Node, usage: Mapping[FlavorResource, int]) -> bool:
+def fits(node: Node, usage: dict[FlavorResource, int]) -> bool:
     """``ClusterQueueSnapshot.Fits``: every amount within what is available now."""
     return all(cq_available(node, fr) >= val for fr, val in usage.items())
 
 
 def quantities_fit_in_quota(
-    node: Node, requests: Mapping[FlavorResource, int]
+    node: Node, requests: dict[FlavorResource, int]
 ) -> tuple[bool, dict[FlavorResource, int]]:
     """``QuantitiesFitInQuota``: fits within the subtree, and what is left for the parent."""
     ok = True

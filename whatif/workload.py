@@ -17,6 +17,11 @@ REJECTED = "rejected"  # an admission check failed for good
 DELETED = "deleted"  # a MultiKueue worker's copy, deleted once another worker admitted it
 
 
+# every shape a workload of this process asked :meth:`Workload.shape_id` for -> its number (a
+# handful per trace: priority and pod sets, not the workload)
+_SHAPE_IDS: dict[tuple[object, ...], int] = {}
+
+
 @dataclass(frozen=True)
 class PodSet:
     name: str
@@ -67,10 +72,12 @@ class Workload:
     # set in __post_init__, not by a field default: mypyc's dataclasses leave an init=False
     # field's default unset (whatif/compiled.py compiles this module)
     _shape: tuple[object, ...] | None = field(init=False, repr=False)
+    _shape_id: int = field(init=False, repr=False)  # -1 until ``shape_id`` numbers it
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
         self._shape = None
+        self._shape_id = -1
 
     def shape(self) -> tuple[object, ...]:
         """``computeSchedulingHash``'s input (kubernetes-sigs/kueue@v0.19.2
@@ -91,6 +98,14 @@ class Workload:
                 ),
             )
         return self._shape
+
+    def shape_id(self) -> int:
+        """The number of :meth:`shape`: equal shapes get one number (numbered in this process, in
+        the order first asked), so the queues' shape checks compare and hash an int, not the
+        nested tuple (issue 44 item 3, round 9)."""
+        if self._shape_id < 0:
+            self._shape_id = _SHAPE_IDS.setdefault(self.shape(), len(_SHAPE_IDS))
+        return self._shape_id
 
     def holds_quota(self) -> bool:
         return self.state in (RESERVED, ADMITTED)

@@ -29,7 +29,7 @@ from whatif.cluster import Cluster, ClusterQueue, FairSharing, Group, Preemption
 from whatif.errors import NotSettledError
 from whatif.simulator import Simulation
 from whatif.trace import Trace, TraceEntry
-from whatif.tree import Node, Quota, accumulate, available
+from whatif.tree import FlavorResource, Node, Quota, accumulate, available
 from whatif.workload import PodSet
 
 SCENARIOS = 2000
@@ -42,7 +42,7 @@ def _cluster(rng: random.Random) -> Cluster:
     cohort = Node("co", False)
     queues: dict[str, ClusterQueue] = {}
     for i in range(rng.randint(2, 4)):
-        quotas = {}
+        quotas: dict[FlavorResource, Quota] = {}
         for f in flavors:
             for r in RES:
                 nominal = rng.randint(0, 6) * 1000

@@ -26,6 +26,7 @@ from tests.whatif.kueue_cases import (
     group,
     world,
 )
+from whatif.tree import FlavorResource
 
 D = "default"
 CQ, RECLAIM, FAIR = "InClusterQueue", "InCohortReclamation", "InCohortFairSharing"
@@ -428,7 +429,7 @@ def _run(name: str) -> tuple[dict[str, str], bool]:
     cq = w.cluster.cluster_queues[target]
     nodes = [c.node for c in w.cluster.cluster_queues.values()] + list(w.cluster.cohorts.values())
 
-    def usage() -> dict[str, dict[tuple[str, str], int]]:
+    def usage() -> dict[str, dict[FlavorResource, int]]:
         return {n.name: {fr: v for fr, v in n.usage.items() if v} for n in nodes}
 
     before = usage()

@@ -23,6 +23,7 @@ from tests.whatif.kueue_cases import (
     group,
     world,
 )
+from whatif.tree import FlavorResource
 
 LOWER = "LowerPriority"
 D = "default"
@@ -79,7 +80,7 @@ def _defaults() -> list[dict[str, Any]]:
     ]
 
 
-def cpu(q: str) -> dict[tuple[str, str], str]:
+def cpu(q: str) -> dict[FlavorResource, str]:
     return {(D, "cpu"): q}
 
 
@@ -89,7 +90,7 @@ def ad(name: str, cq: str, q: str, priority: int = 0, **kw: Any) -> Admitted:
 
 # name: (admitted, incoming priority, incoming usage {(flavor, resource): q}, resources needing
 # preemption, target ClusterQueue, want {victim: reason})
-CASES: dict[str, tuple[list[Admitted], int, dict[tuple[str, str], str], set[tuple[str, str]], str, dict[str, str]]] = {
+CASES: dict[str, tuple[list[Admitted], int, dict[FlavorResource, str], set[FlavorResource], str, dict[str, str]]] = {
     "preempt lowest priority": (
         [ad("low", "standalone", "2", -1), ad("mid", "standalone", "2"), ad("high", "standalone", "2", 1)],
         1, cpu("2"), {(D, "cpu")}, "standalone", {"low": "InClusterQueue"},

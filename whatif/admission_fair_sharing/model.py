@@ -56,6 +56,7 @@ from whatif.admission_fair_sharing.usage import (
     merge_keep_sum,
 )
 from whatif.amounts import to_decimal
+from whatif.tree import FlavorResource
 from whatif.workload import ADMITTED, Workload
 
 
@@ -64,7 +65,7 @@ def lq_key(wl: Workload) -> LocalQueueKey:
     return f"{wl.namespace}/{wl.queue}"
 
 
-def flatten(usage: Mapping[tuple[str, str], int]) -> Resources:
+def flatten(usage: Mapping[FlavorResource, int]) -> Resources:
     """``FlattenFlavors``: a workload's (flavor, resource) usage summed per resource, base units."""
     out: Resources = {}
     for (_, resource), amount in usage.items():

@@ -13,7 +13,6 @@ A node without a parent has share 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from whatif.tree import FlavorResource, Node, potential_available
 
@@ -82,7 +81,7 @@ class DRS:
             return 2**63 - 1, self.dominant
         return math.ceil(self.precise()), self.dominant
 
-    def borrowing_on(self, requested: Mapping[FlavorResource, int]) -> bool:
+    def borrowing_on(self, requested: dict[FlavorResource, int]) -> bool:
         """``IsBorrowingOn``: borrows on a FlavorResource the workload requests."""
         return any(requested.get(fr, 0) > 0 for fr in self.borrowed)
 
@@ -112,7 +111,7 @@ def lendable(parent: Node) -> dict[str, int]:
     return parent.lendable
 
 
-def share(node: Node, less: Mapping[FlavorResource, int] | None = None) -> DRS:
+def share(node: Node, less: dict[FlavorResource, int] | None = None) -> DRS:
     """``dominantResourceShare(node, nil)``; ``less``: as if that usage were removed from ``node``
     (a ClusterQueue -- what ``SimulateUsageRemoval`` then the share would give, without the
     tree being touched)."""
@@ -127,7 +126,7 @@ def share(node: Node, less: Mapping[FlavorResource, int] | None = None) -> DRS:
     return _share(node, less)
 
 
-def _share(node: Node, less: Mapping[FlavorResource, int] | None) -> DRS:
+def _share(node: Node, less: dict[FlavorResource, int] | None) -> DRS:
     if node.parent is None:
         return DRS(node.fair_weight, 0.0)
     borrowing: dict[str, int] = {}

@@ -14,7 +14,7 @@ first is arbitrary in Kueue (a map); trees share no quota, so here it is Cluster
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Protocol
 
 from whatif.fairsharing.share import DRS, compare, share
@@ -28,15 +28,33 @@ class Entry(Protocol):
     @property
     def node(self) -> Node: ...
     @property
-    def usage(self) -> Mapping[FlavorResource, int]: ...
+    def usage(self) -> dict[FlavorResource, int]: ...
+
+
+class _Item:
+    """An entry with what the tournament reads of it, read once per cycle: compiled, every read
+    through the ``Entry`` protocol is a Python attribute lookup, and ``_less`` reads them at every
+    comparison (issue 44 item 3, round 9).  ``usage`` is the entry's own dictionary, not a copy."""
+
+    __slots__ = ("entry", "key", "node", "priority", "seq", "usage")
+
+    def __init__(self, entry: Entry) -> None:
+        self.entry = entry
+        self.node = entry.node
+        self.usage = entry.usage
+        wl = entry.workload
+        self.key = wl.key
+        self.priority = wl.priority
+        self.seq = wl.seq
 
 
 def fair_order(entries: list[Entry]) -> Iterator[Entry]:
     """Yield ``entries`` in fair-sharing order; the caller processes each before the next."""
-    left: dict[Node, Entry] = {e.node: e for e in sorted(entries, key=lambda e: e.node.name)}
-    trees: dict[Node, dict[Node, Entry]] = {}  # root -> its entries still left
-    for node, e in left.items():
-        trees.setdefault(node.root(), {})[node] = e
+    items = sorted([_Item(e) for e in entries], key=lambda i: i.node.name)
+    left: dict[Node, _Item] = {i.node: i for i in items}
+    trees: dict[Node, dict[Node, _Item]] = {}  # root -> its entries still left
+    for node, i in left.items():
+        trees.setdefault(node.root(), {})[node] = i
     kept: dict[Node, _Kept] = {}
     while left:
         node = next(iter(left))
@@ -44,19 +62,19 @@ def fair_order(entries: list[Entry]) -> Iterator[Entry]:
         tree = trees[root]
         if len(tree) == 1:  # the tree's last entry (or one without a cohort): no tournament
             del tree[node]
-            yield left.pop(node)
+            yield left.pop(node).entry
             continue
         winner = _tournament(root, tree, _shares(tree, kept))
         assert winner is not None
         del left[winner.node], tree[winner.node]
-        yield winner
+        yield winner.entry
 
 
 Shares = dict[tuple[str, str], DRS]  # (parent cohort, workload key) -> share below it
 _Kept = tuple[int, DRS]  # a flat entry's share with its usage added, and its queue's version then
 
 
-def _shares(tree: Mapping[Node, Entry], kept: dict[Node, _Kept]) -> Shares:
+def _shares(tree: dict[Node, _Item], kept: dict[Node, _Kept]) -> Shares:
     """``computeDRS``: each node's share on the entry's path, with the entry admitted.
 
     Recomputed at every pop as Kueue does; an entry right under the root whose ClusterQueue's
@@ -69,32 +87,32 @@ def _shares(tree: Mapping[Node, Entry], kept: dict[Node, _Kept]) -> Shares:
             found = kept.get(node)
             if found is None or found[0] != node.version:
                 found = kept[node] = (node.version, share(node, {fr: -v for fr, v in e.usage.items()}))
-            out[(root.name, e.workload.key)] = found[1]
+            out[(root.name, e.key)] = found[1]
             continue
         add_all(node, e.usage)
         drs = share(node)
         for ancestor in node.ancestors():
-            out[(ancestor.name, e.workload.key)] = drs
+            out[(ancestor.name, e.key)] = drs
             drs = share(ancestor)
         remove_all(node, e.usage)
     return out
 
 
-def _less(a: Entry, b: Entry, parent: str, shares: Shares) -> bool:
-    a_drs, b_drs = shares[(parent, a.workload.key)], shares[(parent, b.workload.key)]
+def _less(a: _Item, b: _Item, parent: str, shares: Shares) -> bool:
+    a_drs, b_drs = shares[(parent, a.key)], shares[(parent, b.key)]
     a_borrows, b_borrows = a_drs.borrowing_on(a.usage), b_drs.borrowing_on(b.usage)
     if a_borrows != b_borrows:
         return not a_borrows
     order = compare(a_drs, b_drs)
     if order != 0:
         return order == -1
-    if a.workload.priority != b.workload.priority:
-        return a.workload.priority > b.workload.priority
-    return a.workload.seq < b.workload.seq
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return a.seq < b.seq
 
 
-def _tournament(cohort: Node, left: Mapping[Node, Entry], shares: Shares) -> Entry | None:
-    candidates: list[Entry] = []
+def _tournament(cohort: Node, left: dict[Node, _Item], shares: Shares) -> _Item | None:
+    candidates: list[_Item] = []
     for child in cohort.child_cohorts():
         winner = _tournament(child, left, shares)
         if winner is not None:

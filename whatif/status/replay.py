@@ -47,6 +47,7 @@ from whatif.sources import type_token
 from whatif.status.collect import Snapshot
 from whatif.status.objects import ADMITTED, CHECKS, PENDING, KueueWorkload, provisioning_requests, timestamp
 from whatif.trace import Trace, TraceEntry
+from whatif.tree import FlavorResource
 from whatif.workload import PodSet, Workload
 
 UNBOUNDED = 1e9  # seconds: a duration nobody knows
@@ -232,13 +233,13 @@ def _cluster_of(items: list[Item]) -> Cluster:
     return prepared(model)
 
 
-def _nominal(cluster: Cluster, cq: str) -> dict[tuple[str, str], int]:
+def _nominal(cluster: Cluster, cq: str) -> dict[FlavorResource, int]:
     node = cluster.cluster_queues[cq].node
     return {fr: q.nominal for fr, q in node.quotas.items() if q.nominal}
 
 
 def _hidden_seed(
-    usage: Mapping[tuple[str, str], int],
+    usage: Mapping[FlavorResource, int],
 ) -> tuple[tuple[PodSet, ...], dict[str, dict[str, str]]]:
     """Usage nobody can see as a workload: one pod set per flavor, each resource in that flavor."""
     by_flavor: dict[str, dict[str, int]] = {}
@@ -249,11 +250,11 @@ def _hidden_seed(
     return pod_sets, {f: {r: f for r in req} for f, req in by_flavor.items()}
 
 
-def _reserved_usage(cq_obj: Mapping[str, Any]) -> dict[tuple[str, str], int]:
+def _reserved_usage(cq_obj: Mapping[str, Any]) -> dict[FlavorResource, int]:
     from whatif.amounts import to_amount
     from whatif.pack import quantity
 
-    out: dict[tuple[str, str], int] = {}
+    out: dict[FlavorResource, int] = {}
     for fu in (cq_obj.get("status") or {}).get("flavorsReservation") or []:
         for r in fu.get("resources") or []:
             q = quantity(r.get("total", "0"))
@@ -425,7 +426,7 @@ def _hidden_ahead(snap: Snapshot, pending: list[KueueWorkload]) -> dict[str, int
 def _seed(sim: Simulation, cluster: Cluster, workloads: list[KueueWorkload], side: _Side) -> None:
     snap, now, given, profile, prov = side.snap, side.now, side.given, side.profile, side.prov
     seq = len(sim.workloads)
-    used: dict[str, dict[tuple[str, str], int]] = {}
+    used: dict[str, dict[FlavorResource, int]] = {}
     for w in workloads:
         state = w.state()
         if state not in (ADMITTED, CHECKS):
