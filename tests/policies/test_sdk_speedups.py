@@ -162,14 +162,9 @@ def stacks() -> list[tuple[str, list[RecordedResource]]]:
 
 
 def _request_key(request: analyzer_pb2.AnalyzeRequest) -> bytes:
-    """What a resource policy is given of a resource, besides where it sits: type, name, properties."""
-    return b"\0".join(
-        (
-            request.type.encode(),
-            request.name.encode(),
-            request.properties.SerializeToString(deterministic=True),
-        )
-    )
+    """What the SDK decodes of a resource: its type and properties (name, URN, parent and provider
+    are passed through or decoded from their own messages, see :func:`_answers`)."""
+    return request.type.encode() + b"\0" + request.properties.SerializeToString(deterministic=True)
 
 
 def _answers(
@@ -180,11 +175,15 @@ def _answers(
     ``Remediate`` and ``Analyze`` are compared once per distinct resource (:func:`_request_key`,
     remembered in ``compared`` across stacks): the same CRD of the same chart is registered by
     several stacks (dev, prod and each multiregion cluster install Kueue's), and the stock SDK
-    spends minutes decoding each copy again.  A repeated copy differs only in its URN, parent and
-    provider, and adds no path through the patch: every memo of ``sdk_speedups`` is keyed by
-    object identity for one call (``_CallCache``), never by content across calls, and each
-    stack's provider and options are still sent with every other resource of that stack.
-    ``AnalyzeStack`` gets every resource of every stack, duplicates included."""
+    spends minutes decoding each copy again (17 MB of requests, 2.9 MB of them distinct).  A
+    repeated copy differs only in its name (each multiregion cluster's carries the cluster's
+    prefix), URN, parent and provider, and adds no path through the patch: the name and URN are
+    handed to the policies as they are (pulumi-policy 1.21.0 ``pulumi_policy/policy.py``,
+    ``_PolicyAnalyzerServicer.Analyze``: ``ResourceValidationArgs(request.type, props,
+    request.urn, request.name, ...)``), every memo of ``sdk_speedups`` is keyed by object identity
+    for one call (``_CallCache``), never by content across calls, and each stack's providers and
+    options are still sent with every other resource of that stack.  ``AnalyzeStack`` gets every
+    resource of every stack, duplicates included."""
     resolver = ProviderResolver({r.urn: r for r in resources})
     answers = []
     for record in resources:
