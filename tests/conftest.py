@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.shared_previews import StackPreview
 
 ROOT = Path(__file__).resolve().parent.parent
 for path in (ROOT, ROOT / "policies"):
@@ -37,3 +41,11 @@ def no_internal_rule_errors() -> Iterator[None]:
     new = INTERNAL_ERRORS[before:]
     del INTERNAL_ERRORS[before:]
     assert not new, f"pack rules raised (internal errors): {new}"
+
+
+@pytest.fixture(scope="session")
+def stack_preview(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], StackPreview]:
+    """The preview of an unedited repo stack file, run once per test process (tests/shared_previews.py)."""
+    from tests.shared_previews import previewer  # imports the preview: after the path and environment above
+
+    return previewer(tmp_path_factory.mktemp("stack-previews"))

@@ -10,15 +10,16 @@ from __future__ import annotations
 import base64
 import copy
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from gpu_batch_policy.facts.charts.manifests import LOADER
 from gpu_batch_policy.facts.multikueue.kubeconfig import rejections
 
 from components.multikueue import ALWAYS_RULES, INTEGRATION_RULES, render_kubeconfig, worker_rules
-from preview.cli import main
 from preview.clusters import cluster_groups
 from preview.harness import RunResult
 from preview.records import is_secret
@@ -26,6 +27,7 @@ from preview.report import capacity_sections
 from preview.report.multikueue import cluster_subsets
 from stacks.errors import ConfigError
 from stacks.quantity import amount, times
+from tests.shared_previews import StackPreview, preview_group
 from tests.stack_runner import config_value, custom_objects, of_type, run_stack
 from tests.upstream import upstream_file
 
@@ -289,11 +291,16 @@ def test_kai_queues_or_skypilot_under_multikueue_are_refused_in_one_line() -> No
     assert "gpu-batch:kaiQueues: got 1, expected none under multiKueue" in str(caught.value)
 
 
-def test_manifests_hold_every_cluster_in_its_own_validated_section(tmp_path: Path) -> None:
+@preview_group("multiregion")
+def test_manifests_hold_every_cluster_in_its_own_validated_section(
+    stack_preview: Callable[[str], StackPreview],
+) -> None:
     """The preview as users run it: exit 0 means every object of every cluster is valid against
-    the CRDs that cluster installs (strict, with CEL) or the Kubernetes schema of its minor."""
-    assert main(["--stack", "multiregion", "--out", str(tmp_path), "--quiet"]) == 0
-    text = (tmp_path / "multiregion" / "manifests.yaml").read_text()
+    the CRDs that cluster installs (strict, with CEL) or the Kubernetes schema of its minor.  The
+    stack's shared preview (tests/shared_previews.py), which test_preview_cli.py checks too."""
+    preview = stack_preview("multiregion")
+    assert preview.exit_code == 0
+    text = (preview.folder / "manifests.yaml").read_text()
     sections = text.split("# === cluster of Kubernetes provider ")[1:]
     assert [s.split("'", 2)[1] for s in sections] == [
         "mk-manager-k8s",
@@ -301,7 +308,9 @@ def test_manifests_hold_every_cluster_in_its_own_validated_section(tmp_path: Pat
         "mk-worker-us-east4-k8s",
     ]
     bodies = [s.split("\n", 1)[1] for s in sections]
-    kinds = [{(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(b) if d} for b in bodies]
+    kinds = [
+        {(d["kind"], d["metadata"]["name"]) for d in yaml.load_all(b, Loader=LOADER) if d} for b in bodies
+    ]
     assert ("MultiKueueConfig", "multikueue") in kinds[0]
     assert all(("MultiKueueConfig", "multikueue") not in k for k in kinds[1:])
     for worker in kinds[1:]:

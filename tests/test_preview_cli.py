@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from gpu_batch_policy.facts.charts.manifests import LOADER
 from gpu_batch_policy.facts.schema.pinned import unavailable_crd_files
 
 from preview.cli import main
 from preview.stack_files import stack_names
+from tests.shared_previews import StackPreview, preview_group
 from tests.stack_runner import ROOT
 from tests.test_findings_sarif import sarif_problems
 
@@ -22,21 +25,27 @@ from tests.test_findings_sarif import sarif_problems
 FIRST_PREVIEW_UNKNOWNS: dict[str, set[str]] = {"multiregion": {"multikueue-worker-kubeconfig"}}
 
 
-@pytest.mark.parametrize("stack", stack_names(ROOT))
-def test_every_stack_file_previews_and_writes_its_plan(stack: str, tmp_path: Path) -> None:
-    assert main(["--stack", stack, "--out", str(tmp_path), "--quiet"]) == 0
-    plan = json.loads((tmp_path / stack / "plan.json").read_text())
+@pytest.mark.parametrize("stack", [pytest.param(s, marks=preview_group(s)) for s in stack_names(ROOT)])
+def test_every_stack_file_previews_and_writes_its_plan(
+    stack: str, stack_preview: Callable[[str], StackPreview]
+) -> None:
+    """The stack's shared preview (tests/shared_previews.py): the other tests of its xdist group read it too."""
+    preview = stack_preview(stack)
+    assert preview.exit_code == 0
+    out = preview.folder
+    plan = json.loads((out / "plan.json").read_text())
     assert plan["project"] == "gpu-batch"
     assert plan["stack"] == stack
     assert {"urn", "type", "name", "parent", "provider", "custom", "inputs"} <= set(plan["resources"][0])
     pools = [r for r in plan["resources"] if r["type"] == "gcp:container/nodePool:NodePool"]
     assert pools, "every stack declares its node pools"
-    manifests = list(yaml.safe_load_all((tmp_path / stack / "manifests.yaml").read_text()))
+    # libyaml where PyYAML has it, as the pack reads manifests (multiregion's 18 MB: 61 s -> 9 s)
+    manifests = list(yaml.load_all((out / "manifests.yaml").read_text(), Loader=LOADER))
     assert manifests and all("apiVersion" in m and "kind" in m for m in manifests)
-    assert (tmp_path / stack / "report.md").read_text().startswith(f"## gpu-batch capacity report: `{stack}`")
+    assert (out / "report.md").read_text().startswith(f"## gpu-batch capacity report: `{stack}`")
     # findings.json and its SARIF: valid against SARIF 2.1.0 and GitHub's requirements, no error.
-    findings = json.loads((tmp_path / stack / "findings.json").read_text())
-    sarif = json.loads((tmp_path / stack / "findings.sarif").read_text())
+    findings = json.loads((out / "findings.json").read_text())
+    sarif = json.loads((out / "findings.sarif").read_text())
     assert sarif_problems(sarif) == []
     assert sarif["runs"][0]["automationDetails"]["id"] == f"gpu-batch/{stack}/"
     assert len(sarif["runs"][0]["results"]) == len(findings["findings"])
@@ -56,9 +65,13 @@ def test_every_stack_file_previews_and_writes_its_plan(stack: str, tmp_path: Pat
     assert unchecked == FIRST_PREVIEW_UNKNOWNS.get(stack, set())
 
 
-def test_plan_marks_secrets_and_never_holds_the_kubeconfig(tmp_path: Path) -> None:
-    assert main(["--stack", "dev", "--out", str(tmp_path), "--quiet"]) == 0
-    text = (tmp_path / "dev" / "plan.json").read_text()
+@preview_group("dev")
+def test_plan_marks_secrets_and_never_holds_the_kubeconfig(
+    stack_preview: Callable[[str], StackPreview],
+) -> None:
+    preview = stack_preview("dev")
+    assert preview.exit_code == 0
+    text = (preview.folder / "plan.json").read_text()
     plan = json.loads(text)
     assert plan["outputs"]["kubeconfig"] == "[secret]"
     assert "gke-gcloud-auth-plugin" not in text

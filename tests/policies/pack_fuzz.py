@@ -27,7 +27,13 @@ For each mutation the driver makes the engine's calls for the changed resource (
 a *crash* (any gRPC error, or the process gone), a *hang* (a deadline exceeded), the slowest call,
 and whether an invalid quantity / fraction / values YAML got a new finding on its resource
 (compared with the unmutated seed).  ``python -m tests.policies.pack_fuzz --mutations 5000`` is
-``make fuzz``; the test suite runs a few hundred.
+``make fuzz`` (the kinds in turn, :func:`round_robin`).
+
+Each kind's hostile values are sent in turn (:attr:`Mutator.VALUES`), not drawn at random, so a
+kind's first ``len(values)`` mutations send every one of them; the resource each goes to is drawn
+from the seeded generator.  The test suite runs :func:`covering_sample`: every kind, each of its
+hostile values once (at least :data:`COVERING_MINIMUM` mutations of a kind), ~60 mutations where
+``make fuzz`` runs thousands of the same kinds and values on more resources.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 import yaml
@@ -93,6 +99,12 @@ INVALID_VALUES_YAML = [
     "{{{{",
 ]
 HOSTILE_CHART_VERSIONS = ["1." + "9" * 400, "9" * 300, "../../../etc", "1.0.0\x00", "1.0.0/evil", ".."]
+DEEP_LEVELS = [150, 250, 1_000, 3_000]
+RESOURCE_GROUP_COUNTS = [3_000]
+LEAF_VALUES: list[Any] = [None, 2**70, -(2**70), "x" * 10_000, [], {}, [1, "a", None], 1e308, -0.0, "ÿ\u0000"]
+# The suite's mutations of a kind with fewer hostile values than this (deep, resource-groups,
+# secret): still several resources each.
+COVERING_MINIMUM = 4
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
 VALUES_YAML_PATHS = (
     ("values", "managerConfig", "controllerManagerConfigYaml"),
@@ -118,6 +130,7 @@ class Mutation:
     inputs: dict[str, Any]
     must_find: bool = False  # an invalid quantity / fraction / values YAML
     marker: str | None = None  # a secret that must never be quoted
+    value_index: int = 0  # which of Mutator.VALUES[kind] was sent
 
 
 # Python's names for types and errors, which a finding must never use (issue 31): the user reads
@@ -143,6 +156,7 @@ class Figures:
     internal_errors: list[str] = field(default_factory=list)
     python_words: list[str] = field(default_factory=list)
     by_kind: dict[str, int] = field(default_factory=dict)
+    values_by_kind: dict[str, set[int]] = field(default_factory=dict)  # indexes into Mutator.VALUES[kind]
 
     def summary(self) -> str:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.by_kind.items()))
@@ -251,6 +265,17 @@ class Mutator:
         "leaf",
         "chart-version",
     )
+    # The hostile values of each kind, sent in turn (the secret's value is its marker, one shape).
+    VALUES: ClassVar[dict[str, list[Any]]] = {
+        "quantity": HOSTILE_QUANTITIES,
+        "fraction": HOSTILE_FRACTIONS,
+        "values-yaml": INVALID_VALUES_YAML,
+        "deep": DEEP_LEVELS,
+        "resource-groups": RESOURCE_GROUP_COUNTS,
+        "secret": ["marker"],
+        "leaf": LEAF_VALUES,
+        "chart-version": HOSTILE_CHART_VERSIONS,
+    }
 
     def __init__(self, seeds: list[Seed], rng: random.Random) -> None:
         self.rng = rng
@@ -280,56 +305,86 @@ class Mutator:
             and isinstance(_get(record.inputs, ("spec", "resourceGroups")), list)
         ]
 
-    def next(self, count: int) -> Mutation:
-        kind = self.KINDS[count % len(self.KINDS)]
+    def next(self, kind: str, turn: int, count: int) -> Mutation:
+        """The ``turn``-th mutation of ``kind`` (its value ``VALUES[kind][turn]``, cycling), the
+        ``count``-th of the run.  A kind with no target in the seeds falls back to ``leaf``."""
         rng = self.rng
+
+        def value(of: str) -> tuple[int, Any]:
+            values = self.VALUES[of]
+            return turn % len(values), values[turn % len(values)]
+
         if kind == "quantity":
             seed, index, path = rng.choice(self.quantities)
-            value = rng.choice(HOSTILE_QUANTITIES)
-            return self._make(
-                kind,
-                seed,
-                index,
-                path,
-                value,
-                must_find=any(
-                    value is v or (value == v and type(value) is type(v)) for v in INVALID_QUANTITIES
-                ),
+            at, hostile = value(kind)
+            invalid = any(
+                hostile is v or (hostile == v and type(hostile) is type(v)) for v in INVALID_QUANTITIES
             )
+            return self._make(kind, seed, index, path, hostile, at, must_find=invalid)
         if kind == "fraction" and self.fractions:
             seed, index, path = rng.choice(self.fractions)
-            value = rng.choice(HOSTILE_FRACTIONS)
-            return self._make(kind, seed, index, path, value, must_find=value in INVALID_FRACTIONS)
+            at, hostile = value(kind)
+            return self._make(kind, seed, index, path, hostile, at, must_find=hostile in INVALID_FRACTIONS)
         if kind == "values-yaml" and self.yaml_targets:
             seed, index, path = rng.choice(self.yaml_targets)
-            return self._make(kind, seed, index, path, rng.choice(INVALID_VALUES_YAML), must_find=True)
+            at, hostile = value(kind)
+            return self._make(kind, seed, index, path, hostile, at, must_find=True)
         if kind == "deep":
             seed, index, path = rng.choice(self.leaves)
-            return self._make(kind, seed, index, path, _nested(rng.choice([150, 250, 1_000, 3_000]), "x"))
+            at, levels = value(kind)
+            return self._make(kind, seed, index, path, _nested(levels, "x"), at)
         if kind == "resource-groups" and self.queues:
             seed, index, path = rng.choice(self.queues)
+            at, groups = value(kind)
             group = copy.deepcopy(_get(seed.records[index].inputs, path)[0])
-            return self._make(kind, seed, index, path, [copy.deepcopy(group) for _ in range(3_000)])
+            return self._make(kind, seed, index, path, [copy.deepcopy(group) for _ in range(groups)], at)
         if kind == "chart-version" and self.releases:
             seed, index, path = rng.choice(self.releases)
-            return self._make(kind, seed, index, path, rng.choice(HOSTILE_CHART_VERSIONS), must_find=True)
+            at, hostile = value(kind)
+            return self._make(kind, seed, index, path, hostile, at, must_find=True)
         if kind == "secret":
             seed, index, path = rng.choice(self.strings)
             marker = f"S3CRET{count:06d}x"
-            mutation = self._make(kind, seed, index, path, {SECRET_SIG_KEY: SECRET_SIG, "value": marker})
+            mutation = self._make(
+                kind, seed, index, path, {SECRET_SIG_KEY: SECRET_SIG, "value": marker}, value(kind)[0]
+            )
             mutation.marker = marker
             return mutation
         seed, index, path = rng.choice(self.leaves)
-        value = rng.choice(
-            [None, 2**70, -(2**70), "x" * 10_000, [], {}, [1, "a", None], 1e308, -0.0, "ÿ\u0000"]
-        )
-        return self._make("leaf", seed, index, path, value)
+        at, hostile = value("leaf")
+        return self._make("leaf", seed, index, path, hostile, at)
 
     @staticmethod
     def _make(
-        kind: str, seed: Seed, index: int, path: Path_, value: Any, *, must_find: bool = False
+        kind: str,
+        seed: Seed,
+        index: int,
+        path: Path_,
+        value: Any,
+        value_index: int,
+        *,
+        must_find: bool = False,
     ) -> Mutation:
-        return Mutation(kind, seed, index, _set(seed.records[index].inputs, path, value), must_find)
+        inputs = _set(seed.records[index].inputs, path, value)
+        return Mutation(kind, seed, index, inputs, must_find, value_index=value_index)
+
+
+def round_robin(count: int) -> list[str]:
+    """``make fuzz``'s plan: ``count`` mutations, the kinds in turn."""
+    return [Mutator.KINDS[n % len(Mutator.KINDS)] for n in range(count)]
+
+
+def covering_sample(minimum: int = COVERING_MINIMUM) -> list[str]:
+    """The suite's plan: every kind as often as it has hostile values (each sent once, since a
+    kind's values are sent in turn), at least ``minimum`` times; the kinds interleaved."""
+    left = {kind: max(len(Mutator.VALUES[kind]), minimum) for kind in Mutator.KINDS}
+    plan: list[str] = []
+    while any(left.values()):
+        for kind in Mutator.KINDS:
+            if left[kind]:
+                plan.append(kind)
+                left[kind] -= 1
+    return plan
 
 
 # --- driving the pack ---------------------------------------------------------------------------
@@ -434,16 +489,22 @@ def baseline(driver: Driver, seed: Seed) -> None:
     )
 
 
-def run(count: int, rng_seed: int, seeds: list[Seed], report: Callable[[str], None] | None = None) -> Figures:
+def run(
+    plan: list[str], rng_seed: int, seeds: list[Seed], report: Callable[[str], None] | None = None
+) -> Figures:
+    """One mutation per entry of ``plan`` (a kind: :func:`round_robin` or :func:`covering_sample`)."""
     figures = Figures()
+    turns: dict[str, int] = {}
     with Driver() as driver:
         for seed in seeds:
             baseline(driver, seed)
         mutator = Mutator(seeds, random.Random(rng_seed))
-        for n in range(count):
-            mutation = mutator.next(n)
+        for n, kind in enumerate(plan):
+            turn = turns[kind] = turns.get(kind, -1) + 1
+            mutation = mutator.next(kind, turn, n)
             figures.mutations += 1
             figures.by_kind[mutation.kind] = figures.by_kind.get(mutation.kind, 0) + 1
+            figures.values_by_kind.setdefault(mutation.kind, set()).add(mutation.value_index)
             found = driver.calls(mutation, figures)
             if found is None:
                 continue
@@ -479,7 +540,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
     started = time.perf_counter()
-    figures = run(args.mutations, args.seed, manifest_seeds() + plan_seeds(), report=print)
+    figures = run(round_robin(args.mutations), args.seed, manifest_seeds() + plan_seeds(), report=print)
     print(f"fuzz (seed {args.seed}): {figures.summary()}; {time.perf_counter() - started:.0f} s in all")
     for title, items in (
         ("crashes", figures.crashes),
