@@ -153,6 +153,46 @@ class _RuntimeSettings:
             self._runtime.configure(self._runtime.Settings(**self._settings_args))
 
 
+def _validate(
+    sdk: Any, servicer: Any, response: Any, *, policy: Any, args: Any, report_violation: Any
+) -> None:
+    """One policy's ``validate``, as both of pulumi-policy 1.21.0's analyze loops run it.
+
+    An awaitable result runs on a fresh event loop; ``UnknownValueError`` becomes the SDK's
+    advisory "can't run policy ... during preview" diagnostic, ``_NotApplicableError`` a
+    ``not_applicable`` entry.
+    """
+    proto = sdk.proto
+    try:
+        result = policy.validate(args, report_violation)
+        if sdk.isawaitable(result):
+            loop = sdk.asyncio.new_event_loop()
+            task = sdk.asyncio.Task(result, loop=loop)
+            loop.run_until_complete(task)
+            loop.close()
+    except sdk.UnknownValueError as error:
+        pack_name = servicer._PolicyAnalyzerServicer__policy_pack_name
+        pack_version = servicer._PolicyAnalyzerServicer__policy_pack_version
+        response.diagnostics.append(
+            proto.AnalyzeDiagnostic(
+                policyName=policy.name,
+                policyPackName=pack_name,
+                policyPackVersion=pack_version,
+                message=(
+                    f"can't run policy '{policy.name}' from policy pack "
+                    f"'{pack_name}@v{pack_version}' during preview: {error.message}"
+                ),
+                urn="",
+                description=policy.description,
+                enforcementLevel=servicer._map_enforcement_level(sdk.EnforcementLevel.ADVISORY),
+            )
+        )
+    except sdk._NotApplicableError as error:
+        response.not_applicable.append(
+            proto.PolicyNotApplicable(policy_name=policy.name, reason=error.reason or "")
+        )
+
+
 def _analyze_stack_building_resources_once(sdk: Any) -> Callable[..., Any]:
     """``AnalyzeStack`` as pulumi-policy 1.21.0 answers it, with the stack's resources built once.
 
@@ -203,8 +243,6 @@ def _analyze_stack_building_resources_once(sdk: Any) -> Callable[..., Any]:
     def analyze_stack(servicer: Any, request: Any, _context: Any) -> Any:
         servicer._configure_runtime_settings()
         response = proto.AnalyzeResponse()
-        pack_name = servicer._PolicyAnalyzerServicer__policy_pack_name
-        pack_version = servicer._PolicyAnalyzerServicer__policy_pack_version
         resources: list[Any] | None = None
         for policy in servicer._PolicyAnalyzerServicer__policies:
             level = servicer._get_enforcement_level(policy)
@@ -222,32 +260,7 @@ def _analyze_stack_building_resources_once(sdk: Any) -> Callable[..., Any]:
                 servicer._get_policy_config(policy.name),
                 servicer._PolicyAnalyzerServicer__stack_tags,
             )
-            try:
-                result = policy.validate(args, report_violation)
-                if sdk.isawaitable(result):
-                    loop = sdk.asyncio.new_event_loop()
-                    task = sdk.asyncio.Task(result, loop=loop)
-                    loop.run_until_complete(task)
-                    loop.close()
-            except sdk.UnknownValueError as error:
-                response.diagnostics.append(
-                    proto.AnalyzeDiagnostic(
-                        policyName=policy.name,
-                        policyPackName=pack_name,
-                        policyPackVersion=pack_version,
-                        message=(
-                            f"can't run policy '{policy.name}' from policy pack "
-                            f"'{pack_name}@v{pack_version}' during preview: {error.message}"
-                        ),
-                        urn="",
-                        description=policy.description,
-                        enforcementLevel=servicer._map_enforcement_level(levels.ADVISORY),
-                    )
-                )
-            except sdk._NotApplicableError as error:
-                response.not_applicable.append(
-                    proto.PolicyNotApplicable(policy_name=policy.name, reason=error.reason or "")
-                )
+            _validate(sdk, servicer, response, policy=policy, args=args, report_violation=report_violation)
         return response
 
     analyze_stack.__name__ = "AnalyzeStack"
@@ -274,8 +287,6 @@ def _analyze_calling_only_the_policies_that_judge_the_type(sdk: Any) -> Callable
     def analyze(servicer: Any, request: Any, _context: Any) -> Any:
         servicer._configure_runtime_settings()
         response = proto.AnalyzeResponse()
-        pack_name = servicer._PolicyAnalyzerServicer__policy_pack_name
-        pack_version = servicer._PolicyAnalyzerServicer__policy_pack_version
         decoded: tuple[Any, Any, Any] | None = None
         for policy in servicer._PolicyAnalyzerServicer__policies:
             level = servicer._get_enforcement_level(policy)
@@ -316,32 +327,7 @@ def _analyze_calling_only_the_policies_that_judge_the_type(sdk: Any) -> Callable
                 servicer._get_policy_config(policy.name),
                 servicer._PolicyAnalyzerServicer__stack_tags,
             )
-            try:
-                result = policy.validate(args, report_violation)
-                if sdk.isawaitable(result):
-                    loop = sdk.asyncio.new_event_loop()
-                    task = sdk.asyncio.Task(result, loop=loop)
-                    loop.run_until_complete(task)
-                    loop.close()
-            except sdk.UnknownValueError as error:
-                response.diagnostics.append(
-                    proto.AnalyzeDiagnostic(
-                        policyName=policy.name,
-                        policyPackName=pack_name,
-                        policyPackVersion=pack_version,
-                        message=(
-                            f"can't run policy '{policy.name}' from policy pack "
-                            f"'{pack_name}@v{pack_version}' during preview: {error.message}"
-                        ),
-                        urn="",
-                        description=policy.description,
-                        enforcementLevel=servicer._map_enforcement_level(levels.ADVISORY),
-                    )
-                )
-            except sdk._NotApplicableError as error:
-                response.not_applicable.append(
-                    proto.PolicyNotApplicable(policy_name=policy.name, reason=error.reason or "")
-                )
+            _validate(sdk, servicer, response, policy=policy, args=args, report_violation=report_violation)
         return response
 
     analyze.__name__ = "Analyze"
