@@ -6,7 +6,7 @@ shared, so the minimum is the cleanest run)::
     teams=N resources=R
       wall_s floor_ratio floor_ratio_matched program_s program_floor_s program_ratio
       program_ratio_matched pack_s pack_floor_s pack_ratio
-      peak_mib pack_peak_mib [baseline_wall_s]
+      peak_mib pack_peak_mib cpu_s host_cpu_s pack_cpu_s [baseline_wall_s]
       stages_s program plan manifests policy report
 
 * ``wall_s``: the whole ``python -m preview`` run as a user waits for it (interpreter start, the
@@ -26,6 +26,9 @@ shared, so the minimum is the cleanest run)::
   ``pack_floor_s``: the same to a pack of as many policies doing nothing.
 * ``peak_mib``: the preview process's peak resident set; ``pack_peak_mib``: the pack process's
   own (its ``VmHWM``, read before it stops).
+* ``cpu_s``, ``host_cpu_s``, ``pack_cpu_s``: the own CPU seconds (user + system) of the preview
+  process, of the analysis host and of the pack, in the same preview run.  On a machine shared
+  with other work the wall figures move with the load; these say which process did the work.
 * ``stages_s``: seconds per preview stage; ``policy`` is only the wait for the pack once the
   outputs and the report's capacity sections (``report``) are written: the rest of its work
   overlaps the program and the outputs.
@@ -208,6 +211,7 @@ class Sample:
     stages: dict[str, float]
     peak_mib: float
     pack_peak_mib: float
+    cpu: dict[str, float]
     program_floor_s: float
     program_floor_matched_s: float
     pack_s: float
@@ -229,6 +233,7 @@ class Sample:
             "pack_ratio": self.pack_s / self.pack_floor_s,
             "peak_mib": self.peak_mib,
             "pack_peak_mib": self.pack_peak_mib,
+            **self.cpu,
         }
         if self.baseline_wall_s is not None:
             figures["baseline_wall_s"] = self.baseline_wall_s
@@ -266,9 +271,10 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
         wall_s=full.wall_s,
         floor_wall_s=floor.wall_s,
         floor_matched_wall_s=floor_matched.wall_s,
-        stages={k: v for k, v in timings.items() if not k.endswith("_mib")},
+        stages={k: v for k, v in timings.items() if not k.endswith(("_mib", "cpu_s"))},
         peak_mib=timings["peak_mib"],
         pack_peak_mib=timings["pack_peak_mib"],
+        cpu={k: timings[k] for k in ("cpu_s", "host_cpu_s", "pack_cpu_s")},
         program_floor_s=_number("program_s", flat.stdout),
         program_floor_matched_s=_number("program_s", flat_matched.stdout),
         pack_s=packs["real"],

@@ -7,8 +7,8 @@
   providers, under the same mocks and harness; prints ``program_s``.
 * ``pack <records.json> <pack-dir> <project> <stack>``: the *pack stage* -- the recorded resources
   sent over the analyzer protocol (start, configure, Remediate + Analyze each, AnalyzeStack) to
-  the pack in ``pack-dir``, batch, as ``PolicyPackProcess.run`` does; prints ``pack_s`` and the
-  pack process's own peak memory.  Pointed at :func:`noop_pack` it is the *pack floor*: as many
+  the pack in ``pack-dir``, batch, as ``PolicyPackProcess.run`` does; prints ``pack_s``, the
+  pack process's own peak memory and CPU seconds.  Pointed at :func:`noop_pack` it is the *pack floor*: as many
   policies of each kind as the real pack, each doing nothing, under the same SDK patch.
 """
 
@@ -138,9 +138,10 @@ def pack(records: Path, pack_dir: Path, project: Path, stack: str) -> None:
     ) as process:
         result = process.run(resources)
         peak_kib = process.peak_kib() or 0
+        cpu_s = process.cpu_s() or 0.0
     print(
         f"pack_s={time.perf_counter() - start:.4f} pack_peak_mib={peak_kib / 1024:.1f} "
-        f"findings={len(result.diagnostics)}"
+        f"pack_cpu_s={cpu_s:.2f} findings={len(result.diagnostics)}"
     )
 
 

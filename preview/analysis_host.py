@@ -18,13 +18,14 @@ order, with the same answers -- and talks to the preview over stdin/stdout in
   registration order, then ``("stack", None)`` (AnalyzeStack over the records streamed) or
   ``("stack", resources)``; the end of stdin before that means the preview gave up (the
   program failed): the pack is stopped and nothing is answered;
-* out: one ``("result", AnalysisResult, pack_peak_kib)`` or ``("error", message)``.
+* out: one ``("result", AnalysisResult, ProcessFigures)`` or ``("error", message)``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import resource
 import signal
 import sys
 from collections.abc import Mapping, Sequence
@@ -50,7 +51,28 @@ class HostRequest:
 
 RecordMessage = tuple[Literal["record"], RecordedResource]
 StackMessage = tuple[Literal["stack"], Sequence[RecordedResource] | None]
-ResultMessage = tuple[Literal["result"], AnalysisResult, int | None]
+
+
+@dataclass(frozen=True)
+class ProcessFigures:
+    """The pack's and the host's own figures, for ``--timings``, read before the pack is stopped.
+
+    On a machine shared with other work, wall time says little; each process's own CPU seconds
+    say which of the three did the work.
+    """
+
+    pack_peak_kib: int | None
+    pack_cpu_s: float | None
+    host_cpu_s: float
+
+
+def own_cpu_s() -> float:
+    """This process's own CPU seconds (user + system), its threads included."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+ResultMessage = tuple[Literal["result"], AnalysisResult, ProcessFigures]
 ErrorMessage = tuple[Literal["error"], str]
 
 
@@ -76,8 +98,9 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> int:
         except AnalyzerError as error:
             write_frame(out, ("error", str(error)))
             return 0
-        # The pack's own peak is read before close() stops it.
-        write_frame(out, ("result", result, session.pack_peak_kib()))
+        # The pack's own figures are read before close() stops it.
+        figures = ProcessFigures(session.pack_peak_kib(), session.pack_cpu_s(), own_cpu_s())
+        write_frame(out, ("result", result, figures))
         return 0
     finally:
         session.close()

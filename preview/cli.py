@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from components.chart_crds import ChartCrdsError
+from preview.analysis_host import own_cpu_s
 from preview.analyzer import (
     AnalysisResult,
     AnalyzerError,
@@ -194,7 +195,7 @@ def _preview(
     )
     print(f"capacity report: {_rel(report_path)}")
     if args.timings:
-        print(f"timings: {json.dumps({**clock.seconds, **_peak_memory(session)})}")
+        print(f"timings: {json.dumps({**clock.seconds, **_process_figures(session)})}")
     return code
 
 
@@ -265,18 +266,23 @@ class StageClock:
             self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
 
 
-def _peak_memory(session: HostedSession | None) -> dict[str, float]:
-    """Peak resident MiB of this process and of the pack process itself.
+def _process_figures(session: HostedSession | None) -> dict[str, float]:
+    """Peak resident MiB and own CPU seconds of this process, of the analysis host and of the pack.
 
-    The pack's figure is its own ``VmHWM``, read by the session before the pack is stopped:
-    ``RUSAGE_CHILDREN`` would report the largest child, and a child forked from this process
-    starts with a copy of its heap (that read ~360 MiB for a pack that peaked at ~198 MiB).
+    The pack's figures are its own (``VmHWM``, ``/proc/<pid>/stat``), read by the host before the
+    pack is stopped: ``RUSAGE_CHILDREN`` would report the largest child, and a child forked from
+    this process starts with a copy of its heap (that read ~360 MiB for a pack that peaked at
+    ~198 MiB).  The CPU seconds are what compares on a machine shared with other work.
     """
     to_mib = 1 / 1024  # ru_maxrss and VmHWM are in KiB on Linux
-    pack_kib = session.pack_peak_kib() if session is not None else None
+    figures = session.figures() if session is not None else None
+    pack_kib = figures.pack_peak_kib if figures is not None else None
     return {
         "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * to_mib, 1),
         "pack_peak_mib": round(pack_kib * to_mib, 1) if pack_kib is not None else 0.0,
+        "cpu_s": round(own_cpu_s(), 2),
+        "host_cpu_s": round(figures.host_cpu_s, 2) if figures is not None else 0.0,
+        "pack_cpu_s": round(figures.pack_cpu_s or 0.0, 2) if figures is not None else 0.0,
     }
 
 

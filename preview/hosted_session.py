@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Self
 
-from preview.analysis_host import HostRequest
+from preview.analysis_host import HostRequest, ProcessFigures
 from preview.analyzer import (
     DEFAULT_PACK_DIR,
     STOP_TIMEOUT_S,
@@ -55,7 +55,7 @@ class HostedSession:
         self._lock = threading.Lock()
         self._host_gone = False
         self._result: AnalysisResult | None = None
-        self._pack_peak_kib: int | None = None
+        self._figures: ProcessFigures | None = None
 
     def start(self) -> Self:
         """Launch the host (which launches and configures the pack); returns at once."""
@@ -101,13 +101,17 @@ class HostedSession:
             raise self._stopped()
         if answer[0] == "error":
             raise AnalyzerError(answer[1])
-        _, self._result, self._pack_peak_kib = answer
+        _, self._result, self._figures = answer
         assert self._result is not None
         return self._result
 
     def pack_peak_kib(self) -> int | None:
         """The pack process's own peak resident set (KiB), as the host read it before stopping it."""
-        return self._pack_peak_kib
+        return self._figures.pack_peak_kib if self._figures is not None else None
+
+    def figures(self) -> ProcessFigures | None:
+        """The pack's and the host's own figures, once :meth:`result` has answered."""
+        return self._figures
 
     def close(self) -> None:
         """Stop the host: its stdin ends, so an unfinished run is cancelled and the pack stopped."""

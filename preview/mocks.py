@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 
+from preview.manifest_resources import STACK_TYPE
 from preview.replacements import CRD
 
 # Kinds whose outputs are left unknown instead of echoing their inputs: a CustomResourceDefinition's
@@ -22,10 +23,19 @@ from preview.replacements import CRD
 UNECHOED_TYPES = (CRD,)
 
 
+def echoes(typ: str) -> bool:
+    """Whether :class:`PreviewMocks` answers a resource of this type with its own inputs.
+
+    Not the root stack, which the mock monitor answers with its URN alone (pulumi 3.272.0
+    ``runtime/mocks.py`` ``MockMonitor.RegisterResource``), nor the kinds left unknown.
+    """
+    return typ not in UNECHOED_TYPES and typ != STACK_TYPE
+
+
 class PreviewMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         # No id during preview: the resource does not exist yet.
-        if args.typ in UNECHOED_TYPES:
+        if not echoes(args.typ):
             return None, {}
         return None, dict(args.inputs)
 

@@ -40,9 +40,14 @@ def test_hosted_findings_equal_the_batch_run(project: Path, stack: str) -> None:
         session.analyze_stack(resources)
         hosted = session.result()
         peak = session.pack_peak_kib()
+        figures = session.figures()
     assert hosted.diagnostics == batch.diagnostics
     assert hosted.config == batch.config and hosted.policies == batch.policies
     assert peak is not None and peak > 10_000  # the pack's own VmHWM in KiB, read by the host
+    # Each process's own CPU: the pack's read from /proc by the host, the host's from getrusage.
+    assert figures is not None and figures.pack_peak_kib == peak
+    assert figures.pack_cpu_s is not None and figures.pack_cpu_s > 0.5  # it imported and judged the stack
+    assert figures.host_cpu_s > 0.05
     if stack == "broken":
         assert hosted.mandatory  # real findings compared, not two empty lists
 

@@ -1,6 +1,6 @@
 """Make pulumi-policy's servicer do each piece of work once, without changing a single answer.
 
-Three costs of the SDK (pulumi-policy 1.21.0, ``pulumi_policy/policy.py``,
+Four costs of the SDK (pulumi-policy 1.21.0, ``pulumi_policy/policy.py``,
 ``_PolicyAnalyzerServicer``) grow with the stack and dominated a 1,000-team preview:
 
 * ``AnalyzeStack`` loops over the stack policies and, inside that loop, builds *every* resource
@@ -18,6 +18,11 @@ Three costs of the SDK (pulumi-policy 1.21.0, ``pulumi_policy/policy.py``,
   context.  They live in context variables, and grpcio (since 1.60) runs each RPC in a fresh
   context: applying them "once per thread" only worked because pulumi's ``ContextProperty``
   happens to promote the first value set to a process-wide default.
+* ``Analyze`` calls every resource policy with every resource (~100 policies x 12,000
+  resources at 1,000 teams), building each policy's ``report_violation`` and arguments, though
+  most policies judge a few resource types and return at once for the rest.  A policy built
+  with a type predicate (``primitives/type_predicate.py``) is not called for a type it does not judge
+  (:func:`_analyze_calling_only_the_policies_that_judge_the_type`).
 * ``Remediate`` decodes the resource's properties before looking for a policy at remediate
   level.  The engine sends it for every registration whatever the levels (pulumi/pulumi
   ``pkg/resource/deploy/step_generator.go``, ``generateSteps``), so when no resource policy is
@@ -39,6 +44,8 @@ from importlib import metadata
 from inspect import signature
 from types import SimpleNamespace
 from typing import Any
+
+from ..primitives.type_predicate import type_predicate
 
 # The one pulumi-policy release whose servicer this module was written against and checked with.
 PATCHED_SDK_VERSION = "1.21.0"
@@ -146,6 +153,46 @@ class _RuntimeSettings:
             self._runtime.configure(self._runtime.Settings(**self._settings_args))
 
 
+def _validate(
+    sdk: Any, servicer: Any, response: Any, *, policy: Any, args: Any, report_violation: Any
+) -> None:
+    """One policy's ``validate``, as both of pulumi-policy 1.21.0's analyze loops run it.
+
+    An awaitable result runs on a fresh event loop; ``UnknownValueError`` becomes the SDK's
+    advisory "can't run policy ... during preview" diagnostic, ``_NotApplicableError`` a
+    ``not_applicable`` entry.
+    """
+    proto = sdk.proto
+    try:
+        result = policy.validate(args, report_violation)
+        if sdk.isawaitable(result):
+            loop = sdk.asyncio.new_event_loop()
+            task = sdk.asyncio.Task(result, loop=loop)
+            loop.run_until_complete(task)
+            loop.close()
+    except sdk.UnknownValueError as error:
+        pack_name = servicer._PolicyAnalyzerServicer__policy_pack_name
+        pack_version = servicer._PolicyAnalyzerServicer__policy_pack_version
+        response.diagnostics.append(
+            proto.AnalyzeDiagnostic(
+                policyName=policy.name,
+                policyPackName=pack_name,
+                policyPackVersion=pack_version,
+                message=(
+                    f"can't run policy '{policy.name}' from policy pack "
+                    f"'{pack_name}@v{pack_version}' during preview: {error.message}"
+                ),
+                urn="",
+                description=policy.description,
+                enforcementLevel=servicer._map_enforcement_level(sdk.EnforcementLevel.ADVISORY),
+            )
+        )
+    except sdk._NotApplicableError as error:
+        response.not_applicable.append(
+            proto.PolicyNotApplicable(policy_name=policy.name, reason=error.reason or "")
+        )
+
+
 def _analyze_stack_building_resources_once(sdk: Any) -> Callable[..., Any]:
     """``AnalyzeStack`` as pulumi-policy 1.21.0 answers it, with the stack's resources built once.
 
@@ -196,8 +243,6 @@ def _analyze_stack_building_resources_once(sdk: Any) -> Callable[..., Any]:
     def analyze_stack(servicer: Any, request: Any, _context: Any) -> Any:
         servicer._configure_runtime_settings()
         response = proto.AnalyzeResponse()
-        pack_name = servicer._PolicyAnalyzerServicer__policy_pack_name
-        pack_version = servicer._PolicyAnalyzerServicer__policy_pack_version
         resources: list[Any] | None = None
         for policy in servicer._PolicyAnalyzerServicer__policies:
             level = servicer._get_enforcement_level(policy)
@@ -215,36 +260,78 @@ def _analyze_stack_building_resources_once(sdk: Any) -> Callable[..., Any]:
                 servicer._get_policy_config(policy.name),
                 servicer._PolicyAnalyzerServicer__stack_tags,
             )
-            try:
-                result = policy.validate(args, report_violation)
-                if sdk.isawaitable(result):
-                    loop = sdk.asyncio.new_event_loop()
-                    task = sdk.asyncio.Task(result, loop=loop)
-                    loop.run_until_complete(task)
-                    loop.close()
-            except sdk.UnknownValueError as error:
-                response.diagnostics.append(
-                    proto.AnalyzeDiagnostic(
-                        policyName=policy.name,
-                        policyPackName=pack_name,
-                        policyPackVersion=pack_version,
-                        message=(
-                            f"can't run policy '{policy.name}' from policy pack "
-                            f"'{pack_name}@v{pack_version}' during preview: {error.message}"
-                        ),
-                        urn="",
-                        description=policy.description,
-                        enforcementLevel=servicer._map_enforcement_level(levels.ADVISORY),
-                    )
-                )
-            except sdk._NotApplicableError as error:
-                response.not_applicable.append(
-                    proto.PolicyNotApplicable(policy_name=policy.name, reason=error.reason or "")
-                )
+            _validate(sdk, servicer, response, policy=policy, args=args, report_violation=report_violation)
         return response
 
     analyze_stack.__name__ = "AnalyzeStack"
     return analyze_stack
+
+
+def _analyze_calling_only_the_policies_that_judge_the_type(sdk: Any) -> Callable[..., Any]:
+    """``Analyze`` as pulumi-policy 1.21.0 answers it, without the calls that cannot report.
+
+    The SDK's loop (``_PolicyAnalyzerServicer.Analyze``), step for step: disabled and
+    non-resource policies skipped, a policy without ``validate`` reported not applicable,
+    remediate reported as mandatory, the same ``report_violation``, arguments, config and stack
+    tags, awaitable validators run on a fresh event loop, ``UnknownValueError`` turned into the
+    same advisory "can't run policy" diagnostic and ``_NotApplicableError`` into
+    ``not_applicable``.  One difference: a policy marked with ``primitives/type_predicate.py`` ``judges_only`` whose
+    predicate refuses the request's type is not called, since its ``validate`` would return
+    having done nothing.  The properties, options and provider are still decoded at the first
+    policy that validates, where the SDK decodes them, so a request that cannot be decoded
+    fails there as it does in the SDK (``servicer_guard`` answers for it).
+    """
+    proto = sdk.proto
+    levels = sdk.EnforcementLevel
+
+    def analyze(servicer: Any, request: Any, _context: Any) -> Any:
+        servicer._configure_runtime_settings()
+        response = proto.AnalyzeResponse()
+        decoded: tuple[Any, Any, Any] | None = None
+        for policy in servicer._PolicyAnalyzerServicer__policies:
+            level = servicer._get_enforcement_level(policy)
+            if level == levels.DISABLED or not isinstance(policy, sdk.ResourceValidationPolicy):
+                continue
+            if not policy.has_validation():
+                response.not_applicable.append(
+                    proto.PolicyNotApplicable(
+                        policy_name=policy.name, reason="Policy does not implement validate"
+                    )
+                )
+                continue
+            if level == levels.REMEDIATE:
+                level = levels.MANDATORY  # a violation after remediation is reported as mandatory
+            if decoded is None:
+                props = sdk.unknown_checking_proxy(
+                    sdk.deserialize_properties(sdk.json_format.MessageToDict(request.properties))
+                )
+                decoded = (
+                    props,
+                    servicer._get_resource_options(request),
+                    servicer._get_provider_resource(request),
+                )
+            judges_type = type_predicate(policy)
+            if judges_type is not None and not judges_type(request.type):
+                continue
+            report_violation = servicer._create_report_violation(
+                response, policy.name, policy.description, level, policy.severity
+            )
+            props, options, provider = decoded
+            args = sdk.ResourceValidationArgs(
+                request.type,
+                props,
+                request.urn,
+                request.name,
+                options,
+                provider,
+                servicer._get_policy_config(policy.name),
+                servicer._PolicyAnalyzerServicer__stack_tags,
+            )
+            _validate(sdk, servicer, response, policy=policy, args=args, report_violation=report_violation)
+        return response
+
+    analyze.__name__ = "Analyze"
+    return analyze
 
 
 def _remediate_only_when_configured(remediate: Callable[..., Any], sdk: Any) -> Callable[..., Any]:
@@ -300,7 +387,7 @@ def install() -> bool:
     sdk.deserialize_properties = cache.memoise(sdk.deserialize_properties)
     sdk.unknown_checking_proxy = cache.memoise(sdk.unknown_checking_proxy)
     servicer._configure_runtime_settings = _RuntimeSettings(sdk.pulumi.runtime).apply
-    servicer.Analyze = cache.per_call(servicer.Analyze)
+    servicer.Analyze = cache.per_call(_analyze_calling_only_the_policies_that_judge_the_type(sdk))
     servicer._get_resource_options = cache.memoise_method(servicer._get_resource_options)
     servicer._get_provider_resource = cache.memoise_method(servicer._get_provider_resource)
     servicer.AnalyzeStack = cache.per_call(_analyze_stack_building_resources_once(sdk))

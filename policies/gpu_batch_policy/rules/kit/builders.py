@@ -36,6 +36,7 @@ from pulumi_policy import (
 
 from ...facts.model import StackModel, view, view_class
 from ...facts.model.base import build_resource
+from ...primitives.type_predicate import judges_only
 from .report import Reporter
 from .rule_guard import guarded
 
@@ -151,8 +152,11 @@ def resource_policy(
     ``check(view, reporter, config)`` judges.  Other resources are skipped by their type token
     alone, before any property is read."""
 
+    def judges(resource_type: str) -> bool:
+        return issubclass(view_class(resource_type), applies_to)
+
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-        if not issubclass(view_class(args.resource_type), applies_to):
+        if not judges(args.resource_type):
             return
 
         subject = lambda: resource_view(args, report_violation)  # noqa: E731 - built under the guard
@@ -166,13 +170,15 @@ def resource_policy(
             stack=False,
         )
 
-    return ResourceValidationPolicy(
+    policy = ResourceValidationPolicy(
         name=name,
         description=description,
         validate=validate,
         enforcement_level=enforcement_level,
         config_schema=config_schema,
     )
+    # The patched servicer skips the call for the types `validate` returns on at once.
+    return judges_only(policy, judges)
 
 
 def stack_policy(
