@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import resource
 import signal
 import sys
 from collections.abc import Mapping, Sequence
@@ -35,6 +34,7 @@ from typing import IO, Any, Literal
 
 from preview.analyzer import AnalysisResult, AnalysisSession, AnalyzerError, PolicyPackProcess
 from preview.frames import read_frame, write_frame
+from preview.process_figures import ProcessFigures, own_cpu_s
 from preview.records import RecordedResource
 
 
@@ -51,25 +51,6 @@ class HostRequest:
 
 RecordMessage = tuple[Literal["record"], RecordedResource]
 StackMessage = tuple[Literal["stack"], Sequence[RecordedResource] | None]
-
-
-@dataclass(frozen=True)
-class ProcessFigures:
-    """The pack's and the host's own figures, for ``--timings``, read before the pack is stopped.
-
-    On a machine shared with other work, wall time says little; each process's own CPU seconds
-    say which of the three did the work.
-    """
-
-    pack_peak_kib: int | None
-    pack_cpu_s: float | None
-    host_cpu_s: float
-
-
-def own_cpu_s() -> float:
-    """This process's own CPU seconds (user + system), its threads included."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 ResultMessage = tuple[Literal["result"], AnalysisResult, ProcessFigures]

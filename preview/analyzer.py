@@ -41,6 +41,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from preview import property_depth
+from preview.process_figures import process_cpu_s, process_status_kib
 from preview.records import RecordedResource
 
 DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
@@ -518,33 +519,15 @@ class PolicyPackProcess:
         return self._status_kib("VmHWM:")
 
     def cpu_s(self) -> float | None:
-        """The pack process's own CPU seconds so far (user + system, ``/proc/<pid>/stat`` fields 14
-        and 15, in clock ticks); None where ``/proc`` is not available."""
-        if self._proc is None:
-            return None
-        try:
-            stat = Path(f"/proc/{self._proc.pid}/stat").read_text()
-        except OSError:
-            return None
-        # The command name (field 2) may hold spaces: count from the ")" that closes it.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """The pack process's own CPU seconds so far; None where ``/proc`` is not available."""
+        return None if self._proc is None else process_cpu_s(self._proc.pid)
 
     def resident_kib(self) -> int | None:
         """The pack process's resident set now (``VmRSS``, KiB); None where ``/proc`` is not available."""
         return self._status_kib("VmRSS:")
 
     def _status_kib(self, field: str) -> int | None:
-        if self._proc is None:
-            return None
-        try:
-            status = Path(f"/proc/{self._proc.pid}/status").read_text()
-        except OSError:
-            return None
-        for line in status.splitlines():
-            if line.startswith(field):
-                return int(line.split()[1])
-        return None
+        return None if self._proc is None else process_status_kib(self._proc.pid, field)
 
     def stderr_text(self) -> str:
         self._stderr.seek(0)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from components.chart_crds import ChartCrdsError
-from preview.analysis_host import own_cpu_s
 from preview.analyzer import (
     AnalysisResult,
     AnalyzerError,
@@ -67,6 +66,7 @@ from preview.manifests import (
 )
 from preview.plan import plan_document, write_plan
 from preview.plan_diff import diff_plans, render_changes
+from preview.process_figures import own_cpu_s
 from preview.project import PROJECT_DIR
 from preview.records import RecordedResource
 from preview.report import capacity_sections, markdown_table, policy_section

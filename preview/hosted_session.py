@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Self
 
-from preview.analysis_host import HostRequest, ProcessFigures
+from preview.analysis_host import HostRequest
 from preview.analyzer import (
     DEFAULT_PACK_DIR,
     STOP_TIMEOUT_S,
@@ -34,6 +34,7 @@ from preview.analyzer import (
 )
 from preview.findings.levels import pack_part
 from preview.frames import TruncatedFrameError, encode, grow_pipe, read_frame
+from preview.process_figures import ProcessFigures
 from preview.project import PROJECT_DIR
 from preview.records import RecordedResource
 
