@@ -92,9 +92,12 @@ class RecordingMonitor(mocks.MockMonitor):
         inputs, and properties that are plain data (:func:`plain_wire`), that round trip gives back
         the request's own properties: two passes over every node of every resource's inputs, about
         a fifth of a 1,000-team program's CPU, for the same answer.  The answer and the
-        registration the monitor keeps are the same as the SDK path's (no id during a preview);
-        ``tests/test_harness_echo.py`` compares both paths on every stack file and on hand-built
-        properties with each kind of special value.
+        registration the monitor keeps are the same as the SDK path's (no id during a preview),
+        but for one difference of form: ``inputs`` here is the request's ``MessageToDict`` form,
+        where the SDK path keeps its decoded form, so a whole number arrives as ``3`` here and
+        ``3.0`` there.  The two compare equal, and nothing in the preview reads the type; the test
+        compares them by equality.  ``tests/test_harness_echo.py`` compares both paths on every
+        stack file and on hand-built properties with each kind of special value.
         """
         urn = self.make_urn(request.parent, request.type, request.name)
         self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, "", inputs)
@@ -107,6 +110,11 @@ class RecordingMonitor(mocks.MockMonitor):
 # entry whose value is null (``google/protobuf/struct.proto``: ``Struct.fields`` entry, field 2, a
 # ``Value`` holding ``null_value``, field 1, 0): ``deserialize_properties`` drops such keys, so the
 # SDK's round trip would not give the request back.  A false match only costs the slower path.
+# The third marker relies on how protobuf encodes that entry (a value of 2 bytes: tag 08, 0).
+# Another encoder that wrote it otherwise (a packed or reordered form) would let a null map value
+# through as plain, and the echo would then keep the key the SDK drops: the stack-file comparison
+# and the hand-built null cases in ``tests/test_harness_echo.py`` would fail, so that change
+# cannot pass unseen.  Markers inside a string value only send a resource the slower way.
 _NOT_PLAIN_MARKERS = (
     rpc._special_sig_key.encode(),
     rpc.UNKNOWN.encode(),
