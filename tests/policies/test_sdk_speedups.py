@@ -100,6 +100,31 @@ VERSION_GATE_PROBE = textwrap.dedent(
 )
 
 
+# Which policies are resource policies is read once per policy list: the same list (same object,
+# same length) is not read again, and another list, or the same one grown, is.
+RESOURCE_POLICIES_PROBE = textwrap.dedent(
+    """
+    from types import SimpleNamespace
+    from pulumi_policy import policy as sdk
+    from gpu_batch_policy.runtime import sdk_speedups
+    from gpu_batch_policy.runtime.registry import ALL_POLICIES
+
+    picked = sdk_speedups._ResourcePolicies(sdk)
+    servicer = SimpleNamespace(_PolicyAnalyzerServicer__policies=list(ALL_POLICIES))
+    first = picked.of(servicer)
+    assert first == tuple(p for p in ALL_POLICIES if isinstance(p, sdk.ResourceValidationPolicy))
+    assert 0 < len(first) < len(ALL_POLICIES)              # stack policies left out, order kept
+    assert picked.of(servicer) is first                     # the same list: not read again
+    stack_only = [p for p in ALL_POLICIES if not isinstance(p, sdk.ResourceValidationPolicy)]
+    servicer._PolicyAnalyzerServicer__policies = stack_only
+    assert picked.of(servicer) == ()                        # another list: read again
+    stack_only.append(first[0])
+    assert picked.of(servicer) == (first[0],)               # the same list grown: read again
+    print("ok")
+    """
+)
+
+
 def _probe(code: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=POLICIES, capture_output=True, text=True, check=False
@@ -114,6 +139,10 @@ def test_memoises_per_message_and_passes_other_forms_through() -> None:
 
 def test_runtime_settings_hold_in_every_fresh_context_and_are_parsed_once() -> None:
     _probe(SETTINGS_PROBE)
+
+
+def test_resource_policies_are_picked_once_per_policy_list() -> None:
+    _probe(RESOURCE_POLICIES_PROBE)
 
 
 def test_any_other_pulumi_policy_version_runs_stock() -> None:
@@ -268,3 +297,90 @@ def test_a_policy_reading_the_stack_and_dry_run_sees_them_on_every_call(tmp_path
     messages = [d.message for d in result.diagnostics]
     assert len(messages) == len(resources) + 1  # one per Analyze, one from AnalyzeStack
     assert set(messages) == {"stack=dev project=gpu-batch dry_run=True"}
+
+
+# Every kind of policy the patched loops treat differently, each reporting whenever it is called,
+# in one list with stack policies between them: the rules' own fixtures leave most resource
+# policies silent (no stack file breaks them), so a loop that skipped one would pass the
+# comparison above; here a skipped, reordered or wrongly levelled policy changes the answer.
+EVERY_KIND_MAIN = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {policies!r})
+    from gpu_batch_policy.primitives.type_predicate import judges_only
+    from gpu_batch_policy.runtime import sdk_speedups
+    from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
+
+    if {patched}:  # the stock pack leaves the SDK as it is
+        assert sdk_speedups.install()
+    NAMESPACE = "kubernetes:core/v1:Namespace"
+
+    def resource(name, level=None, validate=True, only=None):
+        def report(args, report_violation):
+            if only is None or args.resource_type == only:  # judges_only's contract
+                report_violation(f"{{name}} saw {{args.resource_type}}")
+        return ResourceValidationPolicy(
+            name=name,
+            description=name,
+            enforcement_level=level,
+            validate=report if validate else None,
+            remediate=None if validate else (lambda args: None),  # changes nothing
+        )
+
+    def stack(name):
+        return StackValidationPolicy(
+            name=name, description=name, validate=lambda args, report: report(f"{{len(args.resources)}}")
+        )
+
+    PolicyPack(
+        name="every-kind",
+        enforcement_level=EnforcementLevel.ADVISORY,
+        policies=[
+            stack("stack-first"),
+            resource("resource-advisory"),
+            resource("resource-mandatory", EnforcementLevel.MANDATORY),
+            stack("stack-between"),
+            resource("resource-disabled", EnforcementLevel.DISABLED),
+            judges_only(resource("resource-namespaces-only", only=NAMESPACE), lambda t: t == NAMESPACE),
+            resource("resource-without-validate", validate=False),
+            resource("resource-remediate", EnforcementLevel.REMEDIATE),
+            stack("stack-last"),
+        ],
+    )
+    """
+)
+
+
+def _every_kind_pack(root: Path, *, patched: bool) -> Path:
+    root.mkdir()
+    (root / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: every kind of policy\n")
+    (root / "__main__.py").write_text(EVERY_KIND_MAIN.format(policies=str(POLICIES), patched=patched))
+    return root
+
+
+@pytest.mark.parametrize(
+    "levels",
+    [None, {"resource-advisory": "disabled", "resource-disabled": "mandatory"}, {"all": "remediate"}],
+    ids=["pack-levels", "configured-levels", "all-remediate"],
+)
+def test_a_pack_where_every_resource_policy_reports_answers_as_the_stock_sdk(
+    levels: dict[str, str] | None, tmp_path: Path
+) -> None:
+    resources = program_records(ROOT, "dev")
+    types = {r.type for r in resources}
+    assert "kubernetes:core/v1:Namespace" in types and len(types) > 2  # the predicate refuses some
+    with (
+        PolicyPackProcess(_every_kind_pack(tmp_path / "patched", patched=True), stack="dev") as patched,
+        PolicyPackProcess(_every_kind_pack(tmp_path / "stock", patched=False), stack="dev") as stock,
+    ):
+        assert patched.configure(levels) == stock.configure(levels)
+        answers = [_answers(pack, resources, set()) for pack in (patched, stock)]
+    assert answers[0] == answers[1]
+    reported = {
+        d.policyName
+        for answer in answers[1]
+        for d in analyzer_pb2.AnalyzeResponse.FromString(answer).diagnostics
+    }
+    # Every enabled policy with a validate reported in the stock answers, so none can go missing.
+    assert {"resource-mandatory", "resource-namespaces-only", "resource-remediate"} <= reported
+    assert ("resource-advisory" in reported) == (levels is None or "all" in levels)

@@ -1,6 +1,6 @@
 """Make pulumi-policy's servicer do each piece of work once, without changing a single answer.
 
-Four costs of the SDK (pulumi-policy 1.21.0, ``pulumi_policy/policy.py``,
+Five costs of the SDK (pulumi-policy 1.21.0, ``pulumi_policy/policy.py``,
 ``_PolicyAnalyzerServicer``) grow with the stack and dominated a 1,000-team preview:
 
 * ``AnalyzeStack`` loops over the stack policies and, inside that loop, builds *every* resource
@@ -28,6 +28,9 @@ Four costs of the SDK (pulumi-policy 1.21.0, ``pulumi_policy/policy.py``,
   ``pkg/resource/deploy/step_generator.go``, ``generateSteps``), so when no resource policy is
   configured at remediate level the answer -- an empty ``RemediateResponse`` -- is given without
   decoding.  The levels are read on every call, as the SDK's own loop reads them.
+* Both per-resource loops go over all 150 policies to skip the 136 that are not resource
+  policies, an abstract-class ``isinstance`` each, twice per registration; which ones are
+  resource policies is read once per policy list (:class:`_ResourcePolicies`).
 
 The patch is written against the exact source of pulumi-policy 1.21.0 (it reads the servicer's
 private policy list); with any other version :func:`install` does nothing and the pack runs the
@@ -153,6 +156,33 @@ class _RuntimeSettings:
             self._runtime.configure(self._runtime.Settings(**self._settings_args))
 
 
+class _ResourcePolicies:
+    """The servicer's resource policies, in the pack's order, picked out of its list once.
+
+    Both of pulumi-policy 1.21.0's per-resource loops (``Analyze``, ``Remediate``) go over every
+    policy of the pack and skip each one that is not a ``ResourceValidationPolicy`` -- an
+    ``isinstance`` on an abstract class, after reading its enforcement level -- for every
+    resource: 150 policies, 14 of them resource policies, twice per registration.  Which
+    policies are resource policies is a fact of the list, so it is read once per list: the
+    servicer's list is built once (``PolicyPack``) and never changed, and a list that is not the
+    one seen (another object, or another length) is read again.  The levels are still read on
+    every call, as the SDK reads them (``Configure`` may replace them between calls), but for the
+    resource policies only: reading a stack policy's level has no effect either loop could see.
+    """
+
+    def __init__(self, sdk: Any) -> None:
+        self._kind = sdk.ResourceValidationPolicy
+        self._seen: tuple[Any, int, tuple[Any, ...]] | None = None
+
+    def of(self, servicer: Any) -> tuple[Any, ...]:
+        policies = servicer._PolicyAnalyzerServicer__policies
+        seen = self._seen
+        if seen is None or seen[0] is not policies or seen[1] != len(policies):
+            seen = (policies, len(policies), tuple(p for p in policies if isinstance(p, self._kind)))
+            self._seen = seen
+        return seen[2]
+
+
 def _validate(
     sdk: Any, servicer: Any, response: Any, *, policy: Any, args: Any, report_violation: Any
 ) -> None:
@@ -267,7 +297,9 @@ def _analyze_stack_building_resources_once(sdk: Any) -> Callable[..., Any]:
     return analyze_stack
 
 
-def _analyze_calling_only_the_policies_that_judge_the_type(sdk: Any) -> Callable[..., Any]:
+def _analyze_calling_only_the_policies_that_judge_the_type(
+    sdk: Any, resource_policies: _ResourcePolicies
+) -> Callable[..., Any]:
     """``Analyze`` as pulumi-policy 1.21.0 answers it, without the calls that cannot report.
 
     The SDK's loop (``_PolicyAnalyzerServicer.Analyze``), step for step: disabled and
@@ -275,9 +307,10 @@ def _analyze_calling_only_the_policies_that_judge_the_type(sdk: Any) -> Callable
     remediate reported as mandatory, the same ``report_violation``, arguments, config and stack
     tags, awaitable validators run on a fresh event loop, ``UnknownValueError`` turned into the
     same advisory "can't run policy" diagnostic and ``_NotApplicableError`` into
-    ``not_applicable``.  One difference: a policy marked with ``primitives/type_predicate.py`` ``judges_only`` whose
-    predicate refuses the request's type is not called, since its ``validate`` would return
-    having done nothing.  The properties, options and provider are still decoded at the first
+    ``not_applicable``.  Two differences: the loop goes over the resource policies only
+    (:class:`_ResourcePolicies`; the SDK's skips the others), and a policy marked with
+    ``primitives/type_predicate.py`` ``judges_only`` whose predicate refuses the request's type is
+    not called, since its ``validate`` would return having done nothing.  The properties, options and provider are still decoded at the first
     policy that validates, where the SDK decodes them, so a request that cannot be decoded
     fails there as it does in the SDK (``servicer_guard`` answers for it).
     """
@@ -288,9 +321,9 @@ def _analyze_calling_only_the_policies_that_judge_the_type(sdk: Any) -> Callable
         servicer._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         decoded: tuple[Any, Any, Any] | None = None
-        for policy in servicer._PolicyAnalyzerServicer__policies:
+        for policy in resource_policies.of(servicer):
             level = servicer._get_enforcement_level(policy)
-            if level == levels.DISABLED or not isinstance(policy, sdk.ResourceValidationPolicy):
+            if level == levels.DISABLED:
                 continue
             if not policy.has_validation():
                 response.not_applicable.append(
@@ -334,21 +367,20 @@ def _analyze_calling_only_the_policies_that_judge_the_type(sdk: Any) -> Callable
     return analyze
 
 
-def _remediate_only_when_configured(remediate: Callable[..., Any], sdk: Any) -> Callable[..., Any]:
+def _remediate_only_when_configured(
+    remediate: Callable[..., Any], sdk: Any, resource_policies: _ResourcePolicies
+) -> Callable[..., Any]:
     """``Remediate`` answered without decoding when no resource policy is at remediate level.
 
     In 1.21.0 the SDK's loop skips every policy whose level is not REMEDIATE or which is not a
     ``ResourceValidationPolicy``; if none is left its answer is an empty ``RemediateResponse``
-    (after applying the runtime settings, which this keeps)."""
+    (after applying the runtime settings, which this keeps).  The levels are read on every call,
+    of the resource policies only (:class:`_ResourcePolicies`)."""
     remediate_level = sdk.EnforcementLevel.REMEDIATE
-    resource_policy = sdk.ResourceValidationPolicy
 
     def fast_remediate(servicer: Any, request: Any, context: Any) -> Any:
-        policies = servicer._PolicyAnalyzerServicer__policies
-        if any(
-            isinstance(p, resource_policy) and servicer._get_enforcement_level(p) == remediate_level
-            for p in policies
-        ):
+        level_of = servicer._get_enforcement_level
+        if any(level_of(p) == remediate_level for p in resource_policies.of(servicer)):
             return remediate(servicer, request, context)
         servicer._configure_runtime_settings()
         return sdk.proto.RemediateResponse()
@@ -387,10 +419,13 @@ def install() -> bool:
     sdk.deserialize_properties = cache.memoise(sdk.deserialize_properties)
     sdk.unknown_checking_proxy = cache.memoise(sdk.unknown_checking_proxy)
     servicer._configure_runtime_settings = _RuntimeSettings(sdk.pulumi.runtime).apply
-    servicer.Analyze = cache.per_call(_analyze_calling_only_the_policies_that_judge_the_type(sdk))
+    resource_policies = _ResourcePolicies(sdk)
+    servicer.Analyze = cache.per_call(
+        _analyze_calling_only_the_policies_that_judge_the_type(sdk, resource_policies)
+    )
     servicer._get_resource_options = cache.memoise_method(servicer._get_resource_options)
     servicer._get_provider_resource = cache.memoise_method(servicer._get_provider_resource)
     servicer.AnalyzeStack = cache.per_call(_analyze_stack_building_resources_once(sdk))
-    servicer.Remediate = _remediate_only_when_configured(servicer.Remediate, sdk)
+    servicer.Remediate = _remediate_only_when_configured(servicer.Remediate, sdk, resource_policies)
     _STATE["installed"] = True
     return True
