@@ -301,6 +301,15 @@ class Preemptor:
                 self.add_workload(c.workload)
         return []
 
+    def hopeless(self, preemptor: Workload, cq: ClusterQueue, fr: FlavorResource, request: int) -> bool:
+        """The fair-preemption bound alone (``FairPreemption._hopeless``) for a request of
+        ``request`` of ``fr``: True when the search (``fairPreemptions``) would find no targets.
+        Run as the search runs it first, on the tree as it is (``whatif.fairsharing.verdicts``)."""
+        from whatif.fairsharing.preemption import FairPreemption
+
+        assert self.strategies is not None
+        return FairPreemption(self, preemptor, cq, {fr}, {fr: request})._hopeless(self.strategies)
+
     def borrowing_queues(self, root: Node, frs: set[FlavorResource]) -> list[Node]:
         """The ClusterQueues of ``root``'s tree whose usage of some FlavorResource of ``frs`` is
         above their nominal quota (``Node.borrowing_with(fr, 0)``, inline: this runs for every

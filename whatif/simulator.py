@@ -202,7 +202,7 @@ class Simulation:
         self.scheduler.hold_settled = True  # every change to a tree below wakes it (``_bump``)
         if cluster.fair_sharing is not None and cluster.admission_fair_sharing is None:
             # parked heads whose verdict provably repeats (admissions and releases: ``_log``)
-            self.scheduler.verdicts = self.preemptor.verdicts = Verdicts(cluster)
+            self.scheduler.verdicts = self.preemptor.verdicts = Verdicts(cluster, self.preemptor)
         self.events: list[Event] = []
         self.agenda: list[tuple[float, int, int, int, Workload]] = []
         # the trace's arrivals (``start``), sorted as the agenda would pop them: kept out of the

@@ -84,3 +84,26 @@ def test_parked_verdicts_alone_change_no_event() -> None:
     assert len(fast) == len(slow)
     differ = [(a, b) for a, b in zip(fast, slow, strict=True) if a != b]
     assert differ[:1] == [], json.dumps(differ[:1])
+
+
+def test_verdicts_rechecked_by_the_bound_change_no_event() -> None:
+    """A kept verdict the log cannot carry is checked against the fair-preemption bound redone in
+    full (``Verdicts._exact``, with ``Verdicts.preemptor`` set): on against off (every other
+    shortcut on in both), it fires -- more nominations are not run -- and every event is the
+    same."""
+    runs = []
+    for on in (True, False):
+        sim = simulation(WORKLOADS, "overloaded")
+        verdicts = sim.scheduler.verdicts
+        assert verdicts is not None and verdicts.preemptor is sim.preemptor
+        if not on:
+            verdicts.preemptor = None
+        events = [e.to_json() for e in sim.run().events]
+        runs.append((events, sim.scheduler.nominations, verdicts.repeated, verdicts.rechecked))
+    (fast, fast_nominations, repeated, rechecked), (slow, slow_nominations, carried, none) = runs
+    assert rechecked > 0 and none == 0
+    assert repeated == carried + rechecked  # the carried verdicts are the same ones
+    assert fast_nominations == slow_nominations
+    assert len(fast) == len(slow)
+    differ = [(a, b) for a, b in zip(fast, slow, strict=True) if a != b]
+    assert differ[:1] == [], json.dumps(differ[:1])

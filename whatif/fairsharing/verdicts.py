@@ -41,7 +41,14 @@ nothing in the cycle (no quota, no victims; under fair sharing ``fair_sharing_it
 tournament picks the best remaining entry by its own share, priority and age, so an entry that
 is skipped when popped changes no other entry's turn), so it is parked without running the
 nomination, and the figures of the bound redone become the verdict's.  Every move of the root's
-generation must be a logged admission or release, else the verdict is dropped.
+generation must be a logged admission or release, else the verdict is not carried.
+
+A verdict the log cannot carry (an admission into a queue whose share is above ``low``, a
+release in ``C``, a move not logged) is not dropped at once: the bound itself is redone in full on
+the tree now (``Preemptor.hopeless``, ``FairPreemption._hopeless`` for the recorded request, as the
+nomination's search would run it first); when it holds, the nomination is again the recorded one
+by the argument above, its figures become the verdict's, and the nomination is not run either
+(issue 44 item 3, round 10).
 ``tests/whatif/test_overloaded_trace_events.py`` compares every event with the long way.
 """
 
@@ -119,13 +126,16 @@ class _Change:
 class Verdicts:
     """The last hopeless verdict of each parked workload, and each tree's quota changes since."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, preemptor: Preemptor | None = None) -> None:
         self.cluster = cluster
+        # when set: a verdict the log cannot carry is checked against the bound itself (``_exact``)
+        self.preemptor = preemptor
         self._bounds: dict[str, _Bound] = {}
         self._kept: dict[str, _Verdict] = {}
         self._log: dict[Node, list[_Change]] = {}  # root -> its admissions and releases
         self._flat: dict[Node, bool] = {}  # root -> its children are all ClusterQueues
         self.repeated = 0  # nominations not run, their verdict known
+        self.rechecked = 0  # of those, the ones whose verdict the bound redone in full gave
 
     def changed(self, root: Node, wl: Workload, *, admitted: bool) -> None:
         """``wl`` (its usage still set) was admitted into or released from ``root``'s tree: call
@@ -177,12 +187,47 @@ class Verdicts:
         if kept is None:
             return None
         bound = kept.bound
+        if not cq.node.borrowing_with(bound.fr, bound.request):
+            return None  # within nominal with the request: the bound says nothing
         log = self._log.get(root, [])
+        carried = self._carried(wl, cq, root, kept, log)
+        if carried is None:
+            carried = self._exact(wl, cq, root, bound)
+            if carried is None:
+                return None
+            self.rechecked += 1
+        self.repeated += 1
+        # the bound holds now with these figures: later checks start from here (a short log)
+        self._kept[wl.key] = _Verdict(carried, len(log), kept.assignment)
+        return kept.assignment
+
+    def _exact(self, wl: Workload, cq: ClusterQueue, root: Node, bound: _Bound) -> _Bound | None:
+        """The bound redone in full on the tree now, when the log could not carry it (issue 44
+        item 3, round 10): the fair-preemption bound itself (``FairPreemption._hopeless``, which
+        records its figures here through ``bound``), run for the one request the verdict was
+        made for, as the nomination's own search would run it first.  When it holds, that search
+        returns no targets and, as for a carried verdict, the nomination is the recorded one;
+        its figures become the verdict's.  A request within what is available now would be Fit:
+        no bound is run for it."""
+        if self.preemptor is None or bound.request <= cq_available(cq.node, bound.fr):
+            return None
+        self._bounds.pop(wl.key, None)
+        if not self.preemptor.hopeless(wl, cq, bound.fr, bound.request):
+            return None
+        found = self._bounds.pop(wl.key, None)
+        if found is None or found.generation != root.generation:
+            return None
+        return found
+
+    def _carried(
+        self, wl: Workload, cq: ClusterQueue, root: Node, kept: _Verdict, log: list[_Change]
+    ) -> _Bound | None:
+        """The kept bound carried through the tree's admissions and releases logged since (the
+        module docstring): its figures now, or None when the log cannot show it still holds."""
+        bound = kept.bound
         if root.generation - bound.generation != len(log) - kept.logged:
             return None  # something not logged changed the tree
         fr, node = bound.fr, cq.node
-        if not node.borrowing_with(fr, bound.request):
-            return None  # within nominal with the request: the bound says nothing
         within = cq.preemption.within_cluster_queue
         own = bound.own
         admitted: set[str] = set()
@@ -214,11 +259,4 @@ class Verdicts:
                 return None
         if total >= bound.request:
             return None
-        self.repeated += 1
-        # the bound holds now with these figures: later checks start from here (a short log)
-        self._kept[wl.key] = _Verdict(
-            _Bound(root.generation, fr, bound.request, own=own, counted=counted, low=bound.low),
-            len(log),
-            kept.assignment,
-        )
-        return kept.assignment
+        return _Bound(root.generation, fr, bound.request, own=own, counted=counted, low=bound.low)
