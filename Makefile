@@ -60,7 +60,8 @@ typecheck: $(STAMP)
 # live-tools first: the live tier's binaries are built once per machine, not inside a test's timeout.
 # whatif-compiled first: tests/whatif/test_compiled_events.py compares the mypyc build with pure Python.
 # --durations=25: the slowest tests, where a faster warm `make test` starts (the standard aims at ~15 min).
-# --dist loadgroup: the live tier's tests (xdist group "live") share one worker and one etcd.
+# --dist loadgroup: the live tier's tests (xdist group "live") share one worker and one etcd (under pytest 9.2
+# only through tests/conftest.py's group suffix: pytest-dev/pytest-xdist#1386).
 # --junitxml: every test's seconds, every run, outside the checkout (TEST_DURATIONS); the summed seconds
 # per file, slowest first: `venv/bin/python -m benchmarks.suite_time --top 25`.
 TEST_DURATIONS ?= $(shell $(PY) -m benchmarks.suite_time --path)
