@@ -4,7 +4,7 @@ Tests state the edit they make to a stack file as data (``{"gpu-batch:gpuPools":
 rather than keeping near-copies of stack files, so each test shows exactly what it changes.
 
 :func:`unedited_run` is one run of an unedited stack file per test process, handed out as a
-private copy: ~70 callers in ~40 files ran the same six stack files afresh (1-10 s each on the
+private copy: ~100 call sites in 54 files ran the same six stack files afresh (1-10 s each on the
 2-core machine).  A run of a stack file records the same resources however often it runs (the
 preview's outputs are byte-identical run to run, ``tests/test_deterministic_output.py``); only the
 order of registrations, and of a record's dependencies, follows the program's concurrency, so a
