@@ -1,7 +1,8 @@
 # gpu-batch: two commands on a fresh machine.
 #   make preview [STACK=dev] [BASE=<git ref>]   offline preview of a stack with the policy pack -> build/<stack>/;
 #                              with BASE, what `pulumi up` would create/update/replace/delete against that ref
-#   make test [TEST_WORKERS=auto TEST_MAX_WORKERS=4]  lint, type-check and the whole test suite (a pytest worker per core, at most 4)
+#   make test [TEST_WORKERS=auto TEST_MAX_WORKERS=4]  lint, type-check and the whole test suite (a pytest worker per core, at most 4);
+#                              every test's seconds go to ~/.cache/gpu-batch/test-durations/ (python -m benchmarks.suite_time ranks the files)
 #   make test-live             only the live tier (tests/live/: kube-apiserver, etcd and Kueue's manager run locally)
 #   make live-tools            build the live tier's binaries once per machine (~/.cache/gpu-batch/live; see tests/live/README.md)
 #   make bench [BENCH_ARGS="--sizes 100,1000 --repeat 3 --baseline DIR"]   scale figures
@@ -59,9 +60,14 @@ typecheck: $(STAMP)
 # live-tools first: the live tier's binaries are built once per machine, not inside a test's timeout.
 # whatif-compiled first: tests/whatif/test_compiled_events.py compares the mypyc build with pure Python.
 # --durations=25: the slowest tests, where a faster warm `make test` starts (the standard aims at ~15 min).
-# --dist loadgroup: the live tier's tests (xdist group "live") share one worker and one etcd.
+# --dist loadgroup: the live tier's tests (xdist group "live") share one worker and one etcd (under pytest 9.2
+# only through tests/conftest.py's group suffix: pytest-dev/pytest-xdist#1386).
+# --junitxml: every test's seconds, every run, outside the checkout (TEST_DURATIONS); the summed seconds
+# per file, slowest first: `venv/bin/python -m benchmarks.suite_time --top 25`.
+TEST_DURATIONS ?= $(shell $(PY) -m benchmarks.suite_time --path)
 unit: $(STAMP) gate-venvs live-tools whatif-compiled
-	$(PY) -m pytest -q -rs --durations=25 -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS) --dist loadgroup
+	$(PY) -m pytest -q -rs --durations=25 -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS) --dist loadgroup \
+		--junitxml=$(TEST_DURATIONS) -o junit_family=xunit1
 
 test: lint typecheck unit
 

@@ -43,6 +43,41 @@ def no_internal_rule_errors() -> Iterator[None]:
     assert not new, f"pack rules raised (internal errors): {new}"
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each ``xdist_group`` test the ``@<group>`` suffix ``--dist loadgroup`` schedules by.
+
+    pytest-xdist 3.8 (``xdist/remote.py``, ``WorkerInteractor.pytest_collection_modifyitems``)
+    appends the suffix by assigning ``item._nodeid``; pytest 9.2 reads a node's id from ``_id``
+    (``_pytest/nodes.py``, ``Node.nodeid``; a ``_pytest.nodeid.NodeId``), so the assignment is
+    lost and every grouped test was scheduled alone (pytest-dev/pytest-xdist#1386, open): the live
+    tier's tests ran on both workers, each starting its own control plane (etcd and API servers),
+    and both workers previewed the same stacks.  xdist's hook also runs before
+    ``tests/live/conftest.py`` adds the ``live`` group, so this runs last and names the groups
+    the way xdist does (sorted, joined by ``_``).  Where the suffix is already there (an xdist
+    that sets it) or the id is not pytest 9's ``NodeId``, it leaves the items alone.
+    """
+    # set on xdist's workers only (xdist/remote.py, setup_config)
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        groups = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
+        if (
+            not groups
+            or "@" in item.nodeid.rpartition("]")[2]
+            or not isinstance(getattr(item, "_id", None), NodeId)
+        ):
+            continue
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 @pytest.fixture(scope="session")
 def stack_preview(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], StackPreview]:
     """The preview of an unedited repo stack file, run once per test process (tests/shared_previews.py)."""

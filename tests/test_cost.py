@@ -16,7 +16,7 @@ from preview.plan import plan_document
 from preview.report import markdown_table, stack_model
 from preview.stack_files import stack_names
 from stacks.errors import ConfigError
-from tests.stack_runner import ROOT, config_value, run_stack, stack_files
+from tests.stack_runner import ROOT, config_value, run_stack, stack_files, unedited_run
 
 # A test price (not shipped data): prod's L4 pool is g2-standard-24 (2 L4s) queued in us-central1.
 L4_PRICE = {
@@ -47,7 +47,7 @@ def _what_if_queues() -> dict[str, Any]:
     from whatif.profiles import generate_trace, load_profile, profile_path
     from whatif.run import simulate
 
-    result = run_stack("prod")
+    result = unedited_run("prod")
     model = StackModel.from_plain((r.type, r.inputs, r.urn, r.name) for r in result.resources)
     path = profile_path("prod")
     queues: dict[str, Any] = simulate(model, generate_trace(load_profile(path), model, path.name))["queues"]
@@ -110,7 +110,7 @@ def test_quota_the_pools_can_never_serve_is_shown_in_money() -> None:
 
 @pytest.mark.parametrize("stack", stack_names(ROOT))
 def test_every_repo_stack_has_a_cost_section_and_nothing_is_priced_without_a_source(stack: str) -> None:
-    result = run_stack(stack)
+    result = unedited_run(stack)
     doc = cost_document(stack, stack_model(result.resources), price_table(stack_files(stack).config))
     assert doc["queues"], "every repo stack has GPU quota to price"
     for queue in doc["queues"]:

@@ -12,7 +12,7 @@ from preview.cost.estimate import cost_document
 from preview.cost.prices import TABLE, price_table
 from preview.report import stack_model
 from preview.stack_files import stack_names
-from tests.stack_runner import ROOT, run_stack, stack_files
+from tests.stack_runner import ROOT, shared_unless_edited, stack_files, unedited_run
 
 CYCLENERD = (
     "https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
@@ -34,7 +34,7 @@ KNOWN_UNPRICED = {
 
 
 def _cost(stack: str, edits: dict[str, Any] | None = None) -> dict[str, Any]:
-    result = run_stack(stack, edits)
+    result = shared_unless_edited(stack, edits)
     return cost_document(stack, stack_model(result.resources), price_table(stack_files(stack, edits).config))
 
 
@@ -136,14 +136,14 @@ def test_gke_management_fee_is_per_cluster_of_the_stack_and_cited() -> None:
     assert fee is not None and fee.per_cluster_hour == Decimal("0.10")
     assert fee.source == "https://cloud.google.com/kubernetes-engine/pricing"
     for stack, clusters in (("dev", 1), ("multiregion", 3)):  # multiregion: manager + 2 workers
-        result = run_stack(stack)
+        result = unedited_run(stack)
         doc = cost_document(stack, stack_model(result.resources), price_table({}), None, fee)
         management = doc["clusterManagement"]
         assert (management["clusters"], management["perHour"]) == (clusters, f"{Decimal('0.10') * clusters}")
         line = next(x for x in cost_section(doc, markdown_table) if x.startswith("GKE cluster management"))
         assert f"{clusters} cluster(s) x 0.10 USD per hour" in line and "in no team's row" in line
     # Without a cited fee: no money, and the section says unpriced.
-    doc = cost_document("dev", stack_model(run_stack("dev").resources), price_table({}))
+    doc = cost_document("dev", stack_model(unedited_run("dev").resources), price_table({}))
     assert doc["clusterManagement"]["perHour"] is None
     assert "GKE cluster management fee for 1 cluster(s): unpriced." in cost_section(doc, markdown_table)
 
@@ -168,7 +168,7 @@ def test_every_machine_type_of_a_repo_stack_has_a_cited_on_demand_price_or_a_rea
     from preview.cost.prices import region_of
 
     table = price_table({}, TABLE)
-    model = stack_model(run_stack(stack).resources)
+    model = stack_model(unedited_run(stack).resources)
     for pool in model.node_pools():  # the system pools' CPU machines too
         machine = pool.res.get("nodeConfig", "machineType")
         location = pool.res.get("location")

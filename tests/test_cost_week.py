@@ -10,7 +10,7 @@ from preview.cost.estimate import cost_document, expected_week
 from preview.cost.prices import price_table
 from preview.cost.usage import weekly_gpu_hours
 from preview.report import stack_model
-from tests.stack_runner import run_stack, stack_files
+from tests.stack_runner import shared_unless_edited, stack_files, unedited_run
 from tests.whatif.kueue_cases import build, cluster_queue, flavor, flavor_quotas, group, local_queue
 from whatif.kai.model import build_kai
 from whatif.kai.run import declared_kai_pod_sets, simulate_kai
@@ -98,7 +98,7 @@ def test_each_flavors_gpu_hours_are_priced_at_that_flavors_price() -> None:
 
 
 def test_kai_queues_get_an_expected_week_from_the_kai_what_if_at_the_cited_price() -> None:
-    result = run_stack("kai")
+    result = unedited_run("kai")
     items = [(r.type, r.inputs, r.urn, r.name) for r in result.resources]
     doc = cost_document(
         "kai",
@@ -144,5 +144,5 @@ def test_a_kai_queue_without_a_gpu_limit_is_capped_by_the_nodes_and_quota_beyond
 
 
 def _kai_cost(edits: dict[str, Any] | None = None) -> dict[str, Any]:
-    result = run_stack("kai", edits)
+    result = shared_unless_edited("kai", edits)
     return cost_document("kai", stack_model(result.resources), price_table(stack_files("kai", edits).config))

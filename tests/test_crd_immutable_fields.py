@@ -24,7 +24,7 @@ from preview.crd_validation import get_catalog
 from preview.plan import plan_document
 from preview.records import RecordedResource
 from preview.stack_files import stack_names
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, unedited_run
 
 FROZEN = "self == oldSelf"
 
@@ -41,7 +41,7 @@ def _frozen_paths(schema: Mapping[str, Any], path: str = "") -> Iterator[str]:
 
 @functools.cache
 def _records(stack: str) -> tuple[RecordedResource, ...]:
-    return tuple(run_stack(stack).resources)
+    return tuple(unedited_run(stack).resources)
 
 
 def _custom_kinds() -> set[tuple[str, str, str]]:

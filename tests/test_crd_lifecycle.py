@@ -36,7 +36,7 @@ from components.operator_release import DROP_CRDS_POSTRENDER, ChartRef
 from preview.harness import RunResult
 from preview.postrender import helm_stream
 from preview.records import RecordedResource
-from tests.stack_runner import ROOT, of_type, run_stack
+from tests.stack_runner import ROOT, of_type, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -47,7 +47,7 @@ PROVIDER = "pulumi:providers:kubernetes"
 
 @cache
 def dev() -> RunResult:
-    return run_stack("dev")
+    return unedited_run("dev")
 
 
 def _release(result: RunResult, name: str) -> RecordedResource:

@@ -18,7 +18,7 @@ from components.gates.runtime import must_wait_again
 from components.readiness_gate import fingerprint
 from preview.records import RecordedResource
 from preview.replacements import CLUSTER, NODE_POOL, replacing_paths
-from tests.stack_runner import config_value, of_type, run_stack
+from tests.stack_runner import config_value, of_type, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -37,7 +37,7 @@ def replaced(stack: str, key: str, edit: Any) -> dict[str, list[str]]:
     applied), for the stack as written vs the stack with ``edit`` applied to a copy of ``key``."""
     value = copy.deepcopy(config_value(stack, key))
     edit(value)
-    before, after = run_stack(stack).resources, run_stack(stack, {key: value}).resources
+    before, after = unedited_run(stack).resources, run_stack(stack, {key: value}).resources
     changed: dict[str, list[str]] = {}
     for type_token in (NODE_POOL, CLUSTER):
         old, new = _by_name(before, type_token), _by_name(after, type_token)
@@ -78,7 +78,7 @@ def test_without_ignore_changes_the_same_edit_would_replace_the_system_pool() ->
     """The check above can fail: the raw inputs do differ in the ForceNew ``initialNodeCount``."""
     value = copy.deepcopy(config_value("prod", "gpu-batch:cluster"))
     value["systemPool"]["minNodes"] = 2
-    old = _by_name(run_stack("prod").resources, NODE_POOL)["gpu-batch-prod-system"]
+    old = _by_name(unedited_run("prod").resources, NODE_POOL)["gpu-batch-prod-system"]
     new = _by_name(run_stack("prod", {"gpu-batch:cluster": value}).resources, NODE_POOL)[
         "gpu-batch-prod-system"
     ]
@@ -108,7 +108,7 @@ def test_the_master_version_is_set_once_from_the_channel_default() -> None:
     """Re-derived every run, a newer channel default would raise ``minMasterVersion`` and the
     provider upgrades the master at once; the cluster keeps the creation-time value instead.  A
     version the user writes is applied (not ignored)."""
-    [cluster] = of_type(run_stack("prod"), CLUSTER)
+    [cluster] = of_type(unedited_run("prod"), CLUSTER)
     assert "minMasterVersion" in cluster.ignore_changes and cluster.inputs["minMasterVersion"]
     value = copy.deepcopy(config_value("prod", "gpu-batch:cluster"))
     value["minMasterVersion"] = "1.34"
@@ -119,7 +119,7 @@ def test_the_master_version_is_set_once_from_the_channel_default() -> None:
 def test_the_default_pool_runs_as_the_node_account_without_replacing_clusters() -> None:
     """The cluster's short-lived default pool no longer uses the Compute Engine default account;
     ``nodeConfig`` is ForceNew on the cluster, so it is in ``ignoreChanges`` for existing ones."""
-    [cluster] = of_type(run_stack("prod"), CLUSTER)
+    [cluster] = of_type(unedited_run("prod"), CLUSTER)
     assert cluster.inputs["nodeConfig"]["serviceAccount"]  # the dedicated account's email
     assert "nodeConfig" in cluster.ignore_changes
 
@@ -127,7 +127,7 @@ def test_the_default_pool_runs_as_the_node_account_without_replacing_clusters() 
 def test_pools_wait_for_their_service_accounts_roles() -> None:
     """Nodes created before ``roles/container.defaultNodeServiceAccount`` is bound cannot report
     node status or write logs (GKE "Configure GKE node service accounts")."""
-    result = run_stack("prod")
+    result = unedited_run("prod")
     bindings = {r.urn for r in of_type(result, IAM_MEMBER) if "nodes-" in r.name}
     assert len(bindings) == 2
     for pool in of_type(result, NODE_POOL):
@@ -136,7 +136,7 @@ def test_pools_wait_for_their_service_accounts_roles() -> None:
 
 def test_nat_serves_only_the_clusters_subnetwork() -> None:
     """Not ALL_SUBNETWORKS_ALL_IP_RANGES, which the Compute API refuses beside another NAT."""
-    [nat] = of_type(run_stack("prod"), ROUTER_NAT)
+    [nat] = of_type(unedited_run("prod"), ROUTER_NAT)
     assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
     [subnet] = nat.inputs["subnetworks"]
     assert subnet["name"].endswith("/regions/us-central1/subnetworks/default")
@@ -149,7 +149,7 @@ def test_an_existing_nat_and_firewall_are_reused() -> None:
     value["existingWebhookFirewall"] = "gke-webhooks"
     result = run_stack("prod", {"gpu-batch:cluster": value})
     assert not of_type(result, ROUTER_NAT) and not of_type(result, ROUTER) and not of_type(result, FIREWALL)
-    assert of_type(run_stack("prod"), FIREWALL)
+    assert of_type(unedited_run("prod"), FIREWALL)
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "kai", "skypilot"])
@@ -157,7 +157,7 @@ def test_every_release_sets_its_helm_timeout(stack: str) -> None:
     """``atomic`` implies Helm's ``--wait``; with no ``timeout`` the release rolls back after
     Helm's 300 s default, whatever it waits for (a LoadBalancer address, a PVC, DaemonSets on
     every node).  Each release names its own, sized in its component."""
-    releases = of_type(run_stack(stack), "kubernetes:helm.sh/v3:Release")
+    releases = of_type(unedited_run(stack), "kubernetes:helm.sh/v3:Release")
     assert releases
     for release in releases:
         assert release.inputs.get("atomic") is True, release.name
@@ -178,7 +178,7 @@ def test_every_release_sets_its_helm_timeout(stack: str) -> None:
 def test_gates_carry_their_releases_fingerprint(stack: str, gate: str, release: str) -> None:
     """A gate waits again on ``pulumi up`` exactly when its release is upgraded: the release's
     chart, version and values are one of the gate's inputs (components/readiness_gate.py)."""
-    records = run_stack(stack).resources
+    records = unedited_run(stack).resources
     by_name = {r.name: r for r in records}
     installed = by_name[release].inputs
     expected = fingerprint([installed["chart"], installed["version"], installed.get("values", {})])
@@ -189,7 +189,7 @@ def test_a_kueue_values_edit_makes_the_gate_wait_again() -> None:
     """Editing what Kueue's release installs (here its waitForPodsReady timeout) changes the
     gate's input, so the engine updates the gate -- and its provider's ``update`` probes again
     (``must_wait_again``) -- before the queue objects that depend on it."""
-    before = {r.name: r for r in run_stack("dev").resources}["kueue-webhooks-ready"]
+    before = {r.name: r for r in unedited_run("dev").resources}["kueue-webhooks-ready"]
     kueue = copy.deepcopy(config_value("dev", "gpu-batch:kueue"))
     kueue["waitForPodsReady"]["timeout"] = "20m"
     after = {r.name: r for r in run_stack("dev", {"gpu-batch:kueue": kueue}).resources}[

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from stacks.deploy_roles import UnknownResourceTypeError, deploy_roles, every_role, role_keys, roles_for
-from tests.stack_runner import ROOT, config_value, run_stack
+from tests.stack_runner import ROOT, config_value, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 ROLE = re.compile(r"`(roles/[A-Za-z.]+)`")
@@ -45,7 +45,7 @@ def plan_types() -> set[str]:
     return {
         k
         for stack in STACKS
-        for r in run_stack(stack).resources
+        for r in unedited_run(stack).resources
         if r.custom
         for k in role_keys(r.type, r.inputs)
     }

@@ -10,7 +10,7 @@ from preview.mocks import OFFLINE_ENGINE_VERSIONS
 from preview.plan import plan_document
 from preview.records import is_secret
 from stacks.errors import ConfigError
-from tests.stack_runner import config_value, custom_objects, of_type, run_stack
+from tests.stack_runner import config_value, custom_objects, of_type, run_stack, unedited_run
 
 REQUEST_SELECTOR = {
     "key": "autoscaling.gke.io/provisioning-request",
@@ -20,12 +20,12 @@ REQUEST_SELECTOR = {
 
 @pytest.fixture(scope="module")
 def prod() -> RunResult:
-    return run_stack("prod")
+    return unedited_run("prod")
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_queued_provisioning_configs_pin_pods_to_their_nodes(stack: str) -> None:
-    configs = list(custom_objects(run_stack(stack), "ProvisioningRequestConfig"))
+    configs = list(custom_objects(unedited_run(stack), "ProvisioningRequestConfig"))
     assert configs
     for prc in configs:
         assert prc["spec"]["provisioningClassName"] == "queued-provisioning.gke.io"
@@ -33,7 +33,7 @@ def test_queued_provisioning_configs_pin_pods_to_their_nodes(stack: str) -> None
 
 
 def test_check_capacity_configs_get_no_request_selector() -> None:
-    (prc,) = custom_objects(run_stack("skypilot"), "ProvisioningRequestConfig")
+    (prc,) = custom_objects(unedited_run("skypilot"), "ProvisioningRequestConfig")
     assert "podSetUpdates" not in prc["spec"]
 
 
@@ -57,7 +57,7 @@ def test_prod_protects_the_cluster_and_every_pool(prod: RunResult) -> None:
 
 
 def test_dev_protects_nothing() -> None:
-    assert not any(r.protect for r in run_stack("dev").resources)
+    assert not any(r.protect for r in unedited_run("dev").resources)
 
 
 def test_protect_is_in_the_plan(prod: RunResult) -> None:
@@ -112,7 +112,7 @@ class TestPrivateNodes:
         assert rule.inputs["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
 
     def test_public_clusters_get_neither(self) -> None:
-        dev = run_stack("dev")
+        dev = unedited_run("dev")
         assert not of_type(dev, "gcp:compute/routerNat:RouterNat")
         assert not of_type(dev, "gcp:compute/firewall:Firewall")
 
@@ -182,7 +182,7 @@ def test_queue_objects_wait_for_the_readiness_gate(
     stack: str, gate: str, release: str, queue_kinds: tuple[str, ...]
 ) -> None:
     """Release -> gate -> queue objects, in the recorded plan (issue 10 #4)."""
-    result = run_stack(stack)
+    result = unedited_run(stack)
     by_name = {r.name: r for r in result.resources}
     gate_record = by_name[gate]
     assert gate_record.type == DYNAMIC
@@ -225,7 +225,7 @@ def test_prod_teams_submit_workload_kinds_not_bare_pods(prod: RunResult) -> None
 
 
 def test_skypilot_pod_integration_is_scoped_to_the_team_namespaces() -> None:
-    result = run_stack("skypilot")
+    result = unedited_run("skypilot")
     assert all("create" in v for v in _pod_verbs(result).values())
     (kueue,) = [r for r in of_type(result, "kubernetes:helm.sh/v3:Release") if r.name == "kueue-release"]
     document = yaml.safe_load(kueue.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])

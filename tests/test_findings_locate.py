@@ -12,7 +12,7 @@ from preview.findings.locate import YamlPositions
 from preview.findings.origins import COMPONENT_KEYS, TYPE_PREFIX_KEYS
 from preview.records import RecordedResource
 from preview.stack_files import stack_names
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, unedited_run
 
 STACK = """\
 config:
@@ -76,7 +76,7 @@ def _layer_key(record: RecordedResource, by_urn: dict[str, RecordedResource]) ->
 
 @pytest.mark.parametrize("stack", stack_names(ROOT))
 def test_every_resource_of_a_repo_stack_points_at_a_line_someone_wrote(stack: str) -> None:
-    result = run_stack(stack)
+    result = unedited_run(stack)
     locator = Locator(ROOT, "gpu-batch", stack, result.resources)
     lines = (ROOT / f"Pulumi.{stack}.yaml").read_text().splitlines()
     written = set(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"])

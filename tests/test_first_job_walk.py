@@ -45,7 +45,7 @@ from components.workloads import RayPodArgs, pod_template
 from preview.report import stack_model
 from preview.report.multikueue import cluster_subsets
 from stacks.errors import ConfigError
-from tests.stack_runner import run_stack
+from tests.stack_runner import run_stack, unedited_run
 
 STACKS = ("dev", "prod", "kai", "skypilot", "multiregion", "gpudirect")
 GPU = "nvidia.com/gpu"
@@ -55,7 +55,7 @@ GPU = "nvidia.com/gpu"
 def models(stack: str) -> tuple[StackModel, ...]:
     """One model per cluster the program reaches (the report's split: a MultiKueue manager and
     each worker are separate API servers)."""
-    resources = run_stack(stack).resources
+    resources = unedited_run(stack).resources
     subsets = cluster_subsets(resources)
     return tuple(stack_model(subset) for _, subset in subsets) if subsets else (stack_model(resources),)
 
@@ -247,7 +247,7 @@ PRE_FIX_POOLS = [
 def test_the_walk_stops_where_a_stack_cannot_run() -> None:
     """The walk is not a tautology: the gpudirect stack with its TAS pool able to empty stops at
     the nodes step, and with the A3 Ultra queue's LocalQueue gone at the queue step."""
-    records = run_stack("gpudirect").resources
+    records = unedited_run("gpudirect").resources
     emptied = [
         replace(r, inputs={**r.inputs, "autoscaling": {**r.inputs["autoscaling"], "totalMinNodeCount": 0}})
         if r.type == "gcp:container/nodePool:NodePool" and r.inputs.get("name") == "a3mega-tcpxo"

@@ -18,7 +18,7 @@ from gpu_batch_policy.facts.gcp_apis import ENABLED_BY_DEFAULT, SERVICE_TYPE, ap
 
 from preview.records import RecordedResource
 from tests.policies.pack_harness import UNKNOWN, Res, policy, run
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -30,7 +30,7 @@ RUNBOOK = (ROOT / "docs" / "runbook.md").read_text()
 
 @cache
 def records(stack: str) -> tuple[RecordedResource, ...]:
-    return tuple(run_stack(stack).resources)
+    return tuple(unedited_run(stack).resources)
 
 
 def needed_not_enabled(stack: str) -> set[str]:

@@ -6,7 +6,7 @@ import pytest
 
 from preview.harness import RunResult
 from preview.records import is_secret
-from tests.stack_runner import named, of_type, run_stack
+from tests.stack_runner import named, of_type, run_stack, unedited_run
 
 POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -16,12 +16,12 @@ QUEUE_LAYER = ("gpu-batch:kueueQueues", "gpu-batch:teams", "gpu-batch:workloads"
 
 @pytest.fixture(scope="module")
 def dev() -> RunResult:
-    return run_stack("dev")
+    return unedited_run("dev")
 
 
 @pytest.fixture(scope="module")
 def prod() -> RunResult:
-    return run_stack("prod")
+    return unedited_run("prod")
 
 
 class TestQueuedPool:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.stack_runner import named, run_stack
+from tests.stack_runner import named, unedited_run
 
 VENDOR = Path(__file__).resolve().parents[2] / "shared" / "vendor"
 CONFIG_MAP = "kai-scheduler/templates/hooks/post/kai-config-deployer/configmap.yaml"
@@ -42,7 +42,7 @@ def kai_config(version: str, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def component_values() -> dict[str, Any]:
-    release = named(run_stack("kai"), "kai-scheduler-release").inputs
+    release = named(unedited_run("kai"), "kai-scheduler-release").inputs
     assert release["chart"] == "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
     assert release["version"] == "v0.17.0"
     return dict(release["values"])

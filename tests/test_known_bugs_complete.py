@@ -25,7 +25,7 @@ from gpu_batch_policy.primitives.values import plain
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import k8s
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, unedited_run
 from tests.test_tenancy_findings import model
 from tests.upstream import mirror, show, upstream_file
 
@@ -164,7 +164,7 @@ def test_a_cohort_cycle_is_met_and_a_tree_is_not() -> None:
 
 @pytest.fixture(scope="module")
 def kai_items() -> list[tuple[str, Any, str, str]]:
-    return [(r.type, plain(r.inputs), r.urn, r.name) for r in run_stack("kai").resources]
+    return [(r.type, plain(r.inputs), r.urn, r.name) for r in unedited_run("kai").resources]
 
 
 def test_the_kai_stack_applies_the_stale_gang_mitigation_and_without_it_meets_the_bug(

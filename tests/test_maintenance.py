@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from stacks.errors import ConfigError
-from tests.stack_runner import config_value, of_type, run_stack
+from tests.stack_runner import config_value, of_type, run_stack, unedited_run
 
 CLUSTER = "gpu-batch:cluster"
 WEEKEND = {"days": ["SA", "SU"], "startTime": "02:00", "hours": 8}
@@ -93,7 +93,7 @@ def test_a_valid_policy_reaches_the_cluster() -> None:
 
 
 def test_prod_maintains_only_at_weekends_and_dev_is_unconstrained() -> None:
-    [prod] = of_type(run_stack("prod"), "gcp:container/cluster:Cluster")
+    [prod] = of_type(unedited_run("prod"), "gcp:container/cluster:Cluster")
     assert prod.inputs["maintenancePolicy"]["recurringWindow"]["recurrence"] == "FREQ=WEEKLY;BYDAY=SA,SU"
-    [dev] = of_type(run_stack("dev"), "gcp:container/cluster:Cluster")
+    [dev] = of_type(unedited_run("dev"), "gcp:container/cluster:Cluster")
     assert "maintenancePolicy" not in dev.inputs

@@ -22,7 +22,7 @@ from preview.manifests import (
 )
 from preview.records import SECRET_SIG, SIG_KEY, UNKNOWN_SENTINEL, RecordedResource
 from preview.stack_files import stack_names
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, run_stack, unedited_run
 
 STACKS = stack_names(ROOT)
 CUSTOM_GROUPS = (
@@ -47,7 +47,7 @@ SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, RunResult]:
-    return {stack: run_stack(stack) for stack in STACKS}
+    return {stack: unedited_run(stack) for stack in STACKS}
 
 
 def custom(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:

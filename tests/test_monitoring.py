@@ -19,7 +19,7 @@ from gpu_batch_policy.facts.charts import default_resolver, reference_from_relea
 
 from preview.harness import RunResult
 from stacks.errors import ConfigError
-from tests.stack_runner import config_value, custom_objects, of_type, run_stack
+from tests.stack_runner import config_value, custom_objects, of_type, run_stack, unedited_run
 
 CLUSTER = "gcp:container/cluster:Cluster"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -27,7 +27,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, RunResult]:
-    return {stack: run_stack(stack) for stack in ("dev", "kai")}
+    return {stack: unedited_run(stack) for stack in ("dev", "kai")}
 
 
 def _one(result: RunResult, type_token: str) -> dict[str, Any]:

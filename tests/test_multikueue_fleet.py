@@ -30,7 +30,7 @@ from components.multikueue_fleet import (
 from preview.cli import main
 from preview.harness import RunResult
 from stacks.errors import ConfigError
-from tests.stack_runner import config_value, of_type, run_stack, stack_files
+from tests.stack_runner import config_value, of_type, run_stack, stack_files, unedited_run
 from tests.test_tenancy_findings import Item, findings, model
 from tests.upstream import pinned, upstream_file
 
@@ -89,7 +89,7 @@ def test_every_cluster_joins_the_fleet_with_workload_identity_and_only_the_manag
 
 
 def test_token_stacks_stay_out_of_the_fleet() -> None:
-    for cluster in of_type(run_stack("multiregion"), "gcp:container/cluster:Cluster"):
+    for cluster in of_type(unedited_run("multiregion"), "gcp:container/cluster:Cluster"):
         assert cluster.inputs.get("fleet") is None and cluster.inputs.get("resourceLabels") is None
 
 

@@ -28,7 +28,7 @@ from preview.report.multikueue import cluster_subsets
 from stacks.errors import ConfigError
 from stacks.quantity import amount, times
 from tests.shared_previews import StackPreview, preview_group
-from tests.stack_runner import config_value, custom_objects, of_type, run_stack
+from tests.stack_runner import config_value, custom_objects, of_type, run_stack, unedited_run
 from tests.upstream import upstream_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,7 @@ MK = "gpu-batch:multiKueue"
 
 @pytest.fixture(scope="module")
 def result() -> RunResult:
-    return run_stack("multiregion")
+    return unedited_run("multiregion")
 
 
 def _by_provider(result: RunResult, kind: str) -> dict[str, list[dict[str, Any]]]:
@@ -226,7 +226,7 @@ def test_a_wrong_multikueue_config_is_one_line_at_its_key(edit: Any, path: str, 
 def test_single_cluster_stacks_stay_one_cluster(stack: str) -> None:
     """One Kubernetes provider: manifests.yaml and the report take the single-cluster path,
     byte for byte what they were before multi-cluster programs existed."""
-    resources = run_stack(stack).resources
+    resources = unedited_run(stack).resources
     assert len(cluster_groups(resources, ())) == 1
     assert len(cluster_subsets(resources)) == 1
 

@@ -18,7 +18,7 @@ from gpu_batch_policy.rules.tenancy import operator_pool
 
 from components.gke import SYSTEM_POOL_TOLERATIONS
 from stacks.errors import ConfigError
-from tests.stack_runner import config_value, run_stack
+from tests.stack_runner import config_value, run_stack, unedited_run
 from tests.test_tenancy_findings import Item, findings, items, level
 
 RULE = "kueue-flavor-on-operator-pool"
@@ -57,7 +57,7 @@ def cpu_flavor_on_system(stack: str, *, tolerate: bool) -> list[Item]:
 class TestTenantPool:
     @pytest.mark.parametrize("stack", STACKS_WITH_TENANT_POOL)
     def test_cpu_pod_sets_land_on_the_tenant_pool_not_the_operators(self, stack: str) -> None:
-        result = run_stack(stack)
+        result = unedited_run(stack)
         pools = {r.inputs["name"]: r.inputs for r in result.resources if r.type == NODE_POOL}
         system = config_value(stack, "gpu-batch:cluster").get("systemPool", {}).get("name", "system")
         tenant = config_value(stack, "gpu-batch:cluster")["tenantPool"]["name"]
@@ -87,7 +87,7 @@ class TestTenantPool:
     @pytest.mark.parametrize("stack", STACKS_WITH_TENANT_POOL)
     def test_the_system_pool_is_tainted_for_the_platform_only(self, stack: str) -> None:
         """The taint GKE's own components tolerate; every operator release tolerates it."""
-        result = run_stack(stack)
+        result = unedited_run(stack)
         system = config_value(stack, "gpu-batch:cluster").get("systemPool", {}).get("name", "system")
         (pool,) = [r.inputs for r in result.resources if r.type == NODE_POOL and r.inputs["name"] == system]
         assert pool["nodeConfig"]["taints"] == [
@@ -95,7 +95,7 @@ class TestTenantPool:
         ]
 
     def test_a_stack_without_a_tenant_pool_keeps_its_system_pool_untainted(self) -> None:
-        result = run_stack("dev")
+        result = unedited_run("dev")
         (pool,) = [r.inputs for r in result.resources if r.type == NODE_POOL and r.inputs["name"] == "system"]
         assert not pool["nodeConfig"].get("taints")
 

@@ -21,7 +21,7 @@ from gpu_batch_policy.rules.tenancy import operator_pool
 
 from components.gke import SYSTEM_POOL_TAINT_KEY, SYSTEM_POOL_TOLERATIONS
 from components.pool_admission import POLICY_NAME, policy_spec
-from tests.stack_runner import custom_objects, run_stack
+from tests.stack_runner import custom_objects, unedited_run
 from tests.test_operator_pool import model
 from tests.test_tenancy_findings import items
 
@@ -74,7 +74,7 @@ def test_what_tenants_can_still_tolerate(tolerations: list[dict[str, Any]] | Non
 
 
 def test_every_team_namespace_is_bound_every_requester_and_every_pod_update_judged() -> None:
-    prod = run_stack("prod")
+    prod = unedited_run("prod")
     (policy,) = [
         p for p in custom_objects(prod, "ValidatingAdmissionPolicy") if p["metadata"]["name"] == POLICY_NAME
     ]

@@ -21,7 +21,7 @@ from components.operator_release import DROP_CRDS_POSTRENDER
 from preview.charts import render_recorded_releases
 from preview.manifests import render_manifests
 from preview.postrender import POST_RENDERED, post_render
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -106,7 +106,7 @@ def test_a_relative_post_renderer_is_found_from_the_project_dir(tmp_path: Path) 
 
 def test_manifests_list_each_kueue_crd_once() -> None:
     """dev: the program declares Kueue's CRDs, the Kueue release no longer lists them."""
-    result = run_stack("dev")
+    result = unedited_run("dev")
     releases = render_recorded_releases(result.resources)
     (kueue,) = [r for r in releases if r.render.release_name == "kueue"]
     assert kueue.render.status == "rendered"

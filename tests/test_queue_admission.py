@@ -26,7 +26,7 @@ from components.queue_admission import (
     policy_spec,
 )
 from preview.crd_validation import Outcome
-from tests.stack_runner import custom_objects, run_stack
+from tests.stack_runner import custom_objects, unedited_run
 
 TEAM_USER = {"username": "alice@example.com", "groups": ["ml-research@example.com"]}
 KUEUE = QueueAdmissionArgs("research", "research", "kueue", ("default",), (JOB, POD))
@@ -152,7 +152,7 @@ class TestKaiTeams:
 
 @pytest.mark.parametrize("stack", ["dev", "kai"])
 def test_each_team_namespace_gets_a_policy_and_binding(stack: str) -> None:
-    result = run_stack(stack)
+    result = unedited_run(stack)
     policies = {
         p["metadata"]["name"]: p["spec"]
         for p in custom_objects(result, "ValidatingAdmissionPolicy")

@@ -16,7 +16,7 @@ import pytest
 
 from preview.stack_files import PULUMI_CONFIG_LIMIT, StackFileError, load_stack_files
 from stacks.errors import ConfigError
-from tests.stack_runner import ROOT, config_value, custom_objects, run_stack
+from tests.stack_runner import ROOT, config_value, custom_objects, run_stack, unedited_run
 
 QUEUES = "gpu-batch:kueueQueues"
 
@@ -41,7 +41,7 @@ def _by_name(objects: Any) -> str:
 
 
 def test_template_plans_the_same_cluster_queues() -> None:
-    original = _by_name(custom_objects(run_stack("prod"), "ClusterQueue"))
+    original = _by_name(custom_objects(unedited_run("prod"), "ClusterQueue"))
     templated = _by_name(custom_objects(run_stack("prod", {QUEUES: _prod_over_template()}), "ClusterQueue"))
     assert templated == original
     assert '"template"' not in templated

@@ -13,7 +13,7 @@ from preview.manifests import render_manifests, validate_manifests
 from preview.records import RecordedResource
 from stacks.errors import ConfigError
 from stacks.quantity import amount
-from tests.stack_runner import config_value, named, run_stack
+from tests.stack_runner import config_value, named, run_stack, unedited_run
 
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
 KAI_QUEUE = "kubernetes:scheduling.run.ai/v2:Queue"
@@ -23,7 +23,7 @@ KAI = "gpu-batch:kaiQueues"
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, RunResult]:
-    return {stack: run_stack(stack) for stack in ("dev", "kai", "skypilot", "prod")}
+    return {stack: unedited_run(stack) for stack in ("dev", "kai", "skypilot", "prod")}
 
 
 def objects(result: RunResult, kind: str) -> dict[str, dict[str, Any]]:

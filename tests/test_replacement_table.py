@@ -29,7 +29,7 @@ from preview.replacements import (
     replacing_paths,
     unclassified_paths,
 )
-from tests.stack_runner import ROOT, config_value, run_stack
+from tests.stack_runner import ROOT, config_value, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -41,7 +41,7 @@ ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 
 @cache
 def stack(name: str) -> RunResult:
-    return run_stack(name)
+    return unedited_run(name)
 
 
 @pytest.mark.parametrize("name", STACKS)

@@ -9,7 +9,7 @@ import pytest
 
 from preview.analyzer import AnalysisResult, Diagnostic
 from preview.report import render_report
-from tests.stack_runner import config_value, run_stack
+from tests.stack_runner import config_value, run_stack, unedited_run
 
 
 def _row(report: str, *cells: str) -> str:
@@ -21,7 +21,7 @@ def _row(report: str, *cells: str) -> str:
 
 
 def test_prod_queue_rows_show_nominal_borrowable_and_largest_gang() -> None:
-    report = render_report("prod", run_stack("prod").resources, None)
+    report = render_report("prod", unedited_run("prod").resources, None)
     # research-l4 owns 12 L4s, may borrow 6; 18 fit in the 24-GPU l4-queued pool.
     assert _row(report, "research-l4", "ml", "l4").startswith(
         "| research-l4 | ml | l4 | 12 | 6 | 18 | l4-queued (24 GPUs) |"
@@ -37,7 +37,7 @@ def test_prod_queue_rows_show_nominal_borrowable_and_largest_gang() -> None:
 
 def test_largest_gang_is_bounded_by_one_queued_pool() -> None:
     """dev's seed queue has a 10000-GPU 'infinite' quota; one DWS request can only get 10."""
-    report = render_report("dev", run_stack("dev").resources, None)
+    report = render_report("dev", unedited_run("dev").resources, None)
     assert _row(report, "cluster-queue").startswith("| cluster-queue | - | l4-dws | 10000 | 0 | 10 |")
 
 
@@ -49,7 +49,7 @@ def test_largest_gang_follows_the_pool_size() -> None:
 
 
 def test_kai_queues_and_hierarchy() -> None:
-    report = render_report("kai", run_stack("kai").resources, None)
+    report = render_report("kai", unedited_run("kai").resources, None)
     assert _row(report, "team-a") == "| team-a | department-1 | 2 | 4 | 1 |"
     assert "kai_department_1 --> kai_team_a" in report
 
@@ -67,7 +67,7 @@ def test_policy_results_are_listed(mandatory: bool) -> None:
         resource_name="x",
     )
     analysis = AnalysisResult(pack_name="gpu-batch", policies=(), config={}, diagnostics=(finding,))
-    report = render_report("prod", run_stack("prod").resources, analysis)
+    report = render_report("prod", unedited_run("prod").resources, analysis)
     assert ("**failed**" in report) is mandatory
     level = "mandatory" if mandatory else "advisory"
     assert (

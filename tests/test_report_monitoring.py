@@ -12,7 +12,7 @@ from components.observability.dashboard import QueueView, dashboard_documents
 from preview.records import RecordedResource
 from preview.report import capacity_sections
 from preview.report.monitoring import DASHBOARD, _dashboards, _output
-from tests.stack_runner import run_stack
+from tests.stack_runner import unedited_run
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -24,7 +24,7 @@ def _section(lines: list[str]) -> str:
 
 
 def test_dev_team_row_links_its_dashboard_rows_and_alerts() -> None:
-    section = _section(capacity_sections("dev", run_stack("dev").resources))
+    section = _section(capacity_sections("dev", unedited_run("dev").resources))
     assert "`kueue-system/kueue`" in section and "`kuberay-system/kuberay-operator`" in section
     row = next(line for line in section.splitlines() if line.startswith("| `default` |"))
     assert "`user-queue` → `cluster-queue`" in row
@@ -34,7 +34,7 @@ def test_dev_team_row_links_its_dashboard_rows_and_alerts() -> None:
 
 
 def test_a_kueue_without_cluster_queue_resources_is_shown_as_missing_it() -> None:
-    resources = list(run_stack("dev").resources)
+    resources = list(unedited_run("dev").resources)
     for i, r in enumerate(resources):
         if r.type == RELEASE and r.inputs["name"] == "kueue":
             values = r.inputs["values"]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import copy
-
 from preview.report import render_report
-from tests.stack_runner import config_value, run_stack
+from tests.stack_runner import config_value, shared_unless_edited, unedited_run
 
 
 def section(stack: str, edits: dict[str, object] | None = None) -> str:
-    report = render_report(stack, run_stack(stack, edits).resources, None)
+    report = render_report(stack, shared_unless_edited(stack, edits).resources, None)
     start = report.index("### Network and webhook readiness")
     return report[start : report.index("###", start + 3)]
 
@@ -43,7 +41,7 @@ def test_missing_nat_and_firewall_are_called_out() -> None:
     """Another program's private cluster without them: the report says what will break."""
     kept = [
         r
-        for r in run_stack("prod").resources
+        for r in unedited_run("prod").resources
         if r.type not in ("gcp:compute/routerNat:RouterNat", "gcp:compute/firewall:Firewall")
     ]
     report = render_report("prod", kept, None)
@@ -59,7 +57,7 @@ def test_the_dns_only_endpoint_and_groups_for_rbac_are_shown() -> None:
 
 
 def test_the_tenancy_section_shows_who_may_create_what_and_what_holds_it_to_a_queue() -> None:
-    report = render_report("kai", run_stack("kai").resources, None)
+    report = render_report("kai", unedited_run("kai").resources, None)
     text = report[report.index("### Tenancy and access") :]
     assert (
         "| team-a/team-a-submitter | Group team-a@example.com | jobs, pods, rayclusters, rayjobs | "
@@ -69,7 +67,7 @@ def test_the_tenancy_section_shows_who_may_create_what_and_what_holds_it_to_a_qu
 
 
 def test_the_tenancy_section_shows_how_skypilot_is_exposed() -> None:
-    report = render_report("skypilot", run_stack("skypilot").resources, None)
+    report = render_report("skypilot", unedited_run("skypilot").resources, None)
     text = report[report.index("### Tenancy and access") :]
     assert "- Gateway `skypilot-gateway/skypilot` (class `gke-l7-rilb`, no team's): listeners HTTPS." in text
     assert (
@@ -82,7 +80,7 @@ def test_the_tenancy_section_shows_how_skypilot_is_exposed() -> None:
 
 def test_a_server_without_its_own_auth_is_marked() -> None:
     """The report decides as the pack's skypilot-server-unauthenticated does (server_auth)."""
-    resources = copy.deepcopy(run_stack("skypilot").resources)  # never edit a shared run
+    resources = unedited_run("skypilot").resources  # a private copy: the edit reaches no other test
     for release in resources:
         if release.type == "kubernetes:helm.sh/v3:Release" and release.inputs.get("name") == "skypilot-team1":
             release.inputs["values"]["apiService"]["enableUserManagement"] = False
@@ -96,7 +94,7 @@ def test_a_server_without_its_own_auth_is_marked() -> None:
 def test_the_section_does_not_depend_on_registration_order() -> None:
     """Registration order varies from run to run (outputs resolve concurrently); report.md must
     not: the kai stack's two readiness gates once swapped rows between two previews."""
-    resources = run_stack("kai").resources
+    resources = unedited_run("kai").resources
     forward = render_report("kai", resources, None)
     backward = render_report("kai", list(reversed(resources)), None)
     assert forward == backward

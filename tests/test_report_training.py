@@ -7,13 +7,13 @@ from pathlib import Path
 
 from preview.analyzer import load_policy_config_file
 from preview.report import capacity_sections, render_report
-from tests.stack_runner import run_stack
+from tests.stack_runner import unedited_run
 
 HEADER = "### Multi-node training: GPU networking and topology"
 
 
 def section(stack: str) -> str:
-    report = render_report(stack, run_stack(stack).resources, None)
+    report = render_report(stack, unedited_run(stack).resources, None)
     start = report.index(HEADER)
     return report[start : report.index("\n### ", start + 3)]
 
@@ -40,7 +40,7 @@ def test_declared_reservation_sizes_give_block_and_subblock_numbers() -> None:
     """``config.gpudirect.json`` declares a3mega-reservation's 4 machines: one block or sub-block
     of it holds at most 4 x 8 GPUs; the queued A3 Ultra pool consumes no reservation: cannot tell."""
     config = load_policy_config_file(Path("policies/config.gpudirect.json"))
-    text = "\n".join(capacity_sections("gpudirect", run_stack("gpudirect").resources, config))
+    text = "\n".join(capacity_sections("gpudirect", unedited_run("gpudirect").resources, config))
     assert "| h100-mega | gke-default |" in text
     mega = next(line for line in text.splitlines() if line.startswith("| h100-mega |"))
     assert "gce-topology-block: 32; gce-topology-subblock: 32; gce-topology-host: 8" in mega

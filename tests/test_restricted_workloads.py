@@ -16,7 +16,7 @@ import pytest
 from gpu_batch_policy.rules.tenancy import pod_security
 
 from components.workloads import RESTRICTED_SECURITY_CONTEXT
-from tests.stack_runner import config_value, custom_objects, run_stack
+from tests.stack_runner import config_value, custom_objects, run_stack, unedited_run
 from tests.test_tenancy_findings import Item, findings, items, model
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -50,7 +50,7 @@ def edited(declared: list[Item], kind: str, edit: Any) -> list[Item]:
 
 class TestKaiTeamRestricted:
     def test_team_a_enforces_restricted_and_every_ray_container_complies(self) -> None:
-        kai = run_stack("kai")
+        kai = unedited_run("kai")
         (ns,) = [n for n in custom_objects(kai, "Namespace") if n["metadata"]["name"] == "team-a"]
         assert ns["metadata"]["labels"][ENFORCE] == "restricted"
         clusters = list(custom_objects(kai, "RayCluster"))
@@ -95,7 +95,7 @@ class TestRayJobSubmitter:
         assert "pod template submitter (KubeRay's default)" in found and "restricted" in found
 
     def test_a_baseline_team_keeps_kuberay_s_default_submitter(self) -> None:
-        (job, _) = custom_objects(run_stack("dev"), "RayJob")
+        (job, _) = custom_objects(unedited_run("dev"), "RayJob")
         assert "submitterPodTemplate" not in job["spec"]
         head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
         assert "securityContext" not in head

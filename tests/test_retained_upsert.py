@@ -22,7 +22,7 @@ from preview.harness import RunResult
 from preview.plan import plan_document
 from preview.plan_diff import diff_plans
 from preview.records import RecordedResource
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -36,7 +36,7 @@ OFF = {"gpu-batch:kuberay": {"enabled": False}}
 
 @cache
 def stack(name: str) -> RunResult:
-    return run_stack(name)
+    return unedited_run(name)
 
 
 @cache

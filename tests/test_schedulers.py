@@ -22,7 +22,7 @@ from preview.records import RecordedResource
 from stacks.compose.schedulers import WorkloadNeeds, kueue_configuration
 from stacks.config import StackConfig
 from stacks.errors import ConfigError
-from tests.stack_runner import config_value, named, of_type, run_stack
+from tests.stack_runner import config_value, named, of_type, run_stack, unedited_run
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -65,7 +65,7 @@ EXPECTED_RELEASES: dict[str, list[dict[str, Any]]] = {
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, RunResult]:
-    return {stack: run_stack(stack) for stack in EXPECTED_RELEASES}
+    return {stack: unedited_run(stack) for stack in EXPECTED_RELEASES}
 
 
 def releases(result: RunResult) -> dict[str, RecordedResource]:

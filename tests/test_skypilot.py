@@ -23,7 +23,7 @@ from preview.stack_files import SECRET_PLACEHOLDER
 from stacks import skypilot_secrets
 from stacks.config.tenancy import SKYPILOT_CHART_VERSION
 from stacks.errors import ConfigError
-from tests.stack_runner import ROOT, custom_objects, named, of_type, run_stack, stack_files
+from tests.stack_runner import ROOT, custom_objects, named, of_type, run_stack, stack_files, unedited_run
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 PASSWORDS = "gpu-batch:skypilotPasswords"
@@ -31,7 +31,7 @@ PASSWORDS = "gpu-batch:skypilotPasswords"
 
 @pytest.fixture(scope="module")
 def sky() -> RunResult:
-    return run_stack("skypilot")
+    return unedited_run("skypilot")
 
 
 def servers(result: RunResult) -> dict[str, RecordedResource]:

@@ -21,7 +21,7 @@ import yaml
 
 from components.skypilot import CONFIG_DIGEST_ANNOTATION, CONFIGMAP_CONFIG, SERVER_CONFIG
 from preview.charts import render_recorded_releases
-from tests.stack_runner import run_stack, stack_files
+from tests.stack_runner import shared_unless_edited, stack_files
 
 TEAM = "team1"
 RELEASE = f"skypilot-{TEAM}"
@@ -31,7 +31,7 @@ HOOK_MARKER = "# gpu-batch: the stack owns ~/.sky/config.yaml"
 
 def rendered_server(edits: dict[str, Any] | None = None) -> tuple[str, str, str]:
     """(start script, ConfigMap config.yaml, pod annotation digest) of team1's rendered server."""
-    releases = render_recorded_releases(run_stack("skypilot", edits).resources)
+    releases = render_recorded_releases(shared_unless_edited("skypilot", edits).resources)
     (release,) = [r for r in releases if r.render.release_name == RELEASE]
     assert release.render.status == "rendered", release.render.message
     deployment = next(

@@ -25,7 +25,7 @@ from preview.manifests import render_manifests, validate_manifests
 from stacks.errors import ConfigError
 from tests.netpol_eval import Cluster, Pod, outside
 from tests.policies.rendered_stack import stack_items
-from tests.stack_runner import ROOT, config_value, of_type, run_stack, stack_files
+from tests.stack_runner import ROOT, config_value, of_type, run_stack, stack_files, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -38,7 +38,7 @@ GATEWAY_KEY = "gpu-batch:skypilotGateway"
 
 @pytest.fixture(scope="module")
 def sky() -> RunResult:
-    return run_stack("skypilot")
+    return unedited_run("skypilot")
 
 
 def one(result: RunResult, type_token: str) -> dict[str, Any]:
@@ -61,7 +61,7 @@ class TestGateway:
         assert cluster["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
 
     def test_no_gateway_controller_without_a_server(self) -> None:
-        cluster = one(run_stack("dev"), "gcp:container/cluster:Cluster")
+        cluster = one(unedited_run("dev"), "gcp:container/cluster:Cluster")
         assert "gatewayApiConfig" not in cluster
 
     def test_proxy_only_subnet_in_the_cluster_region(self, sky: RunResult) -> None:

@@ -20,7 +20,7 @@ from gpu_batch_policy.primitives.values import plain
 
 from components.skypilot import service_account_name, task_service_account
 from tests.policies.rendered_stack import rendered_stack
-from tests.stack_runner import of_type, run_stack
+from tests.stack_runner import of_type, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -54,7 +54,7 @@ def grants(
 
 
 def test_task_pods_are_configured_to_run_as_the_task_account() -> None:
-    for release in of_type(run_stack("skypilot"), "kubernetes:helm.sh/v3:Release"):
+    for release in of_type(unedited_run("skypilot"), "kubernetes:helm.sh/v3:Release"):
         if release.inputs["chart"] != "skypilot":
             continue
         config = yaml.safe_load(release.inputs["values"]["apiService"]["config"])

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from preview.records import for_display
-from tests.stack_runner import config_value, of_type, run_stack
+from tests.stack_runner import config_value, of_type, unedited_run
 
 VENDOR = Path(__file__).resolve().parents[2] / "shared" / "vendor"
 MACHINES = {"e2-standard-4": (4.0, 16.0), "e2-standard-8": (8.0, 32.0)}  # vCPU, GiB
@@ -90,7 +90,7 @@ def _chart_dir(chart: str, version: str) -> Path:
 @functools.cache
 def rendered_pods(stack: str) -> list[tuple[str, float, float]]:
     pods = []
-    for release in of_type(run_stack(stack), "kubernetes:helm.sh/v3:Release"):
+    for release in of_type(unedited_run(stack), "kubernetes:helm.sh/v3:Release"):
         inputs = for_display(release.inputs)
         chart = _chart_dir(inputs["chart"], inputs["version"])
         if not chart.is_dir():

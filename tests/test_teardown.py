@@ -26,7 +26,7 @@ from preview.harness import RunResult
 from preview.plan import plan_document
 from preview.plan_diff import DRAIN_PROCEDURE, diff_plans, render_changes
 from preview.records import RecordedResource
-from tests.stack_runner import ROOT, config_value, run_stack
+from tests.stack_runner import ROOT, config_value, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -41,7 +41,7 @@ CONTROLLER_COMPONENTS = ("gpu-batch:kueue:Install", "gpu-batch:kai:Install", "gp
 
 @cache
 def stack(name: str) -> RunResult:
-    return run_stack(name)
+    return unedited_run(name)
 
 
 def depends_on(result: RunResult, record: RecordedResource) -> set[str]:

@@ -12,7 +12,7 @@ from components.kueue_config import MANAGED_NAMESPACE_LABEL
 from components.tenancy import namespace_selector
 from preview.harness import RunResult
 from stacks.errors import ConfigError
-from tests.stack_runner import config_value, custom_objects, named, of_type, run_stack
+from tests.stack_runner import config_value, custom_objects, named, of_type, run_stack, unedited_run
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
@@ -25,7 +25,7 @@ TEAMS = "gpu-batch:teams"
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, RunResult]:
-    return {stack: run_stack(stack) for stack in ("dev", "kai", "skypilot", "prod")}
+    return {stack: unedited_run(stack) for stack in ("dev", "kai", "skypilot", "prod")}
 
 
 def namespaces(result: RunResult) -> dict[str, dict[str, Any]]:

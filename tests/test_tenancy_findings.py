@@ -27,7 +27,7 @@ from gpu_batch_policy.rules.tenancy import ingress_exposure, service_account_rba
 from gpu_batch_policy.runtime.registry import ALL_POLICIES
 
 from stacks.errors import ConfigError
-from tests.stack_runner import ROOT, config_value, run_stack
+from tests.stack_runner import ROOT, config_value, run_stack, shared_unless_edited
 
 Item = tuple[str, Any, str, str]
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -37,7 +37,7 @@ Check = Callable[[StackModel, Reporter, Mapping[str, Any]], None]
 
 
 def items(stack: str, edits: dict[str, Any] | None = None) -> list[Item]:
-    return [(r.type, plain(r.inputs), r.urn, r.name) for r in run_stack(stack, edits).resources]
+    return [(r.type, plain(r.inputs), r.urn, r.name) for r in shared_unless_edited(stack, edits).resources]
 
 
 def model(declared: list[Item]) -> StackModel:

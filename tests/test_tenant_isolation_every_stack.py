@@ -24,7 +24,7 @@ from preview.harness import RunResult
 from preview.plan_diff import diff_plans
 from preview.records import RecordedResource
 from tests.netpol_eval import Cluster, Pod
-from tests.stack_runner import ROOT, config_value, run_stack
+from tests.stack_runner import ROOT, config_value, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -79,7 +79,7 @@ def per_cluster(result: RunResult) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_cluster_with_teams_has_dataplane_v2_and_every_team_default_deny(stack: str) -> None:
-    clusters = per_cluster(run_stack(stack))
+    clusters = per_cluster(unedited_run(stack))
     assert clusters, f"{stack}: no GKE cluster"
     for urn, c in clusters.items():
         if not c["teams"]:
@@ -95,7 +95,7 @@ def test_every_cluster_with_teams_has_dataplane_v2_and_every_team_default_deny(s
 
 def test_the_walk_covers_the_multiregion_workers() -> None:
     """The walk sees three clusters with teams in multiregion, so a worker cannot slip through."""
-    clusters = per_cluster(run_stack("multiregion"))
+    clusters = per_cluster(unedited_run("multiregion"))
     assert sorted(u.rsplit("::", 1)[-1] for u, c in clusters.items() if c["teams"]) == [
         "mk-manager-cluster",
         "mk-worker-europe-west4-cluster",
@@ -182,7 +182,7 @@ def test_turning_dataplane_v2_on_for_a_worker_is_a_replacement_in_the_plan_diff(
         }
 
     changes = diff_plans(
-        plan(run_stack("multiregion", {"gpu-batch:multiKueue": before})), plan(run_stack("multiregion"))
+        plan(run_stack("multiregion", {"gpu-batch:multiKueue": before})), plan(unedited_run("multiregion"))
     )
     replaced = [(c.name, c.paths) for c in changes if c.action == "replace" and c.type == GKE]
     assert replaced == [(f"{mk['workers'][0]['cluster']['name']}-cluster", ("datapathProvider",))]

@@ -21,14 +21,14 @@ from celpy.adapter import json_to_cel
 
 from components.service_admission import POLICY_NAME, policy_spec
 from preview.harness import RunResult
-from tests.stack_runner import custom_objects, named, run_stack
+from tests.stack_runner import custom_objects, named, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture(scope="module")
 def prod() -> RunResult:
-    return run_stack("prod")
+    return unedited_run("prod")
 
 
 def allows(rules: list[dict[str, Any]], group: str, resource: str, verb: str, name: str = "") -> bool:
@@ -188,7 +188,7 @@ def test_prod_gives_each_team_its_priority_classes() -> None:
     from components.queue_admission import PRIORITY_LABELS
     from tests.test_queue_admission import admitted as queue_admitted
 
-    prod = run_stack("prod")
+    prod = unedited_run("prod")
     policies = {p["metadata"]["name"]: p["spec"] for p in custom_objects(prod, "ValidatingAdmissionPolicy")}
     label = PRIORITY_LABELS["kueue"]
 

@@ -19,7 +19,7 @@ from preview.upgrades.charts import crd_changes, default_flips, removed_values, 
 from preview.upgrades.plans import blocked_upgrades, cluster_minor_sections, upgrade_sections
 from preview.upgrades.records import all_records, load, problems, version
 from preview.upgrades.section import upgrade_section
-from tests.stack_runner import ROOT, config_value, run_stack
+from tests.stack_runner import ROOT, config_value, run_stack, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -174,7 +174,7 @@ def test_a_gke_minor_upgrade_lists_the_kueue_templates_that_start_rendering() ->
     assert "templates/map/manifests.yaml" in line and "starts rendering them at 1.36" in line
 
     cluster = config_value("prod", "gpu-batch:cluster")
-    before = run_stack("prod")
+    before = unedited_run("prod")
     after = run_stack("prod", {"gpu-batch:cluster": {**cluster, "minMasterVersion": "1.36.1-gke.100"}})
     text = "\n".join(
         cluster_minor_sections(

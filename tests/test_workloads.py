@@ -13,7 +13,7 @@ from preview.harness import RunResult
 from preview.records import for_display
 from stacks.errors import ConfigError
 from stacks.workload_templates import TEMPLATES, merge
-from tests.stack_runner import config_value, named, run_stack
+from tests.stack_runner import config_value, named, run_stack, unedited_run
 
 WORKLOADS = "gpu-batch:workloads"
 SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
@@ -21,7 +21,7 @@ SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 
 @pytest.fixture(scope="module")
 def plans() -> dict[str, RunResult]:
-    return {stack: run_stack(stack) for stack in ("dev", "kai")}
+    return {stack: unedited_run(stack) for stack in ("dev", "kai")}
 
 
 def seed(file: str, kind: str, name: str) -> dict[str, Any]:

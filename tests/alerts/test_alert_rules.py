@@ -24,7 +24,7 @@ from components.observability.dashboard import QueueView
 from preview.harness import RunResult
 from tests.alerts import series
 from tests.alerts.promql_eval import Evaluator, Series
-from tests.stack_runner import run_stack
+from tests.stack_runner import unedited_run
 from whatif.cluster import build_cluster
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel
@@ -41,7 +41,7 @@ STEP = 60.0
 
 @pytest.fixture(scope="module")
 def dev() -> StackModel:
-    run: RunResult = run_stack("dev")
+    run: RunResult = unedited_run("dev")
     return StackModel.from_plain([(r.type, r.inputs, r.urn, r.name) for r in run.resources])
 
 
@@ -150,7 +150,7 @@ def test_inactive_queue_alert_follows_the_simulators_verdict(dev: StackModel) ->
     alert = rule("inactive", queue_rules(DWS, LIMITS))
     end = 3600.0
     assert firing_times(alert, cluster_queue_status(dev, CQ, end), end) == []
-    run: RunResult = run_stack("dev")
+    run: RunResult = unedited_run("dev")
     without_check = StackModel.from_plain(
         [(r.type, r.inputs, r.urn, r.name) for r in run.resources if not r.type.endswith(":AdmissionCheck")]
     )

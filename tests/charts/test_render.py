@@ -16,14 +16,14 @@ from gpu_batch_policy.facts.charts import ChartResolver, RenderError, reference_
 
 from preview.charts import ReleaseManifests, render_recorded_releases
 from preview.stack_files import stack_names
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, unedited_run
 
 MIRROR = ROOT.parent / "shared" / "vendor"
 
 
 @cache
 def releases(stack: str) -> tuple[ReleaseManifests, ...]:
-    return tuple(render_recorded_releases(run_stack(stack).resources))
+    return tuple(render_recorded_releases(unedited_run(stack).resources))
 
 
 def objects(stack: str, chart: str) -> list[dict[str, Any]]:

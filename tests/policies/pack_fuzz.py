@@ -186,10 +186,10 @@ def manifest_seeds() -> list[Seed]:
 def plan_seeds() -> list[Seed]:
     from preview.stack_files import stack_names
     from tests.compact_crds import with_compact_crd_schemas
-    from tests.stack_runner import run_stack
+    from tests.stack_runner import unedited_run
 
     return [
-        Seed(f"plan:{stack}", with_compact_crd_schemas(run_stack(stack).resources))
+        Seed(f"plan:{stack}", with_compact_crd_schemas(unedited_run(stack).resources))
         for stack in stack_names(ROOT)
     ]
 

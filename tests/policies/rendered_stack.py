@@ -20,7 +20,7 @@ from gpu_batch_policy.facts.model import StackModel
 from gpu_batch_policy.facts.model.base import build_resource
 from gpu_batch_policy.primitives.values import plain
 
-from tests.stack_runner import config_value, run_stack
+from tests.stack_runner import config_value, shared_unless_edited
 
 Item = tuple[str, Any, str, str]
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -28,7 +28,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 @functools.lru_cache(maxsize=16)
 def _items(stack: str, edits_json: str) -> tuple[Item, ...]:
-    result = run_stack(stack, json.loads(edits_json) or None)
+    result = shared_unless_edited(stack, json.loads(edits_json) or None)
     declared = [(res.type, plain(res.inputs), res.urn, res.name) for res in result.resources]
     objects, renders = render_releases(build_resource(t, p, u, n) for t, p, u, n in declared)
     failed = {urn: r.message for urn, r in renders.items() if r.status != "rendered"}

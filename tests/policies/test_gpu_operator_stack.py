@@ -25,7 +25,7 @@ from gpu_batch_policy.primitives.values import plain
 
 from stacks.errors import ConfigError
 from tests.policies.pack_harness import Res, Run, policy, run
-from tests.stack_runner import config_value, run_stack
+from tests.stack_runner import config_value, run_stack, shared_unless_edited, unedited_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -45,7 +45,9 @@ RULES = (
 @functools.lru_cache(maxsize=4)
 def _program(pools_json: str | None) -> tuple[Res, ...]:
     edits = None if pools_json is None else {POOLS: pools_json}
-    return tuple(Res(r.type, r.name, plain(r.inputs), r.urn) for r in run_stack("kai", edits).resources)
+    return tuple(
+        Res(r.type, r.name, plain(r.inputs), r.urn) for r in shared_unless_edited("kai", edits).resources
+    )
 
 
 def program(pools: list[dict[str, Any]] | None = None) -> list[Res]:
@@ -120,7 +122,7 @@ def test_an_empty_kai_runtime_class_under_the_operator_is_caught() -> None:
 
 
 def test_the_kai_workloads_wait_for_the_operator_runtime_class() -> None:
-    result = run_stack("kai")
+    result = unedited_run("kai")
     (gate,) = [r for r in result.resources if r.name == "gpu-runtime-class-ready"]
     (release,) = [r for r in result.resources if r.name == "gpu-operator-release"]
     assert release.urn in gate.dependencies

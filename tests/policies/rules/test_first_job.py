@@ -27,7 +27,7 @@ from tests.gpudirect_workloads import ray_gang
 from tests.policies.pack_harness import Res, run
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import DELETE, patch
-from tests.stack_runner import config_value, run_stack
+from tests.stack_runner import config_value, shared_unless_edited
 
 RULES = (
     "kueue-tas-nodes-exist",
@@ -46,7 +46,7 @@ LQ = "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"
 @functools.cache
 def _run(stack: str, workloads: str = "") -> tuple[Any, ...]:
     edits = {"gpu-batch:workloads": _WORKLOADS[workloads]} if workloads else None
-    return tuple(run_stack(stack, edits).resources)
+    return tuple(shared_unless_edited(stack, edits).resources)
 
 
 def resources(stack: str, workloads: str = "") -> list[Res]:

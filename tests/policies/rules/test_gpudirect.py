@@ -14,7 +14,7 @@ from tests.gpudirect_workloads import ray_gang
 from tests.policies.pack_harness import UNKNOWN, Res, run
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import DELETE, gke_cluster, k8s, patch
-from tests.stack_runner import run_stack
+from tests.stack_runner import run_stack, unedited_run
 
 RULES = (
     "gke-multi-networking-cluster",
@@ -30,7 +30,7 @@ COMPUTE_NETWORK = "gcp:compute/network:Network"
 
 @functools.cache
 def _stack() -> tuple[Res, ...]:
-    result = run_stack("gpudirect")
+    result = unedited_run("gpudirect")
     return tuple(Res(r.type, r.name, plain(r.inputs), r.urn) for r in result.resources)
 
 

@@ -17,7 +17,7 @@ from components.observability import queries as q
 from stacks.errors import ConfigError
 from tests.policies.pack_harness import Res, policy, run
 from tests.policies.pack_objects import gke_cluster
-from tests.stack_runner import run_stack
+from tests.stack_runner import run_stack, unedited_run
 
 RULE = policy("promql-tells-clusters-apart")
 ALERT = "gcp:monitoring/alertPolicy:AlertPolicy"
@@ -61,7 +61,7 @@ def test_queries_that_keep_or_pin_the_cluster_pass() -> None:
 
 def _stack_queries(stack: str) -> list[str]:
     out: list[str] = []
-    for r in run_stack(stack).resources:
+    for r in unedited_run(stack).resources:
         if r.type == ALERT:
             out += [c["conditionPrometheusQueryLanguage"]["query"] for c in r.inputs["conditions"]]
         elif r.type == DASHBOARD:
