@@ -63,8 +63,19 @@ def test_impersonation_goes_through_rbac(cluster: Cluster) -> None:
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}],
     }
     assert all(r.accepted for r in cluster.apply([role, binding]))
-    (allowed,) = cluster.apply([config_map("live-alice")], as_user=user, groups=[group])
-    assert allowed.accepted, allowed
+
+    # The RBAC authorizer reads Roles and RoleBindings from the API server's informers (kubernetes
+    # v1.37.2 plugin/pkg/auth/authorizer/rbac/rbac.go ``New`` takes listers; pkg/kubeapiserver/
+    # authorizer/config.go builds them from the shared informer factory), so a binding is in
+    # force once its watch event arrives, not when the create returns: the same request is
+    # refused until then.  On a busy machine that took longer than one request.
+    def applied_as_alice() -> object:
+        (answer,) = cluster.apply([config_map("live-alice")], as_user=user, groups=[group])
+        assert answer.accepted or answer.status == 403, answer  # refused only for want of the binding
+        return answer if answer.accepted else None
+
+    allowed = cluster.wait_for(applied_as_alice, 30, "alice's RoleBinding to be in force")
+    assert allowed is not None
     # the official client, impersonating the same user
     api = k8s.CoreV1Api(cluster.client(as_user=user, groups=[group]))
     assert api.read_namespaced_config_map("live-alice", "default").data == {"k": "v"}
