@@ -12,6 +12,7 @@ per project (docs/monitoring.md says where those figures come from).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -20,9 +21,11 @@ import pytest
 from benchmarks.scale import stack_document
 from components.observability.alerts import MAX_CONDITIONS, MAX_POLICIES, alert_rules, policy_groups
 from components.observability.dashboard import COLUMNS, MAX_TILES, QueueView, dashboard_documents
+from preview.stack_files import load_stack_files
 from stacks.compose.monitoring import alert_thresholds, queue_views
 from stacks.config import StackConfig
 from stacks.errors import ConfigError
+from tests.stack_runner import ROOT
 
 TEAMS = 1000
 
@@ -32,6 +35,19 @@ def config(teams: int) -> StackConfig:
     return StackConfig.model_validate(
         {k.removeprefix("gpu-batch:"): v for k, v in document.items() if k.startswith("gpu-batch:")}
     )
+
+
+def repo_config(stack: str) -> StackConfig:
+    """A repo stack file's plain project keys, validated as the program validates them."""
+    files = load_stack_files(ROOT, stack)
+    document: dict[str, Any] = {}
+    for key, text in files.config.items():
+        if key.startswith("gpu-batch:") and key not in files.secret_keys:
+            try:
+                document[key.removeprefix("gpu-batch:")] = json.loads(text)
+            except ValueError:
+                document[key.removeprefix("gpu-batch:")] = text
+    return StackConfig.model_validate(document)
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +125,31 @@ def test_teams_whose_policy_names_collide_are_refused_not_merged() -> None:
         "not share the name alert-ml (they differ only in case, punctuation, or past 63 characters): "
         "rename one team"
     )
+
+
+@pytest.mark.parametrize("stack", ["prod", "gpudirect"])
+def test_each_queue_view_lists_the_teams_whose_local_queues_point_at_it(stack: str) -> None:
+    """``localQueue`` and ``gpuQueues`` both count, a team once per queue (prod's research team
+    points two LocalQueues at queues of its own; gpudirect's a gpuQueue), sorted by name; a
+    queue no team points at lists none.  Read per queue from the definition, against the one
+    pass the views are built from (``stacks.config.tenancy.teams_by_queue``)."""
+    config = repo_config(stack)
+    views = queue_views(config)
+    assert [v.name for v in views] == [cq.name for cq in config.kueue_queues.cluster_queues]
+    for view in views:
+        pointing = {t.name for t in config.teams if view.name in t.local_queues.values()}
+        assert view.teams == tuple(sorted(pointing))
+    assert any(len(v.teams) > 1 for v in views) or any(
+        len(set(t.local_queues.values())) > 1 for t in config.teams
+    ), f"{stack} no longer exercises a team with several queues or a queue with several teams"
+
+
+def test_a_team_pointing_two_local_queues_at_one_queue_is_listed_once(large: StackConfig) -> None:
+    team = large.teams[0]
+    target = team.cluster_queue
+    assert target is not None
+    doubled = team.model_copy(update={"gpu_queues": {"extra": target}})
+    assert list(doubled.local_queues.values()).count(target) == 2
+    config = large.model_copy(update={"teams": [doubled, *large.teams[1:]]})
+    (view,) = [v for v in queue_views(config) if v.name == target]
+    assert view.teams == (team.name,)

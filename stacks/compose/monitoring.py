@@ -37,6 +37,7 @@ from components.observability.dashboard import DASHBOARD_OUTPUT, QueueView, page
 from stacks.compose.schedulers import Schedulers
 from stacks.config import StackConfig
 from stacks.config.kai_queues import walk
+from stacks.config.tenancy import teams_by_queue
 from stacks.quantity import POLICIES_DIR
 
 assert POLICIES_DIR  # importing stacks.quantity put the pack's package on sys.path
@@ -112,11 +113,15 @@ def build_monitoring(
 
 def queue_views(config: StackConfig) -> list[QueueView]:
     """Every ClusterQueue of the stack with the teams whose LocalQueues point at it."""
-    views = []
-    for cq in config.kueue_queues.cluster_queues:
-        teams = tuple(sorted(t.name for t in config.teams if cq.name in t.local_queues.values()))
-        views.append(QueueView(cq.name, teams, provisioning_check=bool(cq.admission_checks)))
-    return views
+    by_queue = teams_by_queue(config.teams)
+    return [
+        QueueView(
+            cq.name,
+            tuple(sorted(t.name for t in by_queue.get(cq.name, []))),
+            provisioning_check=bool(cq.admission_checks),
+        )
+        for cq in config.kueue_queues.cluster_queues
+    ]
 
 
 def alert_thresholds(config: StackConfig) -> AlertThresholds:
