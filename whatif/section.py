@@ -25,12 +25,16 @@ from whatif.summary import pool_lines, queue_table, starved_lines
 HEADING = "### What-if: Kueue admission under the stack's load profile"
 
 
-def section_lines(stack: str, items: Iterable[Record | tuple[str, Any, str, str]]) -> list[str]:
+def section_lines(
+    stack: str, items: Iterable[Record | tuple[str, Any, str, str]], model: StackModel | None = None
+) -> list[str]:
     """The Kueue table, the KAI table (:mod:`whatif.kai.section`), or both; a MultiKueue program
     (:mod:`whatif.multikueue`) gets the manager's table, per team where its work ran, and the
-    comparison with one region."""
+    comparison with one region.  ``model``: the pack's model of ``items`` when the caller has one
+    (the preview's report shares its own), else built here."""
     records: list[Record] = [r if len(r) == 6 else (*r[:4], "", ()) for r in items]
-    model = StackModel.from_plain(r[:4] for r in records)
+    if model is None:
+        model = StackModel.from_plain(r[:4] for r in records)
     kai = kai_section_lines(stack, model) if has_kai_queues(model) else []
     if not model.cluster_queues():
         if kai:

@@ -128,3 +128,35 @@ def test_prod_l4_jobs_stay_on_l4_where_one_group_mixing_spilled_them(runs: dict[
         simulate(mixed, generate_trace(load_profile(profile_path("prod")), mixed, "prod.yaml"))
     )
     assert "h100" in spilled["research-l4"] and "h100" in spilled["applied-l4"]
+
+
+@pytest.mark.parametrize("stack", ["prod", "kai"])
+def test_a_model_the_caller_built_gives_the_section_built_here(
+    stack: str, runs: dict[str, RunResult]
+) -> None:
+    """The preview's report hands its own model (in URN order) to the section; the section from
+    the registration-order items alone is the same, line for line."""
+    from preview.report import stack_model
+
+    given = section_lines(stack, _items(runs[stack]), stack_model(runs[stack].resources))
+    assert given == section_lines(stack, _items(runs[stack]))
+
+
+def test_the_report_builds_one_model_for_a_one_cluster_stack(
+    runs: dict[str, RunResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The capacity sections and the what-if share the pack's model of the stack (~1 s a build at
+    1,000 teams): one build, not one per part."""
+    from preview.report import capacity_sections
+
+    built: list[int] = []
+    real = StackModel.from_plain.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[StackModel], *args: Any, **kwargs: Any) -> StackModel:
+        built.append(1)
+        result: StackModel = real(cls, *args, **kwargs)
+        return result
+
+    monkeypatch.setattr(StackModel, "from_plain", classmethod(counting))
+    lines = capacity_sections("prod", runs["prod"].resources)
+    assert HEADING in lines and len(built) == 1
