@@ -317,7 +317,13 @@ def capacity_sections(
     """Every section but the policy results: what the stack plans, which needs no pack answer
     (so the preview writes it while the pack still runs ``AnalyzeStack``).  A program reaching
     several clusters gets the sections once per cluster, then which workers take which gangs.
-    ``policy_config`` (the ``--policy-pack-config`` object) gives the declared reservation sizes."""
+    ``policy_config`` (the ``--policy-pack-config`` object) gives the declared reservation sizes.
+
+    Every section reads the resources in URN order: registration order varies from run to run
+    (``preview.records.by_urn``), and a section listing rows as it meets them (the network
+    section's firewall rules, for one: gpudirect's five GPU-network rules came out in another
+    order every few runs) would make ``report.md`` differ between two previews of one program."""
+    resources = by_urn(resources)
     clusters = cluster_subsets(resources)
     reservations = reservation_sizes(policy_config)
     if len(clusters) < 2:
