@@ -30,8 +30,8 @@ shared, so the minimum is the cleanest run)::
   process, of the analysis host and of the pack, in the same preview run.  On a machine shared
   with other work the wall figures move with the load; these say which process did the work.
 * ``stages_s``: seconds per preview stage; ``policy`` is only the wait for the pack once the
-  outputs and the report's capacity sections (``report``) are written: the rest of its work
-  overlaps the program and the outputs.
+  outputs, the report's capacity sections, the cost and the findings' locator (``report``)
+  are written: the rest of its work overlaps the program and the outputs.
 * ``--baseline DIR``: another checkout (e.g. ``git worktree add /tmp/base main``): its own
   preview and program on the same stack file, run right after each of this tree's previews.
 
