@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from gpu_batch_policy.primitives.yaml_loader import SAFE_LOADER
 
 from preview.offline_secrets import THROWAWAY_SECRET, supply_throwaway_secrets
 
@@ -102,7 +103,7 @@ def _strip_secure(value: Any) -> tuple[Any, bool]:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=SAFE_LOADER)
     except FileNotFoundError:
         raise StackFileError(f"{path.name}: not found") from None
     except yaml.YAMLError as error:

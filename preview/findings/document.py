@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from gpu_batch_policy.primitives.yaml_loader import SAFE_LOADER
 
 from components.chart_lock import ChartLockError, locked_charts
 from preview.analyzer import AnalysisResult, Diagnostic, in_display_order
@@ -73,7 +74,7 @@ class Locator:
         self.project_positions = YamlPositions.read(project_dir, "Pulumi.yaml")
         self.project = project
         try:
-            doc = yaml.safe_load(text)
+            doc = yaml.load(text, Loader=SAFE_LOADER)
         except yaml.YAMLError:
             doc = None
         config = doc.get("config") if isinstance(doc, dict) else None

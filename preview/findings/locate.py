@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from gpu_batch_policy.primitives.yaml_loader import SAFE_LOADER
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class YamlPositions:
     def __init__(self, file: str, text: str) -> None:
         self.file = file
         try:
-            self._root: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+            self._root: yaml.Node | None = yaml.compose(text, Loader=SAFE_LOADER)
         except yaml.YAMLError:
             self._root = None  # an unreadable file: every look-up points at its first line
 

@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import yaml
 
+from ...primitives.yaml_loader import SAFE_LOADER
 from .resolver import (
     DEFAULT_PULL_TIMEOUT_S,
     OFFLINE_ENV,
@@ -41,7 +42,7 @@ LOCK_FILE: Final = REPO_ROOT / "charts.lock.yaml"
 # libyaml's loader when PyYAML has it: the pinned CRD files are megabytes of YAML, which the pure
 # Python loader parsed in seconds on every preview and pack start (issue 44); both construct with
 # the same SafeConstructor, and tests/charts/test_render_cache.py compares them on every pinned file.
-LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+LOADER: Final[Any] = SAFE_LOADER
 
 
 class ManifestLockError(ValueError):

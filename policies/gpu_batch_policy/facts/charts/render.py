@@ -31,9 +31,9 @@ import helm_python
 import yaml
 
 from ...primitives.bounded import BoundedCache
+from ...primitives.yaml_loader import SAFE_LOADER
 from . import render_cache
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HOOK_ANNOTATION = "helm.sh/hook"
 
 ErrorKind = Literal["values-schema", "chart-refused", "template", "manifest"]
@@ -158,7 +158,7 @@ def _document(outcome: RenderedChart | RenderError) -> dict[str, Any]:
 def _documents(source: str, text: str) -> list[RenderedObject]:
     return [
         RenderedObject(source, doc)
-        for doc in yaml.load_all(text, Loader=_LOADER)
+        for doc in yaml.load_all(text, Loader=SAFE_LOADER)
         if isinstance(doc, dict) and doc.get("kind")
     ]
 

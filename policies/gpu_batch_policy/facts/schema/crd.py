@@ -46,6 +46,7 @@ from typing import Any, Final
 import yaml
 
 from ...primitives.bounded import BoundedCache
+from ...primitives.yaml_loader import SAFE_LOADER
 from .cel import NodeRules, RuleResult, Verdict
 from .depth import MAX_SCHEMA_DEPTH, nesting_depth
 from .markers import MARKERS
@@ -57,7 +58,6 @@ SCHEMA_DIR_ENV: Final = "GPU_BATCH_CRD_DIR"
 
 _Path = tuple[str | int, ...]
 
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -895,7 +895,7 @@ class CrdCatalog:
             return
         self._loaded.add(path)
         with path.open(encoding="utf-8") as handle:
-            documents = list(yaml.load_all(handle, Loader=_YAML_LOADER))
+            documents = list(yaml.load_all(handle, Loader=SAFE_LOADER))
         self.add_documents(documents, path)
 
     def add_documents(self, documents: Iterable[Any], source: Path) -> None:
