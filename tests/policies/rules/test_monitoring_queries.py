@@ -272,3 +272,40 @@ def test_kai_metrics_need_their_prefix() -> None:
     assert run(EXPORTED, [kai_release(), alert(histogram)]).clean
     # Without KAI in the stack a bare name may be another exporter's: not judged.
     assert run(EXPORTED, [dashboard("sum(queue_allocated_gpus)")]).clean
+
+
+def test_the_rules_reading_queries_share_one_read_and_each_reports_a_broken_dashboard(
+    monkeypatch: Any,
+) -> None:
+    """One model (as one AnalyzeStack call shares it): the queries of each holder are read once
+    for every rule that reads them, and each rule still reports a dashboard that is not JSON."""
+    from gpu_batch_policy.facts.model import StackModel
+    from gpu_batch_policy.rules.kit.report import Reporter
+    from gpu_batch_policy.rules.monitoring import queries as module
+    from gpu_batch_policy.rules.monitoring.ray_metrics import check_ray_metric_documented
+
+    reads: list[str] = []
+    real = module._read
+
+    def counting(res: Any) -> Any:
+        reads.append(res.urn)
+        return real(res)
+
+    monkeypatch.setattr(module, "_read", counting)
+    holders = [
+        dashboard("kueue_pending_workloads", name="ok"),
+        Res(DASHBOARD, "broken", {"dashboardJson": "{"}),
+    ]
+    model = StackModel.from_plain(((r.type, r.props, r.urn, r.name) for r in holders), render=False)
+    found: dict[str, list[str]] = {}
+    for check in (module.check_promql_parses, module.check_metric_exported, check_ray_metric_documented):
+        messages = found.setdefault(check.__name__, [])
+
+        def report(message: str, _urn: str | None = None, into: list[str] = messages) -> None:
+            into.append(message)
+
+        check(model, Reporter(report, stack=True), {})
+    for name, messages in found.items():
+        assert any("is not JSON" in m for m in messages), (name, messages)
+        assert not any("'ok'" in m for m in messages), (name, messages)
+    assert sorted(reads) == sorted(r.urn for r in holders)

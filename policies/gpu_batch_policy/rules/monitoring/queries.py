@@ -45,7 +45,7 @@ from ...facts.metrics.kai import kai_problem
 from ...facts.metrics.kuberay import kuberay_problem
 from ...facts.metrics.kueue import SETTING_KEYS, is_kueue_series, metric_for_series
 from ...facts.metrics.kueue_settings import kueue_metric_settings
-from ...facts.metrics.promql import expand_dashboard_variables, metric_names
+from ...facts.metrics.promql import Parsed, expand_dashboard_variables, metric_names
 from ...facts.model import StackModel
 from ...facts.model.base import Resource
 from ...primitives.values import Unknown, dig
@@ -74,51 +74,49 @@ def _json_strings(value: Any, key: str, path: str = "") -> Iterator[tuple[str, s
 Query = tuple[str, str, bool]  # (where, text, is PromQL: False for a GCM filter)
 
 
-def queries(res: Resource, reporter: Reporter) -> list[Query] | None:
-    """Every PromQL string (and GMP metric filter) ``res`` holds; None when unknown until apply."""
+def _read(res: Resource) -> tuple[list[Query] | None, str | None]:
+    """Every PromQL string (and GMP metric filter) ``res`` holds (None: unknown until apply), and
+    the error of a ``dashboardJson`` that is not JSON (then it holds none)."""
     if res.type == DASHBOARD:
         raw = res.get("dashboardJson")
         if isinstance(raw, Unknown):
-            return None
+            return None, None
         if not isinstance(raw, str):
-            return []
+            return [], None
         try:
             doc = json.loads(raw)
         except ValueError as error:
-            reporter.violation(
-                res, f"dashboardJson is not JSON ({error})", "write dashboardJson as a JSON document"
-            )
-            return []
+            return [], str(error)
         found: list[Query] = [
             (w, expand_dashboard_variables(q), True) for w, q in _json_strings(doc, "prometheusQuery")
         ]
         found += [(w, f, False) for w, f in _json_strings(doc, "filter") if _FILTER_METRIC.search(f)]
-        return found
+        return found, None
     if res.type == ALERT_POLICY:
         conditions = res.get("conditions")
         if isinstance(conditions, Unknown):
-            return None
+            return None, None
         out: list[Query] = []
         for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
             query = dig(condition, "conditionPrometheusQueryLanguage", "query")
             if isinstance(query, Unknown):
-                return None
+                return None, None
             if isinstance(query, str):
                 out.append((f"conditions[{i}].conditionPrometheusQueryLanguage.query", query, True))
-        return out
+        return out, None
     groups = dig(res.get("spec"), "groups")
     if isinstance(groups, Unknown):
-        return None
+        return None, None
     rules_out: list[Query] = []
     for g, group in enumerate(groups if isinstance(groups, list) else []):
         rules = dig(group, "rules")
         for r, rule in enumerate(rules if isinstance(rules, list) else []):
             expr = dig(rule, "expr")
             if isinstance(expr, Unknown):
-                return None
+                return None, None
             if isinstance(expr, str):
                 rules_out.append((f"spec.groups[{g}].rules[{r}].expr", expr, True))
-    return rules_out
+    return rules_out, None
 
 
 def _holders(model: StackModel) -> list[Resource]:
@@ -131,9 +129,18 @@ def _holders(model: StackModel) -> list[Resource]:
 
 def known_queries(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resource, Query]]:
     """``(holder, query)`` for every query of the stack's holders; a holder whose queries are
-    unknown until apply is recorded as such instead."""
-    for res in _holders(model):
-        found = queries(res, reporter)
+    unknown until apply is recorded as such instead.
+
+    Four rules read the same queries (this module's two, ``cluster_label``, ``ray_metrics``):
+    each holder is read once per model -- ``json.loads`` of every dashboard and the walk over it
+    were a third of those rules' time at 1,000 teams -- and a ``dashboardJson`` that is not JSON
+    is still a violation of each rule that reads it."""
+    held = model.memo("monitoring.queries", lambda: [(res, *_read(res)) for res in _holders(model)])
+    for res, found, not_json in held:
+        if not_json is not None:
+            reporter.violation(
+                res, f"dashboardJson is not JSON ({not_json})", "write dashboardJson as a JSON document"
+            )
         if found is None:
             reporter.cannot_check(res, "its queries are unknown until apply")
             continue
@@ -141,20 +148,29 @@ def known_queries(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resou
             yield res, query
 
 
+def parsed(model: StackModel, text: str) -> Parsed:
+    """``metric_names(text)``, once per model: three rules parse the same PromQL."""
+    known: dict[str, Parsed] = model.memo("monitoring.parsed", dict)
+    found = known.get(text)
+    if found is None:
+        found = known[text] = metric_names(text)
+    return found
+
+
 def check_promql_parses(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for res, (where, text, is_promql) in known_queries(model, reporter):
-        parsed = metric_names(text) if is_promql else None
-        if parsed is not None and parsed.error is not None:
+        parsed_ = parsed(model, text) if is_promql else None
+        if parsed_ is not None and parsed_.error is not None:
             reporter.violation(
                 res,
-                f"{where} is not valid PromQL ({parsed.error}): {text!r}",
+                f"{where} is not valid PromQL ({parsed_.error}): {text!r}",
                 "fix the expression (it must parse with Prometheus' grammar)",
             )
 
 
-def _series(text: str, is_promql: bool) -> tuple[str, ...]:
+def _series(model: StackModel, text: str, is_promql: bool) -> tuple[str, ...]:
     if is_promql:
-        return metric_names(text).names
+        return parsed(model, text).names
     return tuple(_FILTER_METRIC.findall(text))
 
 
@@ -162,7 +178,7 @@ def series_read(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resourc
     """``(holder, where, series)`` for every series a dashboard, alert policy or GMP rule of the
     stack reads; a holder whose queries are unknown until apply is recorded as such instead."""
     for res, (where, text, is_promql) in known_queries(model, reporter):
-        for series in _series(text, is_promql):
+        for series in _series(model, text, is_promql):
             yield res, where, series
 
 
