@@ -132,10 +132,12 @@ class Deployment:
 
 @cache
 def stack_run(stack: str) -> RunResult:
-    """The stack's program run once under the preview's mocks (its plan and its objects)."""
-    from tests.stack_runner import run_stack
+    """The stack's program run under the preview's mocks (its plan and its objects): this
+    module's own copy of the test process's shared run (``tests.stack_runner.unedited_run``), so a
+    worker that has run the stack for another file does not run it again here."""
+    from tests.stack_runner import unedited_run
 
-    return run_stack(stack)
+    return unedited_run(stack)
 
 
 @cache
