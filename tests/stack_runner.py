@@ -39,7 +39,12 @@ def stack_files(stack: str, edits: dict[str, Any] | None = None, drop: tuple[str
 
 
 def program_records(project: Path, stack: str) -> list[RecordedResource]:
-    """Every registration of ``project``'s program for ``stack``, as the preview records them."""
+    """Every registration of ``project``'s program for ``stack``, as the preview records them.
+
+    For this repo's own stack files, a copy of the process's shared run (:func:`unedited_run`);
+    another project's program (a fixture project) runs afresh."""
+    if project.resolve() == ROOT:
+        return unedited_run(stack).resources
     return run_program(project, load_stack_files(project, stack)).resources
 
 

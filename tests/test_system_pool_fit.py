@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from gpu_batch_policy.facts.charts.render import render_chart
 
 from preview.records import for_display
 from tests.stack_runner import config_value, of_type, unedited_run
@@ -33,8 +33,6 @@ CHART_DIRS = {
     "skypilot": "skypilot",
     "gpu-operator": "gpu-operator",
 }
-
-helm_python = pytest.importorskip("helm_python")
 
 
 def allocatable(machine: str) -> tuple[float, float]:
@@ -89,21 +87,21 @@ def _chart_dir(chart: str, version: str) -> Path:
 
 @functools.cache
 def rendered_pods(stack: str) -> list[tuple[str, float, float]]:
+    """Every pod template's requests in what each release of the stack installs, rendered by the
+    pack's own renderer (``gpu_batch_policy/facts/charts/render.py`` ``render_chart``: Helm's
+    engine as ``helm install`` runs it, each render kept in the shared render cache, so a warm
+    machine reads it instead of running Helm again)."""
     pods = []
     for release in of_type(unedited_run(stack), "kubernetes:helm.sh/v3:Release"):
         inputs = for_display(release.inputs)
         chart = _chart_dir(inputs["chart"], inputs["version"])
         if not chart.is_dir():
             pytest.skip(f"chart mirror {chart} not present")
-        out = helm_python.Chart.load(str(chart)).render(
-            inputs.get("values") or {}, name=inputs["name"], namespace=inputs["namespace"]
+        out = render_chart(
+            chart, inputs.get("values") or {}, release_name=inputs["name"], namespace=inputs["namespace"]
         )
-        for path, text in out.items():
-            if not path.endswith((".yaml", ".yml")):
-                continue  # NOTES.txt
-            for doc in yaml.safe_load_all(text):
-                if isinstance(doc, dict):
-                    pods.extend(pod_requests(doc))
+        for obj in out.objects:
+            pods.extend(pod_requests(obj.manifest))
     return pods
 
 

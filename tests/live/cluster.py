@@ -29,6 +29,7 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -56,10 +57,23 @@ class LiveError(RuntimeError):
     """A control-plane process did not start or answer: the message says which and its log tail."""
 
 
+_HANDED_OUT: set[int] = set()
+_HANDED_OUT_LOCK = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port free now, never one this process handed out before: clusters are started from
+    several threads at once (:func:`tests.live.stacks.deploy_clusters`), and a port released here
+    is not bound by its process until that process starts, so two threads could otherwise be
+    given the same one."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        with _HANDED_OUT_LOCK:
+            if port not in _HANDED_OUT:
+                _HANDED_OUT.add(port)
+                return port
 
 
 def _tail(path: Path, lines: int = 30) -> str:
@@ -225,6 +239,7 @@ class ControlPlane:
         self.sa_key = self.pki.signing_key("service-accounts")
         self.clusters: list[Cluster] = []
         self._count = 0
+        self._lock = threading.Lock()  # clusters may be started from several threads at once
         self.etcd = Etcd(folder)
 
     def client_certificate(self, user: str, groups: Iterable[str] = ()) -> KeyPair:
@@ -237,10 +252,11 @@ class ControlPlane:
 
     def cluster(self, name: str) -> Cluster:
         """A new kube-apiserver on its own etcd prefix: an empty cluster named ``name``."""
-        self._count += 1
         safe = "".join(c if c.isalnum() or c == "-" else "-" for c in name)
-        cluster = Cluster(self, f"{self._count:02d}-{safe}")
-        self.clusters.append(cluster)
+        with self._lock:
+            self._count += 1
+            cluster = Cluster(self, f"{self._count:02d}-{safe}")
+            self.clusters.append(cluster)
         try:
             cluster.wait_ready()
         except BaseException:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.live.cluster import KEEP_ENV, Cluster, ControlPlane
-from tests.live.stacks import Deployment, deploy, kueue_objects, stack_clusters
+from tests.live.stacks import Deployment, deploy, deploy_clusters, kueue_objects, stack_clusters
 from tests.live.tas_nodes import delete_nodes
 
 LIVE_DIR = Path(__file__).resolve().parent
@@ -90,8 +90,7 @@ class StackDeployments:
     def get(self, stack: str) -> list[Deployment]:
         if stack != self.stack:
             self.stop()
-            for n, objects in enumerate(stack_clusters(stack)):
-                self.deployments.append(deploy(self.plane, objects, name=f"{stack}-{n}"))
+            self.deployments = deploy_clusters(self.plane, stack_clusters(stack), name=stack)
             self.stack = stack
         return self.deployments
 

@@ -30,6 +30,7 @@ import json
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -131,10 +132,12 @@ class Deployment:
 
 @cache
 def stack_run(stack: str) -> RunResult:
-    """The stack's program run once under the preview's mocks (its plan and its objects)."""
-    from tests.stack_runner import run_stack
+    """The stack's program run under the preview's mocks (its plan and its objects): this
+    module's own copy of the test process's shared run (``tests.stack_runner.unedited_run``), so a
+    worker that has run the stack for another file does not run it again here."""
+    from tests.stack_runner import unedited_run
 
-    return run_stack(stack)
+    return unedited_run(stack)
 
 
 @cache
@@ -282,6 +285,38 @@ def deploy(plane: ControlPlane, objects: ClusterObjects, *, name: str, platform:
     except BaseException:
         cluster.stop()
         raise
+
+
+def deploy_clusters(
+    plane: ControlPlane, sections: Sequence[ClusterObjects], *, name: str
+) -> list[Deployment]:
+    """Each of ``sections`` deployed by :func:`deploy` to a cluster of its own (``<name>-<n>``),
+    all at once: the clusters of a stack are independent (a MultiKueue manager reaches its
+    workers only once a test writes their kubeconfigs, ``queue_live.connect_workers``), and each
+    deploy mostly waits on its API server and Kueue's manager, so one after the other a
+    three-cluster stack waited three times as long.
+
+    Returns the deployments in ``sections``' order; the caller stops their clusters.  If any
+    deploy raises, the clusters that did start are stopped here and the first error is raised
+    (every cluster is also in ``plane.clusters``, which the session stops in any case)."""
+    platform_crds()  # read (and downloaded) once, before the threads share it
+    with ThreadPoolExecutor(max_workers=max(1, len(sections)), thread_name_prefix=f"deploy-{name}") as pool:
+        futures = [
+            pool.submit(deploy, plane, objects, name=f"{name}-{n}") for n, objects in enumerate(sections)
+        ]
+    deployments: list[Deployment] = []
+    errors: list[BaseException] = []
+    for future in futures:
+        error = future.exception()
+        if error is None:
+            deployments.append(future.result())
+        else:
+            errors.append(error)
+    if errors:
+        for deployment in deployments:
+            deployment.cluster.stop()
+        raise errors[0]
+    return deployments
 
 
 def deploy_to(cluster: Cluster, objects: ClusterObjects, *, platform: bool = True) -> Deployment:

@@ -8,14 +8,16 @@ raises after reporting; :class:`Run` records both.
 from __future__ import annotations
 
 import copy
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_batch_policy.rules.kit.report import CannotCheckYetError
 from gpu_batch_policy.runtime.registry import ALL_POLICIES
+from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import (
     Policy,
     PolicyCustomTimeouts,
@@ -166,6 +168,65 @@ def _run(pol: Policy, resources: list[Res], config: dict[str, Any] | None) -> Ru
             except CannotCheckYetError as exc:
                 cannot.append(exc.message)
     return Run(found, "; ".join(cannot) if cannot else None)
+
+
+def _reporter(found: list[tuple[str, str | None]], call: analyzer_pb2.AnalyzeResponse) -> Callable[..., None]:
+    """A ``report_violation`` for one policy in ``call``: like the SDK's, a closure over the call's
+    response, which is how the pack's call cache knows two policies share a call
+    (``gpu_batch_policy/rules/kit/builders.py`` ``analyzer_call``)."""
+
+    def report(message: str, urn: str | None = None) -> None:
+        found.append((message, urn))
+        call.diagnostics.add(message=message, urn=urn or "")
+
+    return report
+
+
+def run_together(
+    pols: Sequence[Policy], resources: list[Res], config: dict[str, Any] | None = None
+) -> dict[str, Run]:
+    """``pols`` on ``resources`` as the pack judges them in one analyzer call: one ``AnalyzeStack``
+    for the stack policies, one ``Analyze`` per resource for the resource policies.
+
+    As in the pack's patched SDK (``gpu_batch_policy/runtime/sdk_speedups.py``:
+    ``_analyze_stack_building_resources_once``, and ``Analyze``'s conversions memoised per call),
+    the call's resources are built once and every policy gets its own list of the same objects;
+    each policy's ``report_violation`` closes over the call's response, so the rules' stack model
+    (or resource view) is built once per call and shared (``rules/kit/builders.py``
+    ``_CallCache``).  :func:`run` instead gives one policy a call of its own.  The answer per
+    policy is :func:`run`'s: its violations in order and its "cannot check yet"; an
+    ``UnknownValueError`` that is not the rule's own is an assertion naming the rule.
+    """
+    found: dict[str, list[tuple[str, str | None]]] = {p.name: [] for p in pols}
+    cannot: dict[str, list[str]] = {p.name: [] for p in pols}
+
+    def judge(pol: Policy, validate: Callable[[], object]) -> None:
+        try:
+            validate()
+        except CannotCheckYetError as exc:
+            cannot[pol.name].append(exc.message)
+        except UnknownValueError as exc:  # not our subclass: the rule read an unknown unguarded
+            raise AssertionError(f"{pol.name} leaked UnknownValueError: {exc.message}") from exc
+
+    stack_pols = [p for p in pols if isinstance(p, StackValidationPolicy)]
+    resource_pols = [p for p in pols if isinstance(p, ResourceValidationPolicy)]
+    assert len(stack_pols) + len(resource_pols) == len(pols), "neither a stack nor a resource policy"
+    with _stack_of(resources):
+        if stack_pols:
+            call = analyzer_pb2.AnalyzeResponse()
+            built = policy_resources(resources)
+            for stack_pol in stack_pols:
+                args = StackValidationArgs(list(built), config)
+                report = _reporter(found[stack_pol.name], call)
+                judge(stack_pol, functools.partial(stack_pol.validate, args, report))
+        for r in resources if resource_pols else ():
+            call = analyzer_pb2.AnalyzeResponse()
+            props = unknown_checking_proxy(copy.deepcopy(r.props))
+            for resource_pol in resource_pols:
+                resource_args = ResourceValidationArgs(r.type, props, r.urn, r.name, _opts(), None, config)
+                report = _reporter(found[resource_pol.name], call)
+                judge(resource_pol, functools.partial(resource_pol.validate, resource_args, report))
+    return {p.name: Run(found[p.name], "; ".join(cannot[p.name]) if cannot[p.name] else None) for p in pols}
 
 
 def run_all(resources: list[Res], names: list[str] | None = None) -> dict[str, Run]:

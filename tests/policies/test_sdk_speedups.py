@@ -21,7 +21,7 @@ from preview.analyzer import PolicyPackProcess, ProviderResolver
 from preview.records import RecordedResource
 from preview.stack_files import stack_names
 from tests.compact_crds import with_compact_crd_schemas
-from tests.stack_runner import ROOT, program_records
+from tests.stack_runner import ROOT, program_records, unedited_run
 
 POLICIES = ROOT / "policies"
 FOREIGN = ROOT / "tests" / "fixtures" / "foreign_program"
@@ -179,7 +179,7 @@ def _stock_pack_dir(root: Path) -> Path:
 
 def _stack_records() -> Iterator[tuple[str, list[RecordedResource]]]:
     for stack in stack_names(ROOT):
-        yield stack, with_compact_crd_schemas(program_records(ROOT, stack))
+        yield stack, with_compact_crd_schemas(unedited_run(stack).resources)
     for stack in ("broken", "fixed"):
         yield f"foreign/{stack}", program_records(FOREIGN, stack)
 
@@ -291,7 +291,7 @@ def test_a_policy_reading_the_stack_and_dry_run_sees_them_on_every_call(tmp_path
     pack_dir.mkdir()
     (pack_dir / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: reads settings\n")
     (pack_dir / "__main__.py").write_text(READS_SETTINGS_MAIN)
-    resources = program_records(ROOT, "dev")
+    resources = unedited_run("dev").resources
     with PolicyPackProcess(pack_dir, stack="dev", project="gpu-batch", dry_run=True) as pack:
         result = pack.run(resources)
     messages = [d.message for d in result.diagnostics]
@@ -366,7 +366,7 @@ def _every_kind_pack(root: Path, *, patched: bool) -> Path:
 def test_a_pack_where_every_resource_policy_reports_answers_as_the_stock_sdk(
     levels: dict[str, str] | None, tmp_path: Path
 ) -> None:
-    resources = program_records(ROOT, "dev")
+    resources = unedited_run("dev").resources
     types = {r.type for r in resources}
     assert "kubernetes:core/v1:Namespace" in types and len(types) > 2  # the predicate refuses some
     with (

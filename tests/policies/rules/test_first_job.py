@@ -24,7 +24,7 @@ from gpu_batch_policy.primitives.values import plain
 
 from preview.report import _cluster_queue_rows, stack_model
 from tests.gpudirect_workloads import ray_gang
-from tests.policies.pack_harness import Res, run
+from tests.policies.pack_harness import Res, run, run_together
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import DELETE, patch
 from tests.stack_runner import config_value, shared_unless_edited
@@ -54,8 +54,8 @@ def resources(stack: str, workloads: str = "") -> list[Res]:
 
 
 def fired(found: list[Res], config: dict[str, Any] | None = None) -> dict[str, list[str]]:
-    out = {name: run(get_policy(name), found, config).messages for name in RULES}
-    return {name: messages for name, messages in out.items() if messages}
+    out = run_together([get_policy(name) for name in RULES], found, config)
+    return {name: result.messages for name, result in out.items() if result.messages}
 
 
 def _named(found: list[Res], type_: str, name: str) -> Res:

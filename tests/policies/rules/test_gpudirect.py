@@ -11,7 +11,7 @@ import pytest
 from gpu_batch_policy.primitives.values import plain
 
 from tests.gpudirect_workloads import ray_gang
-from tests.policies.pack_harness import UNKNOWN, Res, run
+from tests.policies.pack_harness import UNKNOWN, Res, run, run_together
 from tests.policies.pack_harness import policy as get_policy
 from tests.policies.pack_objects import DELETE, gke_cluster, k8s, patch
 from tests.stack_runner import run_stack, unedited_run
@@ -39,7 +39,8 @@ def stack() -> list[Res]:
 
 
 def findings(resources: list[Res], config: dict[str, Any] | None = None) -> dict[str, list[str]]:
-    return {name: run(get_policy(name), resources, config).messages for name in RULES}
+    judged = run_together([get_policy(name) for name in RULES], resources, config)
+    return {name: result.messages for name, result in judged.items()}
 
 
 def _edit(resources: list[Res], match: Callable[[Res], bool], path: str, value: Any) -> list[Res]:
