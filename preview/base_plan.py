@@ -43,6 +43,20 @@ class BasePlanError(Exception):
     """The base could not be exported or previewed; the message is one line for the user."""
 
 
+def check_ref(ref: str, project_dir: Path = PROJECT_DIR) -> None:
+    """BasePlanError, the line :func:`plan_at` gives, when git names no commit ``ref`` here:
+    ``python -m preview --base`` asks before the head's own preview runs, so a mistyped ref costs
+    one git call, not a whole preview first."""
+    found = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        cwd=project_dir,
+        capture_output=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        raise BasePlanError(f"--base {ref}: git cannot export it (no commit of that name here)")
+
+
 def plan_at(ref: str, stack: str, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
     """``build/<stack>/plan.json`` of the stack at ``ref``; BasePlanError with one line if not."""
     archive = subprocess.run(

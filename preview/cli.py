@@ -26,7 +26,7 @@ from preview.analyzer import (
     in_display_order,
     load_policy_config_file,
 )
-from preview.base_plan import BasePlanError, plan_at
+from preview.base_plan import BasePlanError, check_ref, plan_at
 from preview.charts import (
     ChartUnavailableError,
     ReleaseManifests,
@@ -118,6 +118,12 @@ def main(argv: list[str] | None = None, *, exits_after: bool = False) -> int:
     except StackFileError as error:
         print(f"stack file error: {error}", file=sys.stderr)
         return 2
+    if args.base is not None:
+        try:
+            check_ref(args.base, args.project_dir)
+        except BasePlanError as error:
+            print(str(error), file=sys.stderr)
+            return 2
     try:
         session = None if args.no_policy else _start_policies(args, files.project, files.stack, files.config)
     except AnalyzerError as error:

@@ -118,6 +118,8 @@ def test_an_unknown_base_is_one_line_and_exit_2(repo: Path) -> None:
             "--no-policy",
             "--base",
             "no-such-ref",
+            "--out",
+            "unknown-base-out",
         ],
         cwd=repo,
         env=_env(),
@@ -127,6 +129,9 @@ def test_an_unknown_base_is_one_line_and_exit_2(repo: Path) -> None:
     )
     assert run.returncode == 2
     assert "--base no-such-ref: git cannot export it" in run.stderr and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    # said before the head's own preview ran: nothing was planned or written
+    assert "resources planned" not in run.stdout and not (repo / "unknown-base-out").exists()
 
 
 def _plan(*resources: dict[str, object]) -> dict[str, object]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from preview.project import PROJECT_DIR
-from whatif.compare import diff_lines, model_at
+from whatif.compare import check_base, diff_lines, model_at
 from whatif.errors import NotModelledError, NotSettledError, WhatIfError
 from whatif.kai.compare import kai_compare_lines
 from whatif.kai.run import default_kai_trace, has_kai_queues, simulate_kai
@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
             if value is not None and not value >= 0:  # NaN too
                 flag = "--" + option.replace("_", "-")
                 raise WhatIfError(f"{flag}: got {value:g}, expected a number of seconds >= 0")
+        if args.base:
+            check_base(args.base)
         found: Fleet | None = None
         if args.manifests is not None:
             model = from_manifests(args.manifests)

@@ -11,12 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from preview.base_plan import BasePlanError, plan_at
+from preview.base_plan import BasePlanError, check_ref, plan_at
 from preview.project import PROJECT_DIR
 from whatif.errors import WhatIfError
 from whatif.pack import StackModel
 from whatif.sources import plan_items
 from whatif.summary import cells, fmt_seconds, fmt_use, side_summary, table
+
+
+def check_base(ref: str, project_dir: Path = PROJECT_DIR) -> None:
+    """WhatIfError when git names no commit ``ref`` (``preview.base_plan.check_ref``): asked
+    before the head's program runs, as ``python -m preview --base`` asks."""
+    try:
+        check_ref(ref, project_dir)
+    except BasePlanError as error:
+        raise WhatIfError(str(error)) from None
 
 
 def model_at(ref: str, stack: str, project_dir: Path = PROJECT_DIR) -> StackModel:

@@ -124,6 +124,7 @@ def test_the_cli_prints_the_kai_diff_for_base(
     through the Kueue comparison only and failed on the KAI priority classes."""
     monkeypatch.setattr(cli, "stack_records", lambda stack, build_dir, fresh: _records(HEAD_B))
     monkeypatch.setattr(cli, "model_at", lambda ref, stack: _model(BASE_B))
+    monkeypatch.setattr(cli, "check_base", lambda ref: None)  # "main" need not be a ref of this clone
     trace = tmp_path / "trace.yaml"
     trace.write_text(yaml.safe_dump(TRACE))
     assert cli.main(["--stack", "kai", "--base", "main", "--trace", str(trace)]) == 0
@@ -138,5 +139,18 @@ def test_the_cli_says_when_neither_side_has_queues(
 ) -> None:
     monkeypatch.setattr(cli, "stack_records", lambda stack, build_dir, fresh: [])
     monkeypatch.setattr(cli, "model_at", lambda ref, stack: StackModel.from_plain([]))
+    monkeypatch.setattr(cli, "check_base", lambda ref: None)
     assert cli.main(["--stack", "kai", "--base", "main"]) == 0
     assert "nothing to compare" in capsys.readouterr().out
+
+
+def test_an_unknown_base_is_said_before_the_heads_program_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def head(stack: str, build_dir: Path, fresh: bool) -> list[object]:
+        raise AssertionError("the head's program ran before the base was checked")
+
+    monkeypatch.setattr(cli, "stack_records", head)
+    assert cli.main(["--stack", "kai", "--base", "no-such-ref"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--base no-such-ref: git cannot export it" in err[0], err
