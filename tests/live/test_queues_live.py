@@ -42,6 +42,7 @@ that one workload).  Submitting and playing GKE: :mod:`tests.live.queue_live`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -368,6 +369,23 @@ def _held_as_said(message: str, verdict: Verdict) -> list[str]:
     return wrong
 
 
+def _until_active(cluster: Cluster, name: str) -> None:
+    """Wait (up to 60 s) for Kueue to call ClusterQueue ``name`` Active, as a team would before
+    it submits: a Workload submitted while the ClusterQueue's flavors or admission checks are
+    still being reconciled is held "ClusterQueue <name> is inactive" (kueue v0.19.2
+    ``pkg/controller/core/workload_controller.go`` ``getQueueBlocker``, from the cache's
+    ``ClusterQueueActive``, which the ClusterQueue's ``Active`` condition reports).  The deploy
+    leaves Kueue reconciling, and on a loaded machine the first template raced it.  A queue that
+    never turns Active is judged as it is: the template is then held, and the test says so."""
+
+    def active() -> bool | None:
+        state = condition(cluster.get(KUEUE, "ClusterQueue", name), "Active") or {}
+        return True if state.get("status") == "True" else None
+
+    with contextlib.suppress(TimeoutError):
+        cluster.wait_for(active, 60, f"ClusterQueue {name} to be Active")
+
+
 def _judge(
     stack: str,
     cluster: Cluster,
@@ -379,6 +397,8 @@ def _judge(
 ) -> tuple[list[str], str]:
     """Submit ``template`` alone as its team; (disagreements, what live Kueue did)."""
     obj = submission(objects, template)
+    if verdict.admitted and verdict.cluster_queue:
+        _until_active(cluster, verdict.cluster_queue)
     submit(cluster, member(plane, objects, template.namespace), obj)
     try:
         wl = decided(cluster, obj)
