@@ -335,9 +335,10 @@ def capacity_sections(
             *what_if_section(stack, resources, model),
         ]
     out = [f"## gpu-batch capacity report: `{stack}` ({len(clusters)} clusters)", ""]
+    models = {id(subset): stack_model(subset) for _, subset in clusters}  # one per cluster, used twice
     for title, subset in clusters:
-        out += [f"## {title}", "", *_cluster_sections(subset, stack_model(subset), reservations)]
-    out += multikueue_section(clusters, lambda subset: _gang_rows(stack_model(subset)), _table)
+        out += [f"## {title}", "", *_cluster_sections(subset, models[id(subset)], reservations)]
+    out += multikueue_section(clusters, lambda subset: _gang_rows(models[id(subset)]), _table)
     out += what_if_section(stack, resources)
     return out
 
