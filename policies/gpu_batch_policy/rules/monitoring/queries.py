@@ -148,7 +148,7 @@ def known_queries(model: StackModel, reporter: Reporter) -> Iterator[tuple[Resou
             yield res, query
 
 
-def parsed(model: StackModel, text: str) -> Parsed:
+def parsed_promql(model: StackModel, text: str) -> Parsed:
     """``metric_names(text)``, once per model: three rules parse the same PromQL."""
     known: dict[str, Parsed] = model.memo("monitoring.parsed", dict)
     found = known.get(text)
@@ -159,18 +159,18 @@ def parsed(model: StackModel, text: str) -> Parsed:
 
 def check_promql_parses(model: StackModel, reporter: Reporter, _config: Mapping[str, Any]) -> None:
     for res, (where, text, is_promql) in known_queries(model, reporter):
-        parsed_ = parsed(model, text) if is_promql else None
-        if parsed_ is not None and parsed_.error is not None:
+        parsed = parsed_promql(model, text) if is_promql else None
+        if parsed is not None and parsed.error is not None:
             reporter.violation(
                 res,
-                f"{where} is not valid PromQL ({parsed_.error}): {text!r}",
+                f"{where} is not valid PromQL ({parsed.error}): {text!r}",
                 "fix the expression (it must parse with Prometheus' grammar)",
             )
 
 
 def _series(model: StackModel, text: str, is_promql: bool) -> tuple[str, ...]:
     if is_promql:
-        return parsed(model, text).names
+        return parsed_promql(model, text).names
     return tuple(_FILTER_METRIC.findall(text))
 
 
