@@ -43,6 +43,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from preview import property_depth
 from preview.process_figures import process_cpu_s, process_status_kib
 from preview.records import RecordedResource
+from preview.struct_dict import struct_to_dict
 
 DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
 # No fixed deadline.  The engine sets none on analyzer calls: pulumi/pulumi
@@ -573,7 +574,7 @@ class PolicyPackProcess:
                     description=p.description,
                     level=_FROM_PROTO.get(p.enforcementLevel, "advisory"),
                     policy_type=kind,
-                    config_schema=json_format.MessageToDict(p.configSchema.properties),
+                    config_schema=struct_to_dict(p.configSchema.properties),
                     required=tuple(p.configSchema.required),
                 )
             )
@@ -584,7 +585,7 @@ class PolicyPackProcess:
             return {}
         return {
             name: PolicyConfig(
-                _FROM_PROTO.get(cfg.enforcementLevel, "advisory"), json_format.MessageToDict(cfg.properties)
+                _FROM_PROTO.get(cfg.enforcementLevel, "advisory"), struct_to_dict(cfg.properties)
             )
             for name, cfg in self.info.initialConfig.items()
         }

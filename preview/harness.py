@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from google.protobuf import json_format
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import resource_pb2, source_pb2
@@ -29,6 +28,7 @@ from pulumi.runtime.sync_await import _sync_await
 from preview.mocks import PreviewMocks, echoes
 from preview.records import RecordedResource
 from preview.stack_files import StackFiles
+from preview.struct_dict import struct_to_dict
 
 
 class RecordingMonitor(mocks.MockMonitor):
@@ -47,14 +47,14 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         wire_inputs = request.object.SerializeToString()
-        inputs = json_format.MessageToDict(request.object)
+        inputs = struct_to_dict(request.object)
         if echoes(request.type) and plain_wire(wire_inputs):
             response = self._echo(request, inputs)
             outputs, wire_outputs = inputs, wire_inputs
         else:
             response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
             registered = response.urn in self.resources
-            outputs = json_format.MessageToDict(response.object) if registered else {}
+            outputs = struct_to_dict(response.object) if registered else {}
             wire_outputs = response.object.SerializeToString() if registered else b""
         record = RecordedResource(
             urn=response.urn,
@@ -93,7 +93,8 @@ class RecordingMonitor(mocks.MockMonitor):
         the request's own properties: two passes over every node of every resource's inputs, about
         a fifth of a 1,000-team program's CPU, for the same answer.  The answer and the
         registration the monitor keeps are the same as the SDK path's (no id during a preview),
-        but for one difference of form: ``inputs`` here is the request's ``MessageToDict`` form,
+        but for one difference of form: ``inputs`` here is the request's ``MessageToDict`` form
+        (:func:`preview.struct_dict.struct_to_dict`),
         where the SDK path keeps its decoded form, so a whole number arrives as ``3`` here and
         ``3.0`` there.  The two compare equal, and nothing in the preview reads the type; the test
         compares them by equality.  ``tests/test_harness_echo.py`` compares both paths on every
@@ -210,4 +211,4 @@ def _stack_outputs() -> dict[str, Any]:
     root = settings.get_root_resource()
     outputs = getattr(root, "outputs", None) or {}
     struct = _sync_await(rpc.serialize_properties(outputs, {}))
-    return json_format.MessageToDict(struct)
+    return struct_to_dict(struct)

@@ -31,10 +31,11 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 from gpu_batch_policy.primitives.tokens import HELM_RELEASE, type_token
 
 from preview.records import RecordedResource
+from preview.struct_dict import struct_to_dict
 
 # The pack's own tokens (one definition for the program's records and the rules matching them).
 HELM_RELEASE_TYPE: Final = HELM_RELEASE
@@ -45,7 +46,7 @@ def to_wire(properties: Mapping[str, Any]) -> dict[str, Any]:
     """A property map as the engine receives it: through a protobuf Struct (numbers -> float)."""
     struct = struct_pb2.Struct()
     struct.update(copy.deepcopy(dict(properties)))
-    wire: dict[str, Any] = json_format.MessageToDict(struct)
+    wire = struct_to_dict(struct)
     return wire
 
 
