@@ -22,17 +22,25 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-# Beside the project's other caches: $XDG_CACHE_HOME/gpu-batch (whatif/compiled.py, tests/live/toolchain.py).
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "policies") not in sys.path:  # the pack's package (``python -m benchmarks.suite_time``)
+    sys.path.insert(0, str(ROOT / "policies"))
+
+from gpu_batch_policy.primitives.cache_home import cache_home  # noqa: E402
+
 DURATIONS_ENV = "GPU_BATCH_TEST_DURATIONS"
 
 
 def durations_path() -> Path:
-    """``$GPU_BATCH_TEST_DURATIONS``, else ``$XDG_CACHE_HOME/gpu-batch/test-durations/make-test.xml``."""
+    """``$GPU_BATCH_TEST_DURATIONS``, else ``test-durations/make-test.xml`` in the project's cache root.
+
+    The root (``cache_home()``, the pack's ``primitives/cache_home.py``) holds the project's other
+    caches too.
+    """
     explicit = os.environ.get(DURATIONS_ENV)
     if explicit:
         return Path(explicit)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "gpu-batch" / "test-durations" / "make-test.xml"
+    return cache_home() / "test-durations" / "make-test.xml"
 
 
 def _file_of(case: ET.Element) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 from preview.harness import RunResult, run_program
 from preview.records import RecordedResource
 from preview.stack_files import StackFiles, load_stack_files
+from stacks.loader import _decode
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,11 +51,21 @@ def program_records(project: Path, stack: str) -> list[RecordedResource]:
 
 def config_value(stack: str, key: str) -> Any:
     """A stack file's value for ``key``, decoded (so tests can edit a copy of it)."""
-    text = load_stack_files(ROOT, stack).config[key]
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+    return _decode(load_stack_files(ROOT, stack).config[key])
+
+
+def plain_project_keys(stack: str) -> dict[str, Any]:
+    """A repo stack file's ``gpu-batch:`` keys that are not secrets, by full key, in file order.
+
+    Each value decoded as the program decodes it (``stacks.loader``: JSON when it parses, else the
+    text), so a test can validate them as the program does or edit a copy of one.
+    """
+    files = load_stack_files(ROOT, stack)
+    return {
+        key: _decode(text)
+        for key, text in files.config.items()
+        if key.startswith("gpu-batch:") and key not in files.secret_keys
+    }
 
 
 def run_stack(stack: str, edits: dict[str, Any] | None = None, drop: tuple[str, ...] = ()) -> RunResult:

@@ -9,15 +9,14 @@ this guards against); the few that may legitimately pass are listed when the rat
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from preview.stack_files import load_stack_files, stack_names
+from preview.stack_files import stack_names
 from stacks.errors import ConfigError
-from tests.stack_runner import ROOT, run_stack
+from tests.stack_runner import ROOT, plain_project_keys, run_stack
 
 Path = tuple[str | int, ...]
 
@@ -68,23 +67,11 @@ def _set(document: Any, path: Path, value: Any) -> Any:
     return copy_
 
 
-def _plain_project_keys(stack: str) -> dict[str, Any]:
-    files = load_stack_files(ROOT, stack)
-    out = {}
-    for key, text in files.config.items():
-        if key.startswith("gpu-batch:") and key not in files.secret_keys:
-            try:
-                out[key] = json.loads(text)
-            except ValueError:
-                out[key] = text
-    return out
-
-
 @pytest.mark.parametrize("stack", stack_names(ROOT))
 def test_every_leaf_mutation_is_accepted_or_one_line_errors(stack: str) -> None:
     accepted: list[str] = []
     rejected = 0
-    for key, document in _plain_project_keys(stack).items():
+    for key, document in plain_project_keys(stack).items():
         for path, leaf in _leaves(document):
             for label, mutated in _mutations(leaf):
                 where = f"{key}{''.join(f'[{p}]' if isinstance(p, int) else f'.{p}' for p in path)}"
@@ -137,7 +124,7 @@ OUT_OF_RANGE = [
 def test_out_of_range_values_are_one_line_errors(
     stack: str, key: str, path: Path, value: Any, where: str
 ) -> None:
-    document = _plain_project_keys(stack)[key]
+    document = plain_project_keys(stack)[key]
     with pytest.raises(ConfigError) as caught:
         run_stack(stack, {key: _set(document, path, value)})
     [line] = str(caught.value).splitlines()

@@ -12,7 +12,6 @@ per project (docs/monitoring.md says where those figures come from).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -21,11 +20,10 @@ import pytest
 from benchmarks.scale import stack_document
 from components.observability.alerts import MAX_CONDITIONS, MAX_POLICIES, alert_rules, policy_groups
 from components.observability.dashboard import COLUMNS, MAX_TILES, QueueView, dashboard_documents
-from preview.stack_files import load_stack_files
 from stacks.compose.monitoring import alert_thresholds, queue_views
 from stacks.config import StackConfig
 from stacks.errors import ConfigError
-from tests.stack_runner import ROOT
+from tests.stack_runner import plain_project_keys
 
 TEAMS = 1000
 
@@ -39,15 +37,9 @@ def config(teams: int) -> StackConfig:
 
 def repo_config(stack: str) -> StackConfig:
     """A repo stack file's plain project keys, validated as the program validates them."""
-    files = load_stack_files(ROOT, stack)
-    document: dict[str, Any] = {}
-    for key, text in files.config.items():
-        if key.startswith("gpu-batch:") and key not in files.secret_keys:
-            try:
-                document[key.removeprefix("gpu-batch:")] = json.loads(text)
-            except ValueError:
-                document[key.removeprefix("gpu-batch:")] = text
-    return StackConfig.model_validate(document)
+    return StackConfig.model_validate(
+        {key.removeprefix("gpu-batch:"): value for key, value in plain_project_keys(stack).items()}
+    )
 
 
 @pytest.fixture(scope="module")

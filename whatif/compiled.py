@@ -9,8 +9,8 @@ item 3, round 7").  The pure-Python modules stay the reference: tests and in-pro
 them as they are, and ``tests/whatif/test_compiled_events.py`` runs both on the 4,000-workload
 overloaded trace and compares every event.
 
-A build lives outside the checkout, in ``$GPU_BATCH_WHATIF_MYPYC_CACHE``, else
-``$XDG_CACHE_HOME/gpu-batch/whatif-mypyc``, else ``~/.cache/gpu-batch/whatif-mypyc``, one folder per
+A build lives outside the checkout, in ``$GPU_BATCH_WHATIF_MYPYC_CACHE``, else ``whatif-mypyc/`` in
+the project's cache root (the pack's ``primitives/cache_home.py``), one folder per
 :func:`source_key`: the SHA-256 of the compiled modules' sources and of every ``whatif`` module
 they import, transitively (compiled code relies on those modules' types too), with the mypy
 version and the interpreter (version and extension ABI).  Any change to one of those sources is
@@ -21,7 +21,9 @@ benchmarks.whatif_compile``) builds it.
 :func:`activate` (``python -m whatif``, ``python -m benchmarks.whatif_bench``) puts a finder first
 on ``sys.meta_path`` that loads the listed modules from the folder; it must run before any of
 them is imported.  ``GPU_BATCH_WHATIF_COMPILED=0`` keeps pure Python.  Only the standard library
-here: ``python -m whatif`` needs nothing beyond ``requirements.txt``.
+here, and the pack's stdlib-only ``cache_home`` (its package and ``primitives`` are docstrings):
+``python -m whatif`` needs nothing beyond ``requirements.txt``, and imports none of the simulator's
+modules before :func:`activate`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "policies") not in sys.path:  # the pack's package, as whatif/pack.py puts it
+    sys.path.insert(0, str(ROOT / "policies"))
+
+from gpu_batch_policy.primitives.cache_home import cache_home  # noqa: E402
+
 # the modules a simulation runs through (benchmarks/whatif_bench.py's profile: nominating, flavor
 # assignment, preemption searches, the fair-sharing tournament, queues, requeues, the event loop)
 MODULES = (
@@ -66,9 +73,8 @@ OPT_OUT = "GPU_BATCH_WHATIF_COMPILED"
 
 
 def cache_root() -> Path:
-    """Where builds live (module docstring; the live tier's ``tests/live/toolchain.py`` alike)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-batch"
-    return Path(os.environ.get("GPU_BATCH_WHATIF_MYPYC_CACHE") or base / "whatif-mypyc")
+    """Where builds live (module docstring)."""
+    return Path(os.environ.get("GPU_BATCH_WHATIF_MYPYC_CACHE") or cache_home() / "whatif-mypyc")
 
 
 def source_path(module: str, root: Path = ROOT) -> Path:

@@ -12,8 +12,8 @@ outside the checkout, one folder per tool, version and toolchain:
   ``go.etcd.io/etcd/server/v3/etcdmain.Main``), which requires ``go.etcd.io/etcd/server/v3`` at the
   version Kubernetes 1.37 is tested with, from the Go module proxy.
 
-The cache is ``$GPU_BATCH_LIVE_CACHE``, else ``$XDG_CACHE_HOME/gpu-batch/live``, else
-``~/.cache/gpu-batch/live``.  A folder is complete when its ``build.json`` exists (written last,
+The cache is ``$GPU_BATCH_LIVE_CACHE``, else ``live/`` in the project's cache root (the pack's
+``primitives/cache_home.py``).  A folder is complete when its ``build.json`` exists (written last,
 after the binary is in place); builds hold an exclusive ``flock`` on ``<folder>.lock``, so parallel
 pytest workers and ``make live-tools`` never build one tool twice.  A failed build raises
 :class:`ToolError` with the command and the tail of its log: the live tests fail with the reason,
@@ -44,6 +44,11 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT / "policies") not in sys.path:  # the pack's package (``python -m tests.live.toolchain``)
+    sys.path.insert(0, str(ROOT / "policies"))
+
+from gpu_batch_policy.primitives.cache_home import cache_home  # noqa: E402
+
 GO_DIR = Path(__file__).resolve().parent / "go"
 APISERVER_MODULE = GO_DIR / "kube-apiserver"
 ETCD_MODULE = GO_DIR / "etcd"
@@ -68,8 +73,7 @@ def cache_root() -> Path:
     explicit = os.environ.get("GPU_BATCH_LIVE_CACHE")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpu-batch" / "live"
+    return cache_home() / "live"
 
 
 def _run(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, log: Path) -> str:

@@ -19,12 +19,12 @@ same values; the Helm engine plus parsing what it prints costs seconds per chart
   and executable content (``preview.postrender``).
 
 Where (:func:`cache_dir`): ``$GPU_BATCH_RENDER_CACHE``; else ``renders/`` beside
-``$GPU_BATCH_CHART_CACHE``; else ``$XDG_CACHE_HOME/gpu-batch/renders`` (``~/.cache`` when unset) --
-outside the checkout, so worktrees and CI share it.  Bounded: after each write the oldest entries
-(by modification time; a hit touches its entry) go until at most :data:`MAX_ENTRIES` entries and
-:data:`MAX_BYTES` bytes remain.  Written atomically (a temporary file renamed into place), so a
-concurrent reader sees a whole entry or none; an entry that does not read back (truncated,
-corrupt, another format) is a miss, never an error.
+``$GPU_BATCH_CHART_CACHE``; else ``renders/`` in the project's cache root (``cache_home()`` of
+``primitives/cache_home.py``) -- outside the checkout, so worktrees and CI share it.  Bounded: after
+each write the oldest entries (by modification time; a hit touches its entry) go until at most
+:data:`MAX_ENTRIES` entries and :data:`MAX_BYTES` bytes remain.  Written atomically (a temporary
+file renamed into place), so a concurrent reader sees a whole entry or none; an entry that does
+not read back (truncated, corrupt, another format) is a miss, never an error.
 
 Secrets: an entry is written only when the caller vouches for its inputs (:func:`may_store`): a
 set of known secret texts, none of which occurs in the values, name or namespace.  A render whose
@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...primitives.bounded import BoundedCache
+from ...primitives.cache_home import cache_home
 
 RENDER_CACHE_ENV: Final = "GPU_BATCH_RENDER_CACHE"
 CHART_CACHE_ENV: Final = "GPU_BATCH_CHART_CACHE"
@@ -86,8 +87,7 @@ def cache_dir() -> Path:
     charts = os.environ.get(CHART_CACHE_ENV)
     if charts:
         return Path(charts).parent / "renders"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "gpu-batch" / "renders"
+    return cache_home() / "renders"
 
 
 def _files(folder: Path) -> list[Path]:
