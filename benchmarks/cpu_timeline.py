@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from preview.process_figures import process_cpu_s
+from preview.process_figures import process_cpu_s, process_parent
 
 ROLES = ("preview", "host", "pack", "other")
 
@@ -59,12 +59,8 @@ def idle_core_seconds(samples: Iterable[tuple[float, Mapping[str, float]]], core
 def _parents() -> dict[int, int]:
     table: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            table[int(entry.name)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if entry.name.isdigit() and (parent := process_parent(int(entry.name))) is not None:
+            table[int(entry.name)] = parent
     return table
 
 

@@ -29,16 +29,30 @@ def own_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def process_cpu_s(pid: int) -> float | None:
-    """Process ``pid``'s CPU seconds so far (user + system, ``/proc/<pid>/stat`` fields 14 and 15,
-    in clock ticks); None where ``/proc`` is not available or the process is gone."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` from field 3 (state) on; None where ``/proc`` is not available or the
+    process is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # The command name (field 2) may hold spaces: count from the ")" that closes it.
-    fields = stat[stat.rindex(")") + 2 :].split()
+    return stat[stat.rindex(")") + 2 :].split()
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """Process ``pid``'s CPU seconds so far (user + system, ``/proc/<pid>/stat`` fields 14 and 15,
+    in clock ticks); None where ``/proc`` is not available or the process is gone."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_parent(pid: int) -> int | None:
+    """Process ``pid``'s parent pid (``/proc/<pid>/stat`` field 4); None as :func:`process_cpu_s`."""
+    fields = _stat_fields(pid)
+    return None if fields is None else int(fields[1])
 
 
 def process_status_kib(pid: int, field: str) -> int | None:
