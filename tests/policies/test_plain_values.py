@@ -43,9 +43,10 @@ class _Seq(Sequence[Any]):
 
 
 def wrapped(value: Any) -> Any:
-    if isinstance(value, dict):
+    """``value`` behind a ``Mapping`` / ``Sequence`` that is neither a dict, a list nor an SDK proxy."""
+    if isinstance(value, Mapping):
         return _Map(value)
-    if isinstance(value, list):
+    if isinstance(value, Sequence) and not isinstance(value, str):
         return _Seq(value)
     return value
 
@@ -82,3 +83,27 @@ def test_the_copy_is_not_the_input() -> None:
     copied = plain(value)
     copied["a"]["b"].append(2)
     assert value == {"a": {"b": [1]}}
+
+
+# --- the SDK's own proxies (pulumi_policy.proxy.unknown_checking_proxy) ----------------------------
+
+
+SDK_PROPS: list[Any] = [
+    *[w for w in WIRE if isinstance(w, dict) and all(isinstance(k, str) for k in w)],
+    {"spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": BOOL_UNKNOWN}}}]}},
+    {"list": [STRING_UNKNOWN, [STRING_UNKNOWN, {"k": [BOOL_UNKNOWN]}]], "empty": {}, "none": []},
+    {"outer": {"password": {SECRET_SIG_KEY: SECRET_SIG, "value": [STRING_UNKNOWN, "x"]}}},
+]
+
+
+@pytest.mark.parametrize("props", SDK_PROPS)
+def test_sdk_proxies_read_through_their_container_as_item_by_item(props: dict[str, Any]) -> None:
+    from gpu_batch_policy.primitives import values
+    from pulumi_policy.proxy import unknown_checking_proxy
+
+    proxy = unknown_checking_proxy(props)
+    assert values._DICT_PROXY is not None and type(proxy) is values._DICT_PROXY  # the fast path runs
+    fast = plain(proxy, "root")
+    general = plain(wrapped(proxy), "root")  # item by item, as every proxy was read before
+    assert fast == general
+    assert repr(fast) == repr(general)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from pulumi_policy import proxy as sdk_proxy
 from pulumi_policy.proxy import UnknownValueError
 
 from .quantity import QuantityError, parse_int_or_string, shown
@@ -58,17 +59,38 @@ def _join(path: str, key: object) -> str:
     return f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
 
 
+# pulumi-policy 1.21.0 ``pulumi_policy/proxy.py``: the classes ``unknown_checking_proxy`` builds,
+# each holding a plain dict / list (of scalars, sentinels and further proxies) that it hands out
+# under the key ``"__target"``.  None under a release without them: every proxy is then read
+# item by item.
+_DICT_PROXY: type | None = getattr(sdk_proxy, "_DictProxy", None)
+_LIST_PROXY: type | None = getattr(sdk_proxy, "_ListProxy", None)
+
+
 def plain(value: Any, path: str = "") -> Any:
     """Deep-copy ``value`` (proxy, dict, list or scalar) into plain dict/list/scalars.
 
     Unknowns (raised by the proxy or written as sentinels) become :class:`Unknown`; wire secrets
     are unwrapped.  Never raises ``UnknownValueError``.
+
+    An SDK proxy is read through the container it wraps (:data:`_DICT_PROXY`): the proxy raises
+    ``UnknownValueError`` exactly where that container holds a sentinel, which the plain path turns
+    into the same :class:`Unknown` at the same path, without a ``try`` and a path list per item
+    (most of the pack's model building, issue 44).  One difference, in this direction only: a
+    property literally named ``__target`` is read as itself, where the proxy would hand back its
+    own container for it.
     """
     kind = type(value)
     if kind is dict and SECRET_SIG_KEY not in value:
         return _plain_dict(value, path)
     if kind is list:
         return _plain_list(value, path)
+    if kind is _DICT_PROXY or kind is _LIST_PROXY:
+        target = value["__target"]
+        if type(target) is list:
+            return _plain_list(target, path)
+        if type(target) is dict and SECRET_SIG_KEY not in target:
+            return _plain_dict(target, path)
     if isinstance(value, str):
         return Unknown(path) if value in UNKNOWN_SENTINELS else value
     if isinstance(value, Mapping):
