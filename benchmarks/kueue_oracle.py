@@ -4,8 +4,10 @@
 module proxy (go.mod / go.sum; nothing of Kueue's is copied) and replays a scenario file through
 Kueue's scheduler, queue manager, cache and workload-controller event handlers in simulated
 time (its ``TestOracle``).  The test binary is built once per machine with ``go test -c`` into
-``~/.cache/gpu-batch/oracle/<key>/`` (``GPU_BATCH_CACHE`` moves the root), the key being the Go
-version and the module's sources, so a run of the pytest sample does not rebuild it.
+``oracle/<key>/`` in the project's cache root (the pack's ``primitives/cache_home.py``:
+``$XDG_CACHE_HOME/gpu-batch``, else ``~/.cache/gpu-batch``; ``GPU_BATCH_ORACLE_CACHE`` moves the
+folder, as each cache's own variable does), the key being the Go version and the module's
+sources, so a run of the pytest sample does not rebuild it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,18 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-ORACLE_DIR = Path(__file__).resolve().parent.parent / "whatif" / "oracle"
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "policies") not in sys.path:  # the pack's package (``python -m benchmarks.kueue_oracle``)
+    sys.path.insert(0, str(ROOT / "policies"))
+
+from gpu_batch_policy.primitives.cache_home import cache_home  # noqa: E402
+
+ORACLE_CACHE_ENV = "GPU_BATCH_ORACLE_CACHE"
+ORACLE_DIR = ROOT / "whatif" / "oracle"
 
 
 class OracleUnavailableError(RuntimeError):
@@ -33,8 +43,10 @@ def _go() -> str:
 
 
 def cache_root() -> Path:
-    root = os.environ.get("GPU_BATCH_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "gpu-batch"
+    """Where the oracle's test binaries are built: ``$GPU_BATCH_ORACLE_CACHE``, else ``oracle/``
+    in the project's cache root."""
+    explicit = os.environ.get(ORACLE_CACHE_ENV)
+    return Path(explicit) if explicit else cache_home() / "oracle"
 
 
 def _key(go: str) -> str:
@@ -49,7 +61,7 @@ def _key(go: str) -> str:
 def binary() -> Path:
     """The oracle's test binary, built now if this machine has none for these sources."""
     go = _go()
-    target = cache_root() / "oracle" / f"kueue-v0.19.2-{_key(go)}" / "oracle.test"
+    target = cache_root() / f"kueue-v0.19.2-{_key(go)}" / "oracle.test"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 ``cache_home()`` (``policies/gpu_batch_policy/primitives/cache_home.py``) is
 ``$XDG_CACHE_HOME/gpu-batch``, with ``$HOME/.cache`` when XDG_CACHE_HOME is unset or empty.  Its
-four callers each keep their own override variable (an empty one counts as unset) and
+five callers each keep their own override variable (an empty one counts as unset) and
 sub-folder: checked here for every combination, with HOME and XDG_CACHE_HOME in ``tmp_path``,
 comparing the paths as text.  ``whatif.compiled`` imports it before the simulator's modules
 (``python -m whatif`` activates the mypyc build first), so importing it must bring in none of
@@ -21,7 +21,7 @@ import pytest
 from gpu_batch_policy.facts.charts import render_cache
 from gpu_batch_policy.primitives.cache_home import cache_home
 
-from benchmarks import suite_time
+from benchmarks import kueue_oracle, suite_time
 from tests.live import toolchain
 from whatif import compiled
 
@@ -39,6 +39,7 @@ CALLERS: dict[str, tuple[Callable[[], Path], str, tuple[str, ...]]] = {
         suite_time.DURATIONS_ENV,
         ("test-durations", "make-test.xml"),
     ),
+    "kueue oracle": (kueue_oracle.cache_root, kueue_oracle.ORACLE_CACHE_ENV, ("oracle",)),
 }
 # every override variable a caller reads, cleared first so the machine's own settings do not leak in
 OVERRIDES = (*(env for _, env, _ in CALLERS.values()), render_cache.CHART_CACHE_ENV)

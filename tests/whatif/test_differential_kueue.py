@@ -3,7 +3,7 @@ seeded sample of :mod:`benchmarks.differential_whatif` (the whole set is ``make
 bench-differential``), the judge's rules, and the oracle harness's own Go tests.
 
 The oracle is ``whatif/oracle``'s Go test binary (Kueue from the Go module proxy at v0.19.2),
-built once per machine into ``~/.cache/gpu-batch/oracle/`` (:mod:`benchmarks.kueue_oracle`).
+built once per machine into ``oracle/`` in the project's cache root (:mod:`benchmarks.kueue_oracle`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Why one function: every cache the project keeps outside the checkout (so that worktrees and CI
 share it) sits in a sub-folder of this root, each with its own override variable: the pack's
 rendered charts (``facts/charts/render_cache.py``), the what-if's mypyc build
-(``whatif/compiled.py``), the live tier's binaries (``tests/live/toolchain.py``) and ``make
-test``'s durations (``benchmarks/suite_time.py``).  Where the root is, and that an empty
+(``whatif/compiled.py``), the live tier's binaries (``tests/live/toolchain.py``), the Kueue
+oracle's test binaries (``benchmarks/kueue_oracle.py``) and ``make test``'s durations
+(``benchmarks/suite_time.py``).  Where the root is, and that an empty
 ``XDG_CACHE_HOME`` counts as unset (the XDG Base Directory rule for its variables), is decided
 here once.  Only the standard library: the pack imports it as its own process, and ``python -m
 whatif`` before any of the simulator's modules.
