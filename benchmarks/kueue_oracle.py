@@ -17,15 +17,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "policies") not in sys.path:  # the pack's package (``python -m benchmarks.kueue_oracle``)
-    sys.path.insert(0, str(ROOT / "policies"))
+from gpu_batch_policy.primitives.cache_home import cache_home
 
-from gpu_batch_policy.primitives.cache_home import cache_home  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 ORACLE_CACHE_ENV = "GPU_BATCH_ORACLE_CACHE"
 ORACLE_DIR = ROOT / "whatif" / "oracle"

@@ -87,7 +87,6 @@ def flat(project: Path, as_preview: bool = False) -> None:
 def noop_pack(pack_dir: Path) -> Path:
     """A pack with as many resource and stack policies as the real one, each doing nothing, with the
     real pack's process settings and SDK patch: what the protocol and the SDK cost alone."""
-    sys.path.insert(0, str(ROOT / "policies"))
     from gpu_batch_policy.runtime.registry import ALL_POLICIES
     from pulumi_policy import StackValidationPolicy
 

@@ -22,11 +22,9 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "policies") not in sys.path:  # the pack's package (``python -m benchmarks.suite_time``)
-    sys.path.insert(0, str(ROOT / "policies"))
+from gpu_batch_policy.primitives.cache_home import cache_home
 
-from gpu_batch_policy.primitives.cache_home import cache_home  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DURATIONS_ENV = "GPU_BATCH_TEST_DURATIONS"
 
