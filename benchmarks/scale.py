@@ -7,7 +7,7 @@ shared, so the minimum is the cleanest run)::
       wall_s floor_ratio floor_ratio_matched program_s program_floor_s program_ratio
       program_ratio_matched pack_s pack_floor_s pack_ratio
       peak_mib pack_peak_mib cpu_s host_cpu_s pack_cpu_s [baseline_wall_s]
-      stages_s program plan manifests policy report
+      stages_s program plan manifests policy report analyze_backlog_s analyze_stack_s
 
 * ``wall_s``: the whole ``python -m preview`` run as a user waits for it (interpreter start, the
   program under the SDK mocks with the pack streaming alongside, plan.json, manifests with strict
@@ -31,7 +31,9 @@ shared, so the minimum is the cleanest run)::
   with other work the wall figures move with the load; these say which process did the work.
 * ``stages_s``: seconds per preview stage; ``policy`` is only the wait for the pack once the
   outputs, the report's capacity sections, the cost and the findings' locator (``report``)
-  are written: the rest of its work overlaps the program and the outputs.
+  are written: the rest of its work overlaps the program and the outputs.  ``analyze_backlog_s``:
+  from the program's end until ``AnalyzeStack`` went out (the ``Analyze`` calls still queued then,
+  sent one at a time as the engine sends them); ``analyze_stack_s``: that call's own seconds.
 * ``--baseline DIR``: another checkout (e.g. ``git worktree add /tmp/base main``): its own
   preview and program on the same stack file, run right after each of this tree's previews.
 

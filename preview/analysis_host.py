@@ -80,7 +80,10 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> int:
             write_frame(out, ("error", str(error)))
             return 0
         # The pack's own figures are read before close() stops it.
-        figures = ProcessFigures(session.pack_peak_kib(), session.pack_cpu_s(), own_cpu_s())
+        backlog_s, stack_s = session.stack_seconds() or (None, None)
+        figures = ProcessFigures(
+            session.pack_peak_kib(), session.pack_cpu_s(), own_cpu_s(), backlog_s, stack_s
+        )
         write_frame(out, ("result", result, figures))
         return 0
     finally:

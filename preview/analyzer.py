@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -731,6 +732,9 @@ class AnalysisSession:
         self._cancelled = threading.Event()
         self._switch_interval = sys.getswitchinterval()
         self._started = False
+        # Monotonic seconds: AnalyzeStack queued (the program has finished), sent (every Analyze
+        # before it answered), answered.
+        self._stack_times: list[float] = []
 
     def start(self) -> Self:
         """Launch and configure the pack in the background; returns at once."""
@@ -745,6 +749,7 @@ class AnalysisSession:
 
     def analyze_stack(self, resources: Sequence[RecordedResource]) -> None:
         """Queue the one ``AnalyzeStack``; the caller may write its outputs while it runs."""
+        self._stack_times = [time.monotonic()]
         self._queue.put(tuple(resources))
 
     def result(self) -> AnalysisResult:
@@ -769,6 +774,16 @@ class AnalysisSession:
     def pack_cpu_s(self) -> float | None:
         """The pack process's own CPU seconds so far, see :meth:`PolicyPackProcess.cpu_s`."""
         return self._pack.cpu_s()
+
+    def stack_seconds(self) -> tuple[float, float] | None:
+        """Where the run's end went, once :meth:`result` has answered: the seconds from the
+        program's end (``analyze_stack`` queued) to ``AnalyzeStack`` going out -- the ``Analyze``
+        calls still queued then, one at a time as the engine sends them -- and ``AnalyzeStack``'s
+        own seconds.  None before that, or when the call never went out."""
+        times = self._stack_times
+        if len(times) != 3:
+            return None
+        return times[1] - times[0], times[2] - times[1]
 
     def close(self) -> None:
         """Stop the client thread and the pack process (also after an error or an unfinished run)."""
@@ -799,9 +814,11 @@ class AnalysisSession:
                     unmeasured = [r for r in item if self._by_urn.get(r.urn) is not r]
                     unsent = {d.urn for d in self._unsent} | {d.urn for d in _too_deep(unmeasured)}
                     sendable = [r for r in item if r.urn not in unsent]
+                    self._stack_times.append(time.monotonic())
                     self._responses.append(
                         (self._pack.analyze_stack(sendable, resolver), "analyze-stack", "")
                     )
+                    self._stack_times.append(time.monotonic())
                     break
         except BaseException as exc:  # handed to the caller by result()
             self._error = exc

@@ -292,6 +292,9 @@ def _process_figures(session: HostedSession | None) -> dict[str, float]:
         "cpu_s": round(own_cpu_s(), 2),
         "host_cpu_s": round(figures.host_cpu_s, 2) if figures is not None else 0.0,
         "pack_cpu_s": round(figures.pack_cpu_s or 0.0, 2) if figures is not None else 0.0,
+        # The run's end: the Analyze calls still queued when the program finished, then AnalyzeStack.
+        "analyze_backlog_s": round(figures.analyze_backlog_s or 0.0, 2) if figures is not None else 0.0,
+        "analyze_stack_s": round(figures.analyze_stack_s or 0.0, 2) if figures is not None else 0.0,
     }
 
 

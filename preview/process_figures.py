@@ -21,6 +21,10 @@ class ProcessFigures:
     pack_peak_kib: int | None
     pack_cpu_s: float | None
     host_cpu_s: float
+    # Seconds from the program's end until AnalyzeStack went out (the Analyze calls still queued
+    # then), and AnalyzeStack's own (``AnalysisSession.stack_seconds``); None when not measured.
+    analyze_backlog_s: float | None = None
+    analyze_stack_s: float | None = None
 
 
 def own_cpu_s() -> float:

@@ -48,6 +48,10 @@ def test_hosted_findings_equal_the_batch_run(project: Path, stack: str) -> None:
     assert figures is not None and figures.pack_peak_kib == peak
     assert figures.pack_cpu_s is not None and figures.pack_cpu_s > 0.5  # it imported and judged the stack
     assert figures.host_cpu_s > 0.05
+    # The run's end: what was still queued when the program finished (every record was queued
+    # before analyze_stack here, so usually some), then AnalyzeStack itself.
+    assert figures.analyze_backlog_s is not None and figures.analyze_backlog_s >= 0
+    assert figures.analyze_stack_s is not None and figures.analyze_stack_s > 0
     if stack == "broken":
         assert hosted.mandatory  # real findings compared, not two empty lists
 
