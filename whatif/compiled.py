@@ -63,6 +63,7 @@ MODULES = (
     "whatif.queues",
     "whatif.recurrence",
     "whatif.requeuer",
+    "whatif.results",
     "whatif.scheduler",
     "whatif.simulator",
     "whatif.tree",
