@@ -228,8 +228,21 @@ class Simulation:
             self._submits_due += 1
         heapq.heappush(self.agenda, (time, kind, self._tie, wl.generation, wl))
 
-    def _record(self, wl: Workload, event: str, **extra: object) -> None:
-        self.events.append(Event(self.now, wl.key, event, wl.cluster_queue, **extra))  # type: ignore[arg-type]
+    def _record(
+        self,
+        wl: Workload,
+        event: str,
+        *,
+        flavors: dict[str, dict[str, str]] | None = None,
+        by: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """One event.  ``Event``'s keywords spelled out, not passed as ``**extra``: compiled, a
+        call with a keyword dictionary goes through Python's argument parsing on every event
+        (issue 44 item 3, round 13)."""
+        self.events.append(
+            Event(self.now, wl.key, event, wl.cluster_queue, flavors=flavors, by=by, reason=reason)
+        )
 
     def _inadmissible(self, wl: Workload, reason: str) -> None:
         if not wl.reported_inadmissible:
