@@ -167,7 +167,8 @@ class Verdicts:
         found = self._bounds.pop(wl.key, None)
         if found is None or found.generation != root.generation or targets or assignment.mode != "Preempt":
             return
-        if assignment.usage != {found.fr: found.request} or assignment.pending_flavors():
+        usage = assignment.usage  # ``== {found.fr: found.request}``, without a dict per nomination
+        if len(usage) != 1 or usage.get(found.fr) != found.request or assignment.pending_flavors():
             return
         if len(wl.pod_sets) != 1 or cq.preemption.reclaim_within_cohort != "Any":
             return
