@@ -50,7 +50,7 @@ class QueueManager:
         self.cluster = cluster
         self.heaps: dict[str, list[tuple[int, int, Workload]]] = {name: [] for name in cluster.cluster_queues}
         self.inadmissible: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
-        self.members: dict[Node, list[str]] = {}
+        self.members: dict[Node, list[tuple[set[int], dict[str, Workload]]]] = {}  # ``_tree``
         self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
         self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
         self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
@@ -251,20 +251,25 @@ class QueueManager:
             wl.last_scan_cycle = self.cycle
             wl.last_scan_generation = generation
 
-    def _tree(self, node: Node) -> list[str]:
-        """Names of the ClusterQueues of ``node``'s cohort tree, sorted."""
+    def _tree(self, node: Node) -> list[tuple[set[int], dict[str, Workload]]]:
+        """The ClusterQueues of ``node``'s cohort tree in name order, each as its ``bulk`` set
+        and its parked workloads (the very objects, never replaced): every release in the tree
+        walks them, so they are looked up once per tree, not by name per release (issue 44
+        item 3, round 13)."""
         root = node.root()
-        if root not in self.members:
-            self.members[root] = sorted(n.name for n in subtree_cluster_queues(root))
-        return self.members[root]
+        found = self.members.get(root)
+        if found is None:
+            names = sorted(n.name for n in subtree_cluster_queues(root))
+            found = self.members[root] = [(self.bulk[name], self.inadmissible[name]) for name in names]
+        return found
 
     def queue_inadmissible(self, cluster_queue: str) -> int:
         """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``; how many
         workloads went back to their heaps."""
         moved = 0
-        for name in self._tree(self.cluster.cluster_queues[cluster_queue].node):
-            self.bulk[name].clear()
-            parked = self.inadmissible[name]
+        for bulk, parked in self._tree(self.cluster.cluster_queues[cluster_queue].node):
+            if bulk:
+                bulk.clear()
             if parked:
                 moved += len(parked)
                 for wl in parked.values():
