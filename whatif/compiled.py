@@ -53,6 +53,7 @@ MODULES = (
     "whatif.amounts",
     "whatif.capacity",
     "whatif.cluster",
+    "whatif.dicts",
     "whatif.fairsharing.ordering",
     "whatif.fairsharing.preemption",
     "whatif.fairsharing.share",

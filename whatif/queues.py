@@ -41,6 +41,7 @@ import heapq
 
 from whatif.admission_fair_sharing.heads import LocalQueueHeaps
 from whatif.cluster import Cluster
+from whatif.dicts import take
 from whatif.tree import Node, subtree_cluster_queues
 from whatif.workload import Workload
 
@@ -159,7 +160,7 @@ class QueueManager:
         if self.cluster.cluster_queues[cq].strategy == "StrictFIFO":
             return
         self.wake(self.root_of[cq])
-        old = self.sticky_slot.pop(cq, None)
+        old = take(self.sticky_slot, cq)
         if old is not None:
             self._heap_push(cq, old)
         self.sticky[cq] = wl.key
@@ -217,7 +218,7 @@ class QueueManager:
         out = []
         for name in sorted(self.active):
             heap = self.heaps[name]
-            sticky = self.sticky_slot.pop(name, None)
+            sticky = take(self.sticky_slot, name)
             lq_heaps = self.by_usage.get(name)
             if lq_heaps is not None:
                 head, is_sticky = lq_heaps.pop(sticky)
@@ -242,7 +243,7 @@ class QueueManager:
     def wake(self, root: Node) -> None:
         """The tree was touched: its queues take part again, their heads stamped as nominated in
         the last cycle with their queues' generations then (what the skipped cycles would record)."""
-        held = self.held.pop(root, None)
+        held = take(self.held, root)
         if held is None:
             return
         names, heads, generations = held

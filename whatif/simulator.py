@@ -55,6 +55,7 @@ from typing import Protocol
 from whatif.amounts import figure
 from whatif.capacity import Capacity, Check
 from whatif.cluster import Cluster
+from whatif.dicts import take
 from whatif.errors import NotSettledError, WhatIfError
 from whatif.fairsharing.verdicts import Verdicts
 from whatif.preemption import Preemptor
@@ -255,7 +256,7 @@ class Simulation:
         if wl.key in self.evicting:  # released, or it ended while its job was being stopped
             self._evicting(wl, False)
         remove_all(self.cluster.cluster_queues[wl.cluster_queue].node, wl.usage)
-        self.running[wl.cluster_queue].pop(wl.key, None)
+        take(self.running[wl.cluster_queue], wl.key)
         self.capacity.release(wl, self.now)
         self.queues.released(wl)  # admission fair sharing: admitted usage
         self._log(wl, admitted=False)
