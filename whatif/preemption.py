@@ -319,10 +319,10 @@ class Preemptor:
         removes, and the preemptor's own queue is the caller's to leave out), and every commit
         moves the root's generation, so with ``remember`` on the answer is kept per tree until
         its generation moves."""
-        key = frozenset(frs)
         if self.remember and self.memo is not None:
             kept = self._borrowing.get(root)
-            if kept is not None and kept[0] == root.generation and kept[1] == key:
+            # a set equals the frozenset of its items: no frozenset made per call for a hit
+            if kept is not None and kept[0] == root.generation and kept[1] == frs:
                 return kept[2]
         out = []
         for other in subtree_cluster_queues(root):
@@ -333,7 +333,7 @@ class Preemptor:
                     out.append(other)
                     break
         if self.remember and self.memo is not None:
-            self._borrowing[root] = (root.generation, key, out)
+            self._borrowing[root] = (root.generation, frozenset(frs), out)
         return out
 
     def _afs_version(self) -> int:

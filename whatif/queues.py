@@ -41,6 +41,7 @@ import heapq
 
 from whatif.admission_fair_sharing.heads import LocalQueueHeaps
 from whatif.cluster import Cluster
+from whatif.dicts import take
 from whatif.tree import Node, subtree_cluster_queues
 from whatif.workload import Workload
 
@@ -50,7 +51,7 @@ class QueueManager:
         self.cluster = cluster
         self.heaps: dict[str, list[tuple[int, int, Workload]]] = {name: [] for name in cluster.cluster_queues}
         self.inadmissible: dict[str, dict[str, Workload]] = {name: {} for name in cluster.cluster_queues}
-        self.members: dict[Node, list[str]] = {}
+        self.members: dict[Node, list[tuple[set[int], dict[str, Workload]]]] = {}  # ``_tree``
         self.active: set[str] = set()  # ClusterQueues with a non-empty heap: heads() never scans all
         self.sticky: dict[str, str] = {}  # ClusterQueue -> key of its sticky preemptor
         self.sticky_slot: dict[str, Workload] = {}  # the sticky preemptor while it is queued
@@ -159,7 +160,7 @@ class QueueManager:
         if self.cluster.cluster_queues[cq].strategy == "StrictFIFO":
             return
         self.wake(self.root_of[cq])
-        old = self.sticky_slot.pop(cq, None)
+        old = take(self.sticky_slot, cq)
         if old is not None:
             self._heap_push(cq, old)
         self.sticky[cq] = wl.key
@@ -217,7 +218,7 @@ class QueueManager:
         out = []
         for name in sorted(self.active):
             heap = self.heaps[name]
-            sticky = self.sticky_slot.pop(name, None)
+            sticky = take(self.sticky_slot, name)
             lq_heaps = self.by_usage.get(name)
             if lq_heaps is not None:
                 head, is_sticky = lq_heaps.pop(sticky)
@@ -242,7 +243,7 @@ class QueueManager:
     def wake(self, root: Node) -> None:
         """The tree was touched: its queues take part again, their heads stamped as nominated in
         the last cycle with their queues' generations then (what the skipped cycles would record)."""
-        held = self.held.pop(root, None)
+        held = take(self.held, root)
         if held is None:
             return
         names, heads, generations = held
@@ -251,20 +252,25 @@ class QueueManager:
             wl.last_scan_cycle = self.cycle
             wl.last_scan_generation = generation
 
-    def _tree(self, node: Node) -> list[str]:
-        """Names of the ClusterQueues of ``node``'s cohort tree, sorted."""
+    def _tree(self, node: Node) -> list[tuple[set[int], dict[str, Workload]]]:
+        """The ClusterQueues of ``node``'s cohort tree in name order, each as its ``bulk`` set
+        and its parked workloads (the very objects, never replaced): every release in the tree
+        walks them, so they are looked up once per tree, not by name per release (issue 44
+        item 3, round 13)."""
         root = node.root()
-        if root not in self.members:
-            self.members[root] = sorted(n.name for n in subtree_cluster_queues(root))
-        return self.members[root]
+        found = self.members.get(root)
+        if found is None:
+            names = sorted(n.name for n in subtree_cluster_queues(root))
+            found = self.members[root] = [(self.bulk[name], self.inadmissible[name]) for name in names]
+        return found
 
     def queue_inadmissible(self, cluster_queue: str) -> int:
         """``QueueInadmissibleWorkloads`` for the cohort tree of ``cluster_queue``; how many
         workloads went back to their heaps."""
         moved = 0
-        for name in self._tree(self.cluster.cluster_queues[cluster_queue].node):
-            self.bulk[name].clear()
-            parked = self.inadmissible[name]
+        for bulk, parked in self._tree(self.cluster.cluster_queues[cluster_queue].node):
+            if bulk:
+                bulk.clear()
             if parked:
                 moved += len(parked)
                 for wl in parked.values():

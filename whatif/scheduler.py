@@ -184,7 +184,9 @@ class Scheduler:
             root = self.queues.root_of[cq.name]
             known = verdicts.repeats(wl, cq, root)
             if known is not None:  # what the nomination would record and return, not run
-                wl.last_scan = dict(known.tried)
+                # shared, not copied: no scan record is changed in place once made (each
+                # nomination makes a new one), as the nominated path below shares its own
+                wl.last_scan = known.tried
                 wl.last_scan_cycle = self.cycles
                 wl.last_scan_generation = cq.node.allocatable_generation
                 return Entry(wl, cq, known, [], scan_in=scan_in, repeated=True)

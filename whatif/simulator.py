@@ -55,6 +55,7 @@ from typing import Protocol
 from whatif.amounts import figure
 from whatif.capacity import Capacity, Check
 from whatif.cluster import Cluster
+from whatif.dicts import take
 from whatif.errors import NotSettledError, WhatIfError
 from whatif.fairsharing.verdicts import Verdicts
 from whatif.preemption import Preemptor
@@ -228,8 +229,21 @@ class Simulation:
             self._submits_due += 1
         heapq.heappush(self.agenda, (time, kind, self._tie, wl.generation, wl))
 
-    def _record(self, wl: Workload, event: str, **extra: object) -> None:
-        self.events.append(Event(self.now, wl.key, event, wl.cluster_queue, **extra))  # type: ignore[arg-type]
+    def _record(
+        self,
+        wl: Workload,
+        event: str,
+        *,
+        flavors: dict[str, dict[str, str]] | None = None,
+        by: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """One event.  ``Event``'s keywords spelled out, not passed as ``**extra``: compiled, a
+        call with a keyword dictionary goes through Python's argument parsing on every event
+        (issue 44 item 3, round 13)."""
+        self.events.append(
+            Event(self.now, wl.key, event, wl.cluster_queue, flavors=flavors, by=by, reason=reason)
+        )
 
     def _inadmissible(self, wl: Workload, reason: str) -> None:
         if not wl.reported_inadmissible:
@@ -242,7 +256,7 @@ class Simulation:
         if wl.key in self.evicting:  # released, or it ended while its job was being stopped
             self._evicting(wl, False)
         remove_all(self.cluster.cluster_queues[wl.cluster_queue].node, wl.usage)
-        self.running[wl.cluster_queue].pop(wl.key, None)
+        take(self.running[wl.cluster_queue], wl.key)
         self.capacity.release(wl, self.now)
         self.queues.released(wl)  # admission fair sharing: admitted usage
         self._log(wl, admitted=False)

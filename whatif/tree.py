@@ -86,6 +86,9 @@ class Node:
     potential_cache: dict[FlavorResource, int] = field(default_factory=dict)
     height_cache: int | None = None
     cluster_queues_cache: list[Node] | None = None
+    # ``child_cohorts`` / ``child_cluster_queues``, kept while ``children`` has as many entries as
+    # when they were made (children are only ever appended, while the cluster is built)
+    split_cache: tuple[int, list[Node], list[Node]] | None = None
 
     def local_quota(self, fr: FlavorResource) -> int:
         """Quota a node keeps for itself: subtree minus lending limit (0 without a lending limit).
@@ -112,11 +115,23 @@ class Node:
             yield node
             node = node.parent
 
+    def _split(self) -> tuple[int, list[Node], list[Node]]:
+        """The children split into Cohorts and ClusterQueues, in child order.  Kept: the fair
+        sharing ordering and tournament ask on every step of every preemption search and cycle,
+        and building the two lists each time was a share of their cost (issue 44 item 3, round 13).
+        Callers only read the lists."""
+        found = self.split_cache
+        if found is None or found[0] != len(self.children):
+            cohorts = [c for c in self.children if not c.is_cluster_queue]
+            queues = [c for c in self.children if c.is_cluster_queue]
+            found = self.split_cache = (len(self.children), cohorts, queues)
+        return found
+
     def child_cohorts(self) -> list[Node]:
-        return [c for c in self.children if not c.is_cluster_queue]
+        return self._split()[1]
 
     def child_cluster_queues(self) -> list[Node]:
-        return [c for c in self.children if c.is_cluster_queue]
+        return self._split()[2]
 
     def borrowing_with(self, fr: FlavorResource, val: int) -> bool:
         """ClusterQueue: nominal < usage + val; Cohort: subtree quota < usage + val."""

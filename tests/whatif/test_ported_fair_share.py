@@ -152,7 +152,7 @@ def test_is_borrowing_on_only_the_requested_flavor_resources() -> None:
     """TestIsBorrowingOn: "borrows on requested flavor", "borrows on unrequested flavor only",
     "no borrowing", "nil requestedFRs"."""
     cpu, gpu = (D, "cpu"), (D, GPU)
-    borrowing_cpu = DRS(1.0, 10.0, "cpu", True, frozenset({cpu}))
+    borrowing_cpu = DRS(1.0, 10.0, "cpu", True, (cpu,))
     assert borrowing_cpu.borrowing_on({cpu: 1000})
     assert not borrowing_cpu.borrowing_on({gpu: 1000})
     assert not DRS(1.0, 0.0).borrowing_on({cpu: 1000})

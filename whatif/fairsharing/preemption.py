@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 
 from whatif.fairsharing.ordering import Ordering, almost_lca
 from whatif.fairsharing.share import DRS, compare, share
+from whatif.preemption import Preemptor
 from whatif.tree import FlavorResource, Node, add_all, cq_available, remove_all
 from whatif.workload import Workload
 
 if TYPE_CHECKING:
     from whatif.cluster import ClusterQueue
-    from whatif.preemption import Preemptor
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 RECLAMATION = "InCohortReclamation"
@@ -109,11 +109,13 @@ class FairPreemption:
         found = self._listed.get(queue.name)
         if found is None:
             policy = policy or self.cq.preemption.reclaim_within_cohort
-            frs, satisfies, wl = self._fr_list, self.p.satisfies, self.wl
+            frs, wl = self._fr_list, self.wl
+            # ``Preemptor.satisfies`` named through the class: compiled, a direct call (through a
+            # local bound to ``self.p.satisfies`` it was a Python call per candidate)
             found = self._listed[queue.name] = [
                 w
                 for w in self.p.running.get(queue.name, {}).values()
-                if _uses(w.usage, frs) and satisfies(wl, w, policy)
+                if _uses(w.usage, frs) and Preemptor.satisfies(wl, w, policy)
             ]
         return found
 

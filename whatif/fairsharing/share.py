@@ -29,12 +29,15 @@ class DRS:
         ratio: float,  # unweighted, per mille of what the parent can lend
         dominant: str = "",
         borrowing: bool = False,
-        borrowed: frozenset[FlavorResource] = frozenset(),
+        borrowed: tuple[FlavorResource, ...] = (),
     ) -> None:
         self.weight = weight
         self.ratio = ratio
         self.dominant = dominant
         self.borrowing = borrowing
+        # the FlavorResources it borrows, in its quota's order: a tuple, not a frozenset, because
+        # only ``borrowing_on`` walks it and a frozenset hashed every key of every share built
+        # (issue 44 item 3, round 13); equality and hashing compare it as a set
         self.borrowed = borrowed
         # what ``compare`` orders by, ``rank`` first: (1, ratio) for a zero-weight borrower, else
         # (0, weighted share); two fields, not a tuple, so compiled ``compare`` compares C numbers
@@ -46,16 +49,16 @@ class DRS:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DRS):
             return NotImplemented
-        return (self.weight, self.ratio, self.dominant, self.borrowing, self.borrowed) == (
+        return (self.weight, self.ratio, self.dominant, self.borrowing, frozenset(self.borrowed)) == (
             other.weight,
             other.ratio,
             other.dominant,
             other.borrowing,
-            other.borrowed,
+            frozenset(other.borrowed),
         )
 
     def __hash__(self) -> int:
-        return hash((self.weight, self.ratio, self.dominant, self.borrowing, self.borrowed))
+        return hash((self.weight, self.ratio, self.dominant, self.borrowing, frozenset(self.borrowed)))
 
     def __repr__(self) -> str:
         return f"DRS(weight={self.weight}, ratio={self.ratio}, dominant={self.dominant!r}, borrowing={self.borrowing})"
@@ -146,4 +149,4 @@ def _share(node: Node, less: dict[FlavorResource, int] | None) -> DRS:
             r = amount * 1000.0 / lr
             if r > ratio or (r == ratio and resource < dominant):
                 ratio, dominant = r, resource
-    return DRS(node.fair_weight, ratio, dominant, True, frozenset(borrowed))
+    return DRS(node.fair_weight, ratio, dominant, True, tuple(borrowed))

@@ -57,6 +57,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from whatif.cluster import Cluster, ClusterQueue
+from whatif.dicts import take
 from whatif.fairsharing.share import DRS, compare, share
 from whatif.flavors import Assignment
 from whatif.preemption import Preemptor
@@ -163,11 +164,12 @@ class Verdicts:
         self, wl: Workload, cq: ClusterQueue, root: Node, assignment: Assignment, targets: int
     ) -> None:
         """After a nomination: keep its verdict when it is one this module can carry forward."""
-        self._kept.pop(wl.key, None)
-        found = self._bounds.pop(wl.key, None)
+        take(self._kept, wl.key)
+        found = take(self._bounds, wl.key)
         if found is None or found.generation != root.generation or targets or assignment.mode != "Preempt":
             return
-        if assignment.usage != {found.fr: found.request} or assignment.pending_flavors():
+        usage = assignment.usage  # ``== {found.fr: found.request}``, without a dict per nomination
+        if len(usage) != 1 or usage.get(found.fr) != found.request or assignment.pending_flavors():
             return
         if len(wl.pod_sets) != 1 or cq.preemption.reclaim_within_cohort != "Any":
             return
@@ -211,10 +213,10 @@ class Verdicts:
         no bound is run for it."""
         if self.preemptor is None or bound.request <= cq_available(cq.node, bound.fr):
             return None
-        self._bounds.pop(wl.key, None)
+        take(self._bounds, wl.key)
         if not self.preemptor.hopeless(wl, cq, bound.fr, bound.request):
             return None
-        found = self._bounds.pop(wl.key, None)
+        found = take(self._bounds, wl.key)
         if found is None or found.generation != root.generation:
             return None
         return found
