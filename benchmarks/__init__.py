@@ -1,12 +1,7 @@
 """Benchmarks that print figures (``python -m benchmarks.<name>``; ``make bench`` and friends).
 
-Several read the pack's own code (its cache root, its policies), so the pack's package is made
-importable here, once, as ``gpu_batch_policy`` -- as ``preview`` does for the preview.
+Several read the pack's own code (its cache root, its policies); ``preview``'s package makes the
+pack's package importable as ``gpu_batch_policy``, once, for both.
 """
 
-import sys
-from pathlib import Path
-
-POLICIES_DIR = Path(__file__).resolve().parent.parent / "policies"
-if str(POLICIES_DIR) not in sys.path:
-    sys.path.insert(0, str(POLICIES_DIR))
+import preview  # noqa: F401 - puts the pack's package on sys.path (preview/__init__.py)
