@@ -7,7 +7,7 @@ analysis host and the pack (``/proc/<pid>/stat``, :func:`preview.process_figures
 printing one line per sample and, at the end, each role's total and the **idle core-seconds**:
 for every sample, the machine's cores minus what the three used.  On a 1,000-team stack it showed
 the shape the README's "Round 12" describes: one core idle while the program builds its
-components (the SDK sends no registration before the program's body returns), both busy while
+components (the SDK sends almost no registration before the program's body returns), both busy while
 registrations stream, and one idle again while the pack finishes ``AnalyzeStack`` alone.
 
 Linux only (``/proc``).  The samples add a little CPU of their own, in this process.
