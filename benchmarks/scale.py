@@ -4,7 +4,8 @@ For each size, measured back to back (``--repeat N`` prints min/median of N; the
 shared, so the minimum is the cleanest run)::
 
     teams=N resources=R
-      wall_s floor_ratio floor_ratio_matched program_s program_floor_s program_ratio
+      wall_s floor_ratio floor_ratio_matched wall_no_pack_s floor_ratio_no_pack
+      wall_noop_pack_s floor_ratio_noop_pack program_s program_floor_s program_ratio
       program_ratio_matched pack_s pack_floor_s pack_ratio
       peak_mib pack_peak_mib cpu_s host_cpu_s pack_cpu_s [baseline_wall_s]
       stages_s program plan manifests policy report analyze_backlog_s analyze_stack_s
@@ -16,6 +17,12 @@ shared, so the minimum is the cleanest run)::
   which issue 13's target is stated against); ``floor_ratio_matched`` divides by the same floor
   run as the preview runs its program (heap frozen, no teardown at exit: ``benchmarks/floor.py``),
   the stricter figure.
+* ``wall_no_pack_s``: the same preview with ``--no-policy``; ``wall_noop_pack_s``: with
+  ``--policy-pack`` pointed at the pack floor's pack (as many policies of each kind as the real
+  pack, each doing nothing, under the same SDK patch).  Their ``floor_ratio_no_pack`` and
+  ``floor_ratio_noop_pack`` are the ratio the preview would have before any rule runs: what the
+  program, the outputs and the analyzer protocol alone cost over the floor, which no work on the
+  rules can take below.
 * ``program_s``: the preview's program stage; ``program_floor_s``: the *same recorded resources*
   (types, names, wire inputs) registered flat under the same mocks and harness
   (``benchmarks/stage_floors.py``, as issue 13 defined it), so ``program_ratio`` is what
@@ -210,6 +217,8 @@ class Sample:
     wall_s: float
     floor_wall_s: float
     floor_matched_wall_s: float
+    no_pack_wall_s: float
+    noop_pack_wall_s: float
     stages: dict[str, float]
     peak_mib: float
     pack_peak_mib: float
@@ -226,6 +235,10 @@ class Sample:
             "wall_s": self.wall_s,
             "floor_ratio": self.wall_s / self.floor_wall_s,
             "floor_ratio_matched": self.wall_s / self.floor_matched_wall_s,
+            "wall_no_pack_s": self.no_pack_wall_s,
+            "floor_ratio_no_pack": self.no_pack_wall_s / self.floor_wall_s,
+            "wall_noop_pack_s": self.noop_pack_wall_s,
+            "floor_ratio_noop_pack": self.noop_pack_wall_s / self.floor_wall_s,
             "program_s": self.stages["program"],
             "program_floor_s": self.program_floor_s,
             "program_ratio": self.stages["program"] / self.program_floor_s,
@@ -243,7 +256,8 @@ class Sample:
 
 
 def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Sample:
-    """The preview, the baseline's preview (when given), then every floor, back to back."""
+    """The preview, the baseline's preview (when given), the preview without rules, then every
+    floor, back to back."""
     full = measure(preview_command(project, stack, root / "build", "--timings"), ROOT)
     baseline_wall = None
     if baseline is not None:
@@ -254,6 +268,11 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
     count = int(_field(r"(\d+) resources planned", full.stdout))
     timings = json.loads(_field(r"^timings: (.*)$", full.stdout))
     tag = f"{stack}-{time.monotonic_ns()}"
+    noop = noop_pack(root / f"noop-{tag}")
+    no_pack = measure(preview_command(project, stack, root / "build-no-pack", "--no-policy"), ROOT)
+    noop_pack_run = measure(
+        preview_command(project, stack, root / "build-noop", "--policy-pack", str(noop)), ROOT
+    )
     floor_dir = floor_project(root / f"floor-{tag}", count)
     floor = measure(_python_module("benchmarks.floor", floor_dir), ROOT)
     floor_matched = measure(_python_module("benchmarks.floor", floor_dir, "--as-preview"), ROOT)
@@ -263,7 +282,7 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
     flat = measure(_python_module("benchmarks.stage_floors", "flat", flat_dir), ROOT)
     flat_matched = measure(_python_module("benchmarks.stage_floors", "flat", flat_dir, "--as-preview"), ROOT)
     packs = {}
-    for kind, pack_dir in (("real", ROOT / "policies"), ("noop", noop_pack(root / f"noop-{tag}"))):
+    for kind, pack_dir in (("real", ROOT / "policies"), ("noop", noop)):
         done = measure(
             _python_module("benchmarks.stage_floors", "pack", records, pack_dir, project, stack), ROOT
         )
@@ -273,6 +292,8 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
         wall_s=full.wall_s,
         floor_wall_s=floor.wall_s,
         floor_matched_wall_s=floor_matched.wall_s,
+        no_pack_wall_s=no_pack.wall_s,
+        noop_pack_wall_s=noop_pack_run.wall_s,
         stages={k: v for k, v in timings.items() if not k.endswith(("_mib", "cpu_s"))},
         peak_mib=timings["peak_mib"],
         pack_peak_mib=timings["pack_peak_mib"],
