@@ -7,11 +7,13 @@ passes; every object the pinned charts render with their default values validate
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from gpu_batch_policy.facts.schema import core
 from gpu_batch_policy.facts.schema.core import (
     GKE_NEWEST_MINOR,
     CoreValidator,
@@ -160,6 +162,105 @@ def test_objects_differing_only_in_identity_share_one_verdict_but_not_their_iden
     assert paths(VALIDATOR.validate(second)) == ["rules[0].verbs"]
 
 
+def validating_admission_policy(team: str) -> dict[str, Any]:
+    """The per-team policy shape of components/queue_admission.py: team strings in CEL expressions."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": f"gpu-batch-queue-{team}", "labels": {"gpu-batch/team": team}},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": ["batch"],
+                        "apiVersions": ["*"],
+                        "resources": ["jobs"],
+                        "operations": ["CREATE"],
+                    }
+                ]
+            },
+            "validations": [
+                {
+                    "expression": f"object.metadata.labels['kueue.x-k8s.io/queue-name'] in ['{team}-lq']",
+                    "message": f"{team} submits to {team}-lq",
+                }
+            ],
+        },
+    }
+
+
+def test_strings_the_schema_cannot_refuse_share_one_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A thousand teams' policies differ in names, labels and CEL expressions, all plain strings in
+    # the schema: one check serves them all, each result keeps its own identity.
+    checks: list[str] = []
+    real_check = core._check
+
+    def counted(validator: Any, obj: dict[str, Any]) -> Any:
+        checks.append(obj["metadata"]["name"])
+        return real_check(validator, obj)
+
+    monkeypatch.setattr(core, "_check", counted)
+    core._memo.cache_clear()
+    results = [
+        CoreValidator("1.33").validate(validating_admission_policy(t)) for t in ("t0000", "t0001", "t0002")
+    ]
+    assert all(r.ok for r in results) and [r.name for r in results] == [
+        "gpu-batch-queue-t0000",
+        "gpu-batch-queue-t0001",
+        "gpu-batch-queue-t0002",
+    ]
+    assert checks == ["gpu-batch-queue-t0000"]
+    # A number where the schema wants a string is part of the key: checked, and refused.
+    odd = validating_admission_policy("t0003")
+    odd["spec"]["validations"][0]["message"] = 3
+    assert paths(CoreValidator("1.33").validate(odd)) == ["spec.validations[0].message"]
+    assert checks == ["gpu-batch-queue-t0000", "gpu-batch-queue-t0003"]
+
+
+def test_only_a_string_the_schema_says_nothing_else_about_is_stood_in() -> None:
+    # core._memo_key's rule on a schema with every constraint a string can meet or fail.
+    schema = {
+        "type": "object",
+        "properties": {
+            "plain": {"type": ["string", "null"], "description": "d", "format": "f", "x-kubernetes-x": 1},
+            "enum": {"type": "string", "enum": ["A", "B"]},
+            "pattern": {"type": "string", "pattern": "^a"},
+            "longest": {"type": "string", "maxLength": 3},
+            "either": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+            "number": {"type": "integer"},
+            "meta": {"$ref": "_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
+            "list": {"type": "array", "items": {"type": "string"}},
+            "unique": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "map": {"type": "object", "additionalProperties": {"type": "string"}},
+            "sized": {"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 1},
+        },
+    }
+    obj = {
+        "plain": "p",
+        "enum": "A",
+        "pattern": "ab",
+        "longest": "abc",
+        "either": "http",
+        "number": "7",
+        "meta": {"name": "n", "labels": {"k": "v"}},
+        "list": ["x", "y"],
+        "unique": ["x", "y"],
+        "map": {"k": "v"},
+        "sized": {"k": "v"},
+        "undeclared": "u",
+    }
+    unknown = UNKNOWN_DISPLAY
+    assert json.loads(core._memo_key("1.33", schema, {**obj, "plain": unknown})) == {
+        **obj,
+        "plain": unknown,  # a marker is kept: it is counted, not checked
+        "meta": {"name": "name", "labels": {"k": "name"}},
+        "list": ["name", "name"],
+        "map": {"k": "name"},
+    }
+    assert json.loads(core._memo_key("1.33", schema, obj))["plain"] == "name"
+
+
 def test_a_kind_the_schema_lacks_is_not_validated_and_manifests_say_so() -> None:
     obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     assert VALIDATOR.validate(obj).outcome is Outcome.NO_SCHEMA
@@ -223,23 +324,54 @@ CHARTS = [
 ]
 
 
-@pytest.mark.skipif(not VENDOR.is_dir(), reason="needs ../shared/vendor")
-@pytest.mark.parametrize(("chart", "namespace"), CHARTS)
-def test_every_built_in_object_a_pinned_chart_renders_validates(chart: str, namespace: str) -> None:
+def rendered_documents(chart: str, namespace: str) -> list[dict[str, Any]]:
     helm_python = pytest.importorskip("helm_python")
     rendered = helm_python.Chart.load(str(VENDOR / chart)).render({}, name="release", namespace=namespace)
-    documents = [
+    return [
         doc
         for path, text in rendered.items()
         if path.endswith((".yaml", ".yml"))
         for doc in yaml.safe_load_all(text)
         if isinstance(doc, dict)
     ]
+
+
+@pytest.mark.skipif(not VENDOR.is_dir(), reason="needs ../shared/vendor")
+@pytest.mark.parametrize(("chart", "namespace"), CHARTS)
+def test_every_built_in_object_a_pinned_chart_renders_validates(chart: str, namespace: str) -> None:
     checked = 0
-    for doc in documents:
+    for doc in rendered_documents(chart, namespace):
         result = VALIDATOR.validate(doc)
         if result.outcome is Outcome.NO_SCHEMA:
             continue  # a custom resource: crd_validation's job
         assert result.outcome is Outcome.VALID, (result.ref, result.messages())
         checked += 1
     assert checked >= 10, f"{chart}: only {checked} built-in objects rendered"
+
+
+def _replaced(original: Any, shaped: Any, new: str) -> Any:
+    """``original`` with ``new`` in every place its memo key stood a string in for."""
+    if isinstance(original, str):
+        return new if shaped == "name" else original
+    if isinstance(original, dict) and isinstance(shaped, dict):
+        return {k: _replaced(v, shaped[k], new) for k, v in original.items()}
+    if isinstance(original, list) and isinstance(shaped, list):
+        return [_replaced(v, s, new) for v, s in zip(original, shaped, strict=True)]
+    return original
+
+
+@pytest.mark.skipif(not VENDOR.is_dir(), reason="needs ../shared/vendor")
+@pytest.mark.parametrize(("chart", "namespace"), CHARTS)
+def test_any_string_where_the_memo_key_stands_one_in_gets_the_same_verdict(
+    chart: str, namespace: str
+) -> None:
+    # The memo's premise, against the real validator on real objects: whatever string fills the
+    # places the key stands in for, the schema's verdict is the one the object got.
+    for doc in rendered_documents(chart, namespace):
+        validator = core._validator(VALIDATOR.minor.minor, doc["apiVersion"], doc["kind"])
+        if validator is None:
+            continue
+        shaped = json.loads(core._memo_key(VALIDATOR.minor.minor, validator.schema, doc))
+        verdict = core._check(validator, doc)
+        for new in ("", "0", "not a DNS name, with spaces", "x" * 300, "Always"):
+            assert core._check(validator, _replaced(doc, shaped, new)) == verdict, (doc["kind"], new)

@@ -22,6 +22,7 @@ KEYED_BY_PINNED_INPUTS = {
     "facts/schema/core.py:shipped_minors": "no arguments",
     "facts/schema/core.py:_registry": "one per Kubernetes minor kubernetes-validate ships (CoreValidator refuses others)",
     "facts/schema/core.py:_memo": "one per shipped minor; each memo is cleared at _MEMO_LIMIT entries",
+    "facts/schema/core.py:_nodes": "one per shipped minor; each is cleared at _NODES_LIMIT entries",
     "facts/schema/pinned.py:_pinned": "keyed by charts.lock.yaml's references, the pack's own pins",
     "facts/schema/pinned.py:unavailable_crd_files": "no arguments (the lock file's pinned manifests)",
     "facts/schema/core.py:_definitions_document": "one per shipped minor (CoreValidator refuses others)",

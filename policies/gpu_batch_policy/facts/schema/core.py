@@ -358,7 +358,7 @@ class CoreValidator:
                 note=f"no {api_version} {kind} in the Kubernetes {self.minor.minor} OpenAPI schema",
             )
         memo = _memo(self.minor.minor)
-        key = ("patch:" if patch else "") + _memo_key(obj, meta)
+        key = ("patch:" if patch else "") + _memo_key(self.minor.minor, validator.schema, obj)
         found = memo.get(key)
         if found is None:
             found = _check(validator, obj)
@@ -382,7 +382,14 @@ class CoreValidator:
 
 
 _MEMO_LIMIT: Final = 8192
-_NAME_STAND_IN: Final = "name"
+_STAND_IN: Final = "name"
+# Schema keywords the validator does not act on for a value's contents: jsonschema ignores the
+# ``x-kubernetes-*`` extensions (the partial class's list-map-keys rule reads only which keys an
+# item has), ``format`` is an annotation when no format checker is given (Draft 2020-12), and a
+# kind's ``$schema`` and ``$id`` only name the dialect and the document.
+_INERT: Final = frozenset({"description", "format", "$schema", "$id"})
+_OBJECT_KEYWORDS: Final = frozenset({"type", "properties", "additionalProperties", "required"})
+_ARRAY_KEYWORDS: Final = frozenset({"type", "items"})
 
 
 @cache
@@ -391,25 +398,127 @@ def _memo(minor: str) -> dict[str, tuple[tuple[Violation, ...], int]]:
     return {}
 
 
-def _memo_key(obj: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
-    """The object as JSON with its identity strings replaced by a stand-in.
+def _memo_key(minor: str, schema: Mapping[str, Any], obj: Mapping[str, Any]) -> str:
+    """The object as JSON, with every string its schema cannot refuse replaced by a stand-in.
 
-    The schema's ObjectMeta has no enum, pattern or length on ``name``, ``namespace``,
-    ``generateName`` or label and annotation values, so any two strings there get the same
-    verdict (a thousand teams' Roles differ only there); markers and non-strings are kept,
-    since they change it.
+    A string is stood in for where the kind's schema (``$ref`` followed) says only "a string":
+    ``type`` string and nothing but :data:`_INERT` keywords beside it -- no ``enum``, no
+    ``oneOf``.  Then any two strings there get the same verdict from the validator: ObjectMeta's
+    names and label values, a ValidatingAdmissionPolicy's CEL expressions, a binding's policy
+    name (a thousand teams' objects differ only there).  The walk goes down only through objects
+    and arrays whose schema holds nothing else that reads values (:data:`_OBJECT_KEYWORDS`,
+    :data:`_ARRAY_KEYWORDS`) and where the value has the type the schema asks for; anywhere else
+    the value is kept as it is, as are keys, markers and non-strings, since they change the verdict.
+    So the shared verdict's messages are the object's own too: where the walk went, the only
+    errors possible are missing and undeclared fields (:func:`_violations` names their keys,
+    never a value), and elsewhere the key holds the object's own strings.
     """
-    if not isinstance(obj.get("metadata"), Mapping):
-        return json.dumps(obj, sort_keys=True, default=repr)
-    shown = {key: _stand_in(meta[key]) for key in ("name", "namespace", "generateName") if key in meta}
-    for key in ("labels", "annotations"):
-        if isinstance(meta.get(key), Mapping):
-            shown[key] = {k: _stand_in(v) for k, v in meta[key].items()}
-    return json.dumps({**obj, "metadata": {**meta, **shown}}, sort_keys=True, default=repr)
+    return json.dumps(_shape(minor, schema, obj), sort_keys=True, default=repr)
 
 
-def _stand_in(value: Any) -> Any:
-    return _NAME_STAND_IN if isinstance(value, str) and not _is_marker(value) else value
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """What the key's walk does at one schema node (see :func:`_memo_key`)."""
+
+    stands_in_strings: bool
+    descends_objects: bool
+    descends_arrays: bool
+    properties: Mapping[str, Any]
+    extra: Any  # additionalProperties
+    items: Any
+
+
+_NODES_LIMIT: Final = 100_000
+
+
+@cache
+def _nodes(minor: str) -> dict[int, tuple[Any, _Node | None]]:
+    """_Node per schema node of one minor, by the node's identity (each entry keeps its node alive,
+    so an id is never reused while cached); cleared at :data:`_NODES_LIMIT` entries, since a kind's
+    schema is loaded again when its validator has left ``_validator``'s cache."""
+    return {}
+
+
+def _keywords(node: Mapping[str, Any]) -> set[str]:
+    return {k for k in node if k not in _INERT and not k.startswith("x-kubernetes-")}
+
+
+def _followed(minor: str, schema: Any) -> Mapping[str, Any] | None:
+    """``schema`` with a bare ``$ref`` into the minor's definitions followed; None when it is
+    anything the walk does not read (a ``$ref`` beside other keywords, a reference elsewhere)."""
+    for _ in range(8):
+        if not isinstance(schema, Mapping):
+            return None
+        if "$ref" not in schema:
+            return schema
+        if _keywords(schema) != {"$ref"}:
+            return None
+        ref = schema["$ref"]
+        if not (isinstance(ref, str) and "#/$defs/" in ref):
+            return None
+        schema = _definitions(minor).get(ref.rsplit("/", 1)[-1])
+    return None
+
+
+def _admits(node: Mapping[str, Any], kind: str) -> bool:
+    """Whether the node's ``type`` (when it has one) allows a JSON ``kind``: the walk descends only
+    where the value's own type is what the schema asks for, so no type error lies below it."""
+    declared = node.get("type")
+    if declared is None:
+        return True
+    if isinstance(declared, str):
+        return declared == kind
+    return isinstance(declared, list) and kind in declared
+
+
+def _node(minor: str, schema: Any) -> _Node | None:
+    nodes = _nodes(minor)
+    hit = nodes.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    found = _followed(minor, schema)
+    node = None
+    if found is not None:
+        keywords = _keywords(found)
+        properties = found.get("properties")
+        node = _Node(
+            stands_in_strings=keywords == {"type"} and _admits(found, "string"),
+            descends_objects=keywords <= _OBJECT_KEYWORDS and _admits(found, "object"),
+            descends_arrays=keywords <= _ARRAY_KEYWORDS and _admits(found, "array"),
+            properties=properties if isinstance(properties, Mapping) else {},
+            extra=found.get("additionalProperties"),
+            items=found.get("items"),
+        )
+    if len(nodes) >= _NODES_LIMIT:
+        nodes.clear()
+    nodes[id(schema)] = (schema, node)
+    return node
+
+
+def _shape(minor: str, schema: Any, value: Any) -> Any:
+    node = _node(minor, schema)
+    if node is None:
+        return value
+    if isinstance(value, str):
+        return _STAND_IN if node.stands_in_strings and value not in MARKERS else value
+    if isinstance(value, Mapping):
+        if not node.descends_objects:
+            return value
+        properties, extra = node.properties, node.extra
+        return {
+            key: _shape(minor, properties.get(key, extra), item) if isinstance(item, _WALKED) else item
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        if not node.descends_arrays:
+            return value
+        items = node.items
+        return [_shape(minor, items, item) if isinstance(item, _WALKED) else item for item in value]
+    return value
+
+
+# What the walk can change: numbers, booleans and nulls are kept as they are.
+_WALKED: Final = (str, Mapping, list)
 
 
 def _check(validator: Any, obj: Mapping[str, Any]) -> tuple[tuple[Violation, ...], int]:
