@@ -42,6 +42,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from preview import property_depth
+from preview.engine_grpc import pack_environment
 from preview.process_figures import process_cpu_s, process_status_kib
 from preview.records import RecordedResource
 from preview.struct_dict import struct_to_dict
@@ -434,7 +435,7 @@ class PolicyPackProcess:
 
     def _start(self) -> None:
         env = dict(
-            os.environ,
+            pack_environment(os.environ),
             PULUMI_CONFIG=json.dumps(self.stack_config),
             PULUMI_PROJECT=self.project,
             PULUMI_STACK=self.stack,

@@ -15,6 +15,7 @@ and, through it, the pack).
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from preview.analyzer import (
     load_policy_config_file,
     stop_process,
 )
+from preview.engine_grpc import host_environment
 from preview.findings.levels import pack_part
 from preview.frames import TruncatedFrameError, encode, grow_pipe, read_frame
 from preview.process_figures import ProcessFigures
@@ -64,6 +66,7 @@ class HostedSession:
             self._proc = subprocess.Popen(
                 [self._python, "-m", "preview.analysis_host"],
                 cwd=_SOURCE_ROOT,
+                env=host_environment(os.environ),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
