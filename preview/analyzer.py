@@ -39,13 +39,13 @@ from typing import Any, Literal, Self, cast
 import grpc
 import jsonschema  # type: ignore[import-untyped]  # no stubs pinned; used for validate() only
 from google.protobuf import empty_pb2, json_format, struct_pb2
+from gpu_batch_policy.primitives.struct_dict import struct_to_dict
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from preview import property_depth
 from preview.engine_grpc import pack_environment
 from preview.process_figures import process_cpu_s, process_status_kib
 from preview.records import RecordedResource
-from preview.struct_dict import struct_to_dict
 
 DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
 # No fixed deadline.  The engine sets none on analyzer calls: pulumi/pulumi

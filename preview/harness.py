@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from gpu_batch_policy.primitives.struct_dict import struct_to_dict
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import resource_pb2, source_pb2
@@ -28,7 +29,6 @@ from pulumi.runtime.sync_await import _sync_await
 from preview.mocks import PreviewMocks, echoes
 from preview.records import RecordedResource
 from preview.stack_files import StackFiles
-from preview.struct_dict import struct_to_dict
 
 
 class RecordingMonitor(mocks.MockMonitor):
@@ -94,7 +94,7 @@ class RecordingMonitor(mocks.MockMonitor):
         a fifth of a 1,000-team program's CPU, for the same answer.  The answer and the
         registration the monitor keeps are the same as the SDK path's (no id during a preview),
         but for one difference of form: ``inputs`` here is the request's ``MessageToDict`` form
-        (:func:`preview.struct_dict.struct_to_dict`),
+        (:func:`gpu_batch_policy.primitives.struct_dict.struct_to_dict`),
         where the SDK path keeps its decoded form, so a whole number arrives as ``3`` here and
         ``3.0`` there.  The two compare equal, and nothing in the preview reads the type; the test
         compares them by equality.  ``tests/test_harness_echo.py`` compares both paths on every

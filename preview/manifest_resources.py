@@ -32,10 +32,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from google.protobuf import struct_pb2
+from gpu_batch_policy.primitives.struct_dict import struct_to_dict
 from gpu_batch_policy.primitives.tokens import HELM_RELEASE, type_token
 
 from preview.records import RecordedResource
-from preview.struct_dict import struct_to_dict
 
 # The pack's own tokens (one definition for the program's records and the rules matching them).
 HELM_RELEASE_TYPE: Final = HELM_RELEASE

@@ -1,4 +1,4 @@
-"""``preview.struct_dict.struct_to_dict`` answers exactly as ``json_format.MessageToDict``.
+"""``gpu_batch_policy.primitives.struct_dict.struct_to_dict`` answers exactly as ``json_format.MessageToDict``.
 
 Compared value for value, type for type and key for key (map order) on every registration of
 every repo stack, and on hand-built maps holding each kind of ``Value`` -- including a ``Value``
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
+from gpu_batch_policy.primitives.struct_dict import struct_to_dict
 
-from preview.struct_dict import struct_to_dict
 from tests.stack_runner import ROOT, unedited_run
 
 STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in ROOT.glob("Pulumi.*.yaml"))

@@ -13,8 +13,12 @@ import sys
 import textwrap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+from google.protobuf import json_format, struct_pb2
+from google.protobuf.message import Message
+from gpu_batch_policy.runtime import sdk_speedups, servicer_guard
 from pulumi.runtime.proto import analyzer_pb2
 
 from preview.analyzer import PolicyPackProcess, ProviderResolver
@@ -384,3 +388,34 @@ def test_a_pack_where_every_resource_policy_reports_answers_as_the_stock_sdk(
     # Every enabled policy with a validate reported in the stock answers, so none can go missing.
     assert {"resource-mandatory", "resource-namespaces-only", "resource-remediate"} <= reported
     assert ("resource-advisory" in reported) == (levels is None or "all" in levels)
+
+
+def _nested(levels: int) -> struct_pb2.Struct:
+    """A Struct whose one field nests ``levels`` Values deep, a list and a number at the bottom."""
+    value: Any = [1.5, "leaf", None, True]
+    for index in range(levels - 2):
+        value = {f"k{index}": value}
+    struct = struct_pb2.Struct()
+    struct.update({"top": value})
+    return struct
+
+
+def test_structs_are_decoded_directly_up_to_the_bound_and_by_the_sdk_beyond() -> None:
+    handed: list[object] = []
+
+    def printer(message: object, *args: object, **kwargs: object) -> object:
+        handed.append(message)
+        assert isinstance(message, Message)
+        return json_format.MessageToDict(message, *args, **kwargs)  # type: ignore[arg-type]
+
+    decode = sdk_speedups._decoding_structs_directly(printer)
+    shallow = _nested(sdk_speedups.FAST_DECODE_DEPTH)
+    deep = _nested(sdk_speedups.FAST_DECODE_DEPTH + 1)
+    assert servicer_guard.depth_of(shallow) == sdk_speedups.FAST_DECODE_DEPTH
+    assert decode(shallow) == json_format.MessageToDict(shallow) and handed == []
+    assert decode(deep) == json_format.MessageToDict(deep) and [id(m) for m in handed] == [id(deep)]
+    request = analyzer_pb2.AnalyzeRequest(type="t")
+    assert decode(request) == {"type": "t"} and id(handed[-1]) == id(request)  # not a Struct
+    assert decode(shallow, preserving_proto_field_name=True) and id(handed[-1]) == id(shallow)  # options
+    # Beyond the bound the printer decides, below where it is known to give up.
+    assert sdk_speedups.FAST_DECODE_DEPTH < servicer_guard.MAX_DECODABLE_DEPTH
