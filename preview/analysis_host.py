@@ -8,8 +8,8 @@ pack, so that the gRPC client -- request building, the calls, their answers -- n
 with the program for the preview's interpreter lock.  Run as a thread inside the preview, that
 client made the program stage of a 1,000-team preview ~5 s slower (9.4-11.3 s alone, 14.3-15.9 s
 streaming, paired runs on a 2-core VM); in a process of its own the program runs at its own speed
-while the pack works on the other core.  Its gRPC client is set to cost no more per call than
-the engine's (:mod:`preview.engine_grpc`); the pack's environment stays the user's.
+while the pack works on the other core.  Its gRPC client runs on grpc-core's cheaper client
+endpoints (:mod:`preview.engine_grpc`); the pack's environment stays the user's.
 
 The host drives :class:`preview.analyzer.AnalysisSession` -- the same calls, in the engine's
 order, with the same answers -- and talks to the preview over stdin/stdout in

@@ -1,16 +1,17 @@
-"""The analysis host's gRPC client runtime: the engine's stand-in, not dearer per call than it.
+"""The analysis host's gRPC client runtime: the engine's stand-in, as cheap per call as grpcio allows.
 
 Under ``pulumi preview --policy-pack`` the engine's analyzer client is Go (grpc-go).  The offline
 preview's stand-in for it, :mod:`preview.analysis_host`, is Python, and the chain of
 ``Remediate`` + ``Analyze`` calls it sends one at a time (the engine's order) is what ends a
 1,000-team preview: on this project's 2-vCPU VM a bare grpcio 1.85.1 round trip to a servicer
 that does nothing costs 1.9-2.2 ms per pair of calls, 0.8-0.9 ms of it the client's own CPU.
+What the pack must see is the engine's calls, in the engine's order, with the engine's
+environment; what the stand-in itself costs per call is this tool's own overhead.
 
 grpc-core runs its client connections on EventEngine endpoints by default; the experiment
 ``event_engine_client`` switches that (``GRPC_EXPERIMENTS=-event_engine_client``, read once when
 grpc-core starts).  With it off, the same pair costs 1.4-1.7 ms and the client 0.5-0.6 ms
-(three alternating runs of 5,000 pairs each); grpc-go's client, measured against the same pack
-in round 13, costs 0.36-0.48 ms per pair.  So the host turns it off for itself.
+(three alternating runs of 5,000 pairs each).  So the host turns it off for itself.
 
 What is not changed:
 
