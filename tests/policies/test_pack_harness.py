@@ -7,9 +7,10 @@ cannot check yet, so an answer moved to the wrong policy, lost or duplicated sho
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from gpu_batch_policy.rules.kit.builders import RESOURCE_CACHE, STACK_CACHE
+from gpu_batch_policy.rules.kit.builders import RESOURCE_CACHE, STACK_CACHE, _CallCache
 from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
 from tests.policies.pack_harness import UNKNOWN, Res, run, run_together
@@ -24,6 +25,15 @@ RULES = (
     "gke-roce-network-zone",
 )
 POOL = "gcp:container/nodePool:NodePool"
+
+
+@dataclass(eq=False)
+class Resource:
+    """What ``_CallCache`` reads of a ``PolicyResource``."""
+
+    urn: str
+    resource_type: str
+    name: str
 
 
 def _pool(name: str, networks: Any) -> Res:
@@ -75,3 +85,24 @@ def test_the_stack_model_and_each_resource_view_are_built_once_per_call() -> Non
     before = RESOURCE_CACHE.builds
     run_together(resource_policies, _resources())
     assert once == RESOURCE_CACHE.builds - before > 0  # a second policy in the call builds nothing more
+
+
+def test_a_call_reuses_its_model_for_the_same_resources_and_reads_identities_only_for_new_objects() -> None:
+    cache = _CallCache()
+    call, other_call = object(), object()
+    first = [Resource("urn:a", "t", "a"), Resource("urn:b", "t", "b")]
+    builds: list[int] = []
+
+    def build() -> int:
+        builds.append(1)
+        return len(builds)
+
+    def get(c: object, members: list[Resource]) -> object:
+        return cache.get(c, members, lambda: [(m.urn, m.resource_type, m.name) for m in members], build)
+
+    assert get(call, first) == 1 and cache.identity_reads == 1  # built, its identities kept
+    assert get(call, list(first)) == 1 and cache.identity_reads == 1  # same objects: nothing read
+    copies = [Resource(r.urn, r.resource_type, r.name) for r in first]
+    assert get(call, copies) == 1 and cache.identity_reads == 2  # new objects, same identities
+    assert get(call, copies[:1]) == 2  # other resources: built again
+    assert get(other_call, copies[:1]) == 3  # another call: built again
