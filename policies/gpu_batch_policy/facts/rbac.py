@@ -30,30 +30,46 @@ def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
+class RuleSet:
+    """A Role's ``rules`` read once, to be asked about many resources (``rules_grant`` each time
+    re-read every rule: ~0.4 s of a 1,000-team stack's ``pod-bypass`` check, which asks each
+    binding's rules about every workload kind)."""
+
+    def __init__(self, rules: Any) -> None:
+        self._unknown = isinstance(rules, Unknown)
+        self._undecided = False
+        self._rules: list[tuple[list[str], list[str], list[str], list[str]]] = []
+        for rule in rules if isinstance(rules, list) else []:
+            parts = [dig(rule, key) for key in ("apiGroups", "resources", "verbs", "resourceNames")]
+            if any(isinstance(p, Unknown) for p in parts):
+                self._undecided = True
+                continue
+            groups, resources, rule_verbs, names = (_strings(p) for p in parts)
+            self._rules.append((groups, resources, rule_verbs, names))
+
+    def grants(self, group: str, resource: str, verbs: Iterable[str], name: str | None = None) -> bool | None:
+        """Whether the rules allow any of ``verbs`` on every object of ``group``/``resource``, or,
+        with ``name``, on the object of that name (``ResourceNameMatches``: a rule's
+        ``resourceNames`` limit it to those names); None when a rule unknown until apply could."""
+        if self._unknown:
+            return None
+        wanted = set(verbs)
+        for groups, resources, rule_verbs, names in self._rules:
+            if (
+                (group in groups or "*" in groups)
+                and (resource in resources or "*" in resources)
+                and ("*" in rule_verbs or wanted.intersection(rule_verbs))
+                and (not names or (name is not None and name in names))
+            ):
+                return True
+        return None if self._undecided else False
+
+
 def rules_grant(
     rules: Any, group: str, resource: str, verbs: Iterable[str], name: str | None = None
 ) -> bool | None:
-    """Whether ``rules`` allow any of ``verbs`` on every object of ``group``/``resource``, or, with
-    ``name``, on the object of that name (``ResourceNameMatches``: a rule's ``resourceNames``
-    limit it to those names)."""
-    if isinstance(rules, Unknown):
-        return None
-    wanted = set(verbs)
-    undecided = False
-    for rule in rules if isinstance(rules, list) else []:
-        parts = [dig(rule, key) for key in ("apiGroups", "resources", "verbs", "resourceNames")]
-        if any(isinstance(p, Unknown) for p in parts):
-            undecided = True
-            continue
-        groups, resources, rule_verbs, names = (_strings(p) for p in parts)
-        if (
-            (group in groups or "*" in groups)
-            and (resource in resources or "*" in resources)
-            and ("*" in rule_verbs or wanted.intersection(rule_verbs))
-            and (not names or (name is not None and name in names))
-        ):
-            return True
-    return None if undecided else False
+    """:meth:`RuleSet.grants` of ``rules``, asked once."""
+    return RuleSet(rules).grants(group, resource, verbs, name)
 
 
 def role_rules(model: StackModel, binding: KubeObject) -> Any:

@@ -45,7 +45,7 @@ from ...facts.admission_policies import Kind, enforced
 from ...facts.model import StackModel
 from ...facts.model.base import KubeObject
 from ...facts.model.helm import HelmRelease
-from ...facts.rbac import RBAC_GROUP, bindings, people, role_rules, rules_grant
+from ...facts.rbac import RBAC_GROUP, RuleSet, bindings, people, role_rules
 from ...facts.selectors import namespace_labels, selector_matches
 from ...primitives.values import Unknown, dig
 from ..kit.builders import stack_policy
@@ -177,10 +177,11 @@ def check_bypass(model: StackModel, reporter: Reporter, _config: Mapping[str, An
             continue
         place = Place(ns, *namespace_labels(model, ns))
         bypassing: list[Workload] = []
+        granted = RuleSet(rules)
         for workload in WORKLOADS:
             if not team_kueue and workload.kind.group == "ray.io":
                 continue  # KubeRay's KAI plugin puts Ray pods on KAI itself
-            grants = rules_grant(rules, workload.kind.group, workload.kind.resource, CREATE_VERBS)
+            grants = granted.grants(workload.kind.group, workload.kind.resource, CREATE_VERBS)
             verdict = (
                 None
                 if grants is None
