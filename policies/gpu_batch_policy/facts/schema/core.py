@@ -474,12 +474,10 @@ def _followed(minor: str, schema: Any) -> Mapping[str, Any] | None:
             return None
         if "$ref" not in schema:
             return schema
-        if _keywords(schema) != {"$ref"}:
-            return None
         ref = schema["$ref"]
-        if not (isinstance(ref, str) and "#/$defs/" in ref):
+        if _keywords(schema) != {"$ref"} or not (isinstance(ref, str) and "#/$defs/" in ref):
             return None
-        schema = _definitions(minor).get(ref.rsplit("/", 1)[-1])
+        schema = _resolve(minor, schema) or None  # {}: no such definition
     return None
 
 
