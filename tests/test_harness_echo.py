@@ -1,8 +1,9 @@
 """The harness's echo answers exactly as the SDK's mock monitor would (``preview/harness.py``).
 
 ``RecordingMonitor._echo`` skips pulumi's decode/encode round trip for plain property maps of
-echoed kinds.  These tests hold it to the SDK's own answer: on every stack file, each record
-(inputs, outputs, wire outputs, the monitor's registration) is the same with the echo as through
+echoed kinds, and ``RecordingMonitor._unechoed`` for the kinds left unknown (CRDs).  These tests
+hold both to the SDK's own answer: on every stack file, each record (inputs, outputs, wire
+outputs, the monitor's registration) is the same with them as through
 ``MockMonitor.RegisterResource``; and for hand-built property maps, ``plain_wire`` only lets
 through maps the SDK's round trip gives back unchanged, and refuses each kind of special value.
 """
@@ -20,6 +21,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 import preview.harness
 from preview.harness import RecordingMonitor, plain_wire, run_program
+from preview.mocks import UNECHOED_TYPES
 from preview.records import RecordedResource
 from preview.stack_files import load_stack_files
 from tests.stack_runner import ROOT
@@ -61,14 +63,27 @@ def _registrations(monitor: RecordingMonitor) -> dict[str, tuple[str, Any]]:
     return {urn: (reg.id or "", _comparable(reg.state)) for urn, reg in monitor.resources.items()}
 
 
+class _AnsweringMonitor(RecordingMonitor):
+    """A :class:`RecordingMonitor` that also keeps each answer the program received."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answers: dict[str, bytes] = {}
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        self.answers[response.urn] = response.SerializeToString(deterministic=True)
+        return response
+
+
 class _Monitors:
-    """Keeps every monitor the runs create, to compare what each registered."""
+    """Keeps every monitor the runs create, to compare what each registered and answered."""
 
     def __init__(self) -> None:
-        self.made: list[RecordingMonitor] = []
+        self.made: list[_AnsweringMonitor] = []
 
     def __call__(self, *args: Any, **kwargs: Any) -> RecordingMonitor:
-        monitor = RecordingMonitor(*args, **kwargs)
+        monitor = _AnsweringMonitor(*args, **kwargs)
         self.made.append(monitor)
         return monitor
 
@@ -82,12 +97,15 @@ def test_every_stack_records_the_same_with_and_without_the_echo(
     echoed = run_program(ROOT, load_stack_files(ROOT, stack)).resources
     with monkeypatch.context() as sdk_only:
         sdk_only.setattr(preview.harness, "plain_wire", lambda wire: False)
+        sdk_only.setattr(preview.harness, "UNECHOED_TYPES", ())
         through_sdk = run_program(ROOT, load_stack_files(ROOT, stack)).resources
     assert _by_urn(echoed) == _by_urn(through_sdk)
     with_echo, without = monitors.made
     assert _registrations(with_echo) == _registrations(without)
-    # Not vacuous: most of a stack's resources take the echo.
+    assert with_echo.answers == without.answers
+    # Not vacuous: most of a stack's resources take the echo, and every stack has CRDs.
     assert sum(plain_wire(r.wire_inputs) for r in echoed) > len(echoed) // 2
+    assert any(r.type in UNECHOED_TYPES for r in echoed)
 
 
 PLAIN: dict[str, dict[str, Any]] = {
