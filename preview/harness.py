@@ -222,9 +222,9 @@ def _monitor_calls_inline(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     ``_wait_for_shutdown``) sends every monitor call through ``loop.run_in_executor(None, ...)``,
     so that a blocking gRPC call to the engine does not stall the loop.  Under the harness the
     monitor is the in-process :class:`RecordingMonitor`, whose answers never wait on anything, so
-    the hop to a pool thread and back only costs thread hand-offs: at 1,000 teams the program
-    stage took 16.0-18.5 s with the pool and 15.3-15.6 s inline, the same registrations either
-    way.  Inline also makes the order of registrations the order the SDK sends them in.  The
+    the hop to a pool thread and back only costs thread hand-offs: at 1,000 teams, three
+    alternating in-process runs took 18.2-22.2 s with the pool and 16.5-17.7 s inline, with the
+    same registrations.  Inline also makes the order of registrations the order the SDK sends them in.  The
     loop's own executor is put back afterwards; a loop without one is left alone.
     """
     if not isinstance(loop, asyncio.BaseEventLoop):

@@ -15,7 +15,7 @@ from typing import Any
 from gpu_batch_policy.primitives.values import Unknown
 from gpu_batch_policy.rules.tenancy.skypilot import server_auth
 
-from preview.records import RecordedResource, for_display
+from preview.records import RecordedResource, shown_inputs
 
 ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
@@ -28,7 +28,9 @@ SUBMIT_KINDS = {"pods", "jobs", "rayjobs", "rayclusters"}
 
 
 def _inputs(resources: Iterable[RecordedResource], type_token: str) -> list[dict[str, Any]]:
-    return [for_display(r.inputs) for r in resources if r.type == type_token]
+    """The shown inputs of each resource of one type: ``plan.json``'s own (``shown_inputs``),
+    computed once per record and read here without a change."""
+    return [shown_inputs(r) for r in resources if r.type == type_token]
 
 
 def _creatable(role: dict[str, Any]) -> list[str]:
