@@ -6,7 +6,7 @@ shared, so the minimum is the cleanest run)::
     teams=N resources=R
       wall_s floor_ratio floor_ratio_matched wall_no_pack_s floor_ratio_no_pack
       wall_noop_pack_s floor_ratio_noop_pack program_s program_floor_s program_ratio
-      program_ratio_matched pack_s pack_floor_s pack_ratio
+      program_ratio_matched pack_s pack_floor_s pack_ratio protocol_s floor_ratio_protocol
       peak_mib pack_peak_mib cpu_s host_cpu_s pack_cpu_s [baseline_wall_s]
       stages_s program plan manifests policy report analyze_backlog_s analyze_stack_s
 
@@ -31,6 +31,12 @@ shared, so the minimum is the cleanest run)::
   frozen: no deferred collection), the stricter figure.
 * ``pack_s``: the recorded resources sent over the analyzer protocol to the real pack, batch;
   ``pack_floor_s``: the same to a pack of as many policies doing nothing.
+* ``protocol_s``: the engine's serial chain alone -- ``Remediate`` then ``Analyze`` for each of
+  the same recorded resources, one call at a time, from the analysis host's client (its
+  environment) to pulumi-policy's gRPC server with a servicer that answers at once
+  (``benchmarks/stage_floors.py`` ``bare_pack``); ``floor_ratio_protocol`` divides it by the
+  same floor as ``floor_ratio``.  The preview cannot end before that chain has run, whatever the
+  pack and its rules cost: this is the part of ``floor_ratio`` no work in this project can remove.
 * ``peak_mib``: the preview process's peak resident set; ``pack_peak_mib``: the pack process's
   own (its ``VmHWM``, read before it stops).
 * ``cpu_s``, ``host_cpu_s``, ``pack_cpu_s``: the own CPU seconds (user + system) of the preview
@@ -51,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -64,7 +71,8 @@ from typing import Any
 
 import yaml
 
-from benchmarks.stage_floors import flat_project, noop_pack
+from benchmarks.stage_floors import bare_pack, flat_project, noop_pack
+from preview.engine_grpc import host_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1, 10, 100, 1000)
@@ -76,10 +84,10 @@ class Measurement:
     stdout: str
 
 
-def measure(command: list[str], cwd: Path) -> Measurement:
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measurement:
     """Run ``command`` and time it from the outside, as a user waits for it."""
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(
@@ -227,6 +235,7 @@ class Sample:
     program_floor_matched_s: float
     pack_s: float
     pack_floor_s: float
+    protocol_s: float
     baseline_wall_s: float | None
 
     @property
@@ -246,6 +255,8 @@ class Sample:
             "pack_s": self.pack_s,
             "pack_floor_s": self.pack_floor_s,
             "pack_ratio": self.pack_s / self.pack_floor_s,
+            "protocol_s": self.protocol_s,
+            "floor_ratio_protocol": self.protocol_s / self.floor_wall_s,
             "peak_mib": self.peak_mib,
             "pack_peak_mib": self.pack_peak_mib,
             **self.cpu,
@@ -281,6 +292,11 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
     flat_dir = flat_project(records, root / f"flat-{tag}")
     flat = measure(_python_module("benchmarks.stage_floors", "flat", flat_dir), ROOT)
     flat_matched = measure(_python_module("benchmarks.stage_floors", "flat", flat_dir, "--as-preview"), ROOT)
+    protocol = measure(
+        _python_module("benchmarks.stage_floors", "protocol", records, bare_pack(root / f"bare-{tag}")),
+        ROOT,
+        host_environment(os.environ),
+    )
     packs = {}
     for kind, pack_dir in (("real", ROOT / "policies"), ("noop", noop)):
         done = measure(
@@ -302,6 +318,7 @@ def sample(root: Path, project: Path, stack: str, baseline: Path | None) -> Samp
         program_floor_matched_s=_number("program_s", flat_matched.stdout),
         pack_s=packs["real"],
         pack_floor_s=packs["noop"],
+        protocol_s=_number("protocol_s", protocol.stdout),
         baseline_wall_s=baseline_wall,
     )
 

@@ -10,6 +10,14 @@
   the pack in ``pack-dir``, batch, as ``PolicyPackProcess.run`` does; prints ``pack_s``, the
   pack process's own peak memory and CPU seconds.  Pointed at :func:`noop_pack` it is the *pack floor*: as many
   policies of each kind as the real pack, each doing nothing, under the same SDK patch.
+* ``protocol <records.json> <pack-dir>`` (a pack made by :func:`bare_pack`): the *protocol
+  floor* -- the engine's serial chain alone: ``Remediate`` then ``Analyze`` for each recorded
+  resource, one call at a time, through the preview's own client, to a gRPC server set up as
+  pulumi-policy sets up a pack's (``pulumi_policy/policy.py`` ``PolicyPack.__init__``) whose
+  servicer answers every call at once with an empty response.  No policy SDK, no rules;
+  prints ``protocol_s``, the chain's wall seconds (start and configuration not included).  Run
+  it in the analysis host's environment (``preview.engine_grpc.host_environment``) to time the
+  host's client.
 """
 
 from __future__ import annotations
@@ -21,10 +29,11 @@ import textwrap
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from preview.analyzer import PolicyPackProcess
+from preview.analyzer import PolicyPackProcess, ProviderResolver
 from preview.harness import run_program
 from preview.records import RecordedResource
 from preview.stack_files import load_stack_files
@@ -128,6 +137,72 @@ def noop_pack(pack_dir: Path) -> Path:
     return pack_dir
 
 
+def bare_pack(pack_dir: Path) -> Path:
+    """A "pack" that is only pulumi-policy's gRPC server with a servicer answering every call at
+    once: the protocol's own cost, with nothing of the policy SDK or of any rule."""
+    pack_dir.mkdir()
+    (pack_dir / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: protocol floor\n")
+    (pack_dir / "__main__.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+            import time
+            from concurrent import futures
+
+            import grpc
+            from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+            from pulumi_policy.policy import _GRPC_CHANNEL_OPTIONS
+
+
+            class Bare(analyzer_pb2_grpc.AnalyzerServicer):
+                def GetAnalyzerInfo(self, request, context):
+                    return analyzer_pb2.AnalyzerInfo(name="bare")
+
+                def Remediate(self, request, context):
+                    return analyzer_pb2.RemediateResponse()
+
+                def Analyze(self, request, context):
+                    return analyzer_pb2.AnalyzeResponse()
+
+                def AnalyzeStack(self, request, context):
+                    return analyzer_pb2.AnalyzeResponse()
+
+
+            # As pulumi_policy/policy.py PolicyPack.__init__ serves a pack.
+            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=_GRPC_CHANNEL_OPTIONS)
+            analyzer_pb2_grpc.add_AnalyzerServicer_to_server(Bare(), server)
+            port = server.add_insecure_port(address="127.0.0.1:0")
+            server.start()
+            sys.stdout.buffer.write(f"{port}\\n".encode())
+            sys.stdout.flush()
+            while True:
+                time.sleep(86400)
+            """
+        )
+    )
+    return pack_dir
+
+
+class _CountingProcess(PolicyPackProcess):
+    """The preview's client, counting the RPCs it sends."""
+
+    calls = 0
+
+    def call(self, method: str, request: Any, *, resources: int = 1) -> Any:
+        self.calls += 1
+        return super().call(method, request, resources=resources)
+
+
+def protocol(records: Path, pack_dir: Path) -> None:
+    resources = load_records(records)
+    resolver = ProviderResolver({r.urn: r for r in resources})
+    with _CountingProcess(pack_dir) as process:
+        start = time.perf_counter()
+        for resource in resources:
+            process.analyze_resource(resource, resolver)
+        print(f"protocol_s={time.perf_counter() - start:.4f} calls={process.calls}")
+
+
 def pack(records: Path, pack_dir: Path, project: Path, stack: str) -> None:
     resources = load_records(records)
     files = load_stack_files(project, stack)
@@ -152,8 +227,10 @@ def main(argv: list[str]) -> None:
         flat(Path(args[0]), as_preview="--as-preview" in args[1:])
     elif command == "pack":
         pack(Path(args[0]), Path(args[1]), Path(args[2]), args[3])
+    elif command == "protocol":
+        protocol(Path(args[0]), Path(args[1]))
     else:
-        raise SystemExit(f"unknown command {command!r}: record, flat or pack")
+        raise SystemExit(f"unknown command {command!r}: record, flat, pack or protocol")
 
 
 if __name__ == "__main__":
