@@ -14,39 +14,23 @@ from pathlib import Path
 
 from benchmarks.stage_floors import ROOT, bare_pack
 from preview.analyzer import PolicyPackProcess, ProviderResolver
-from preview.records import RecordedResource
-
-
-def _records(count: int) -> list[RecordedResource]:
-    return [
-        RecordedResource(
-            urn=f"urn:pulumi:s::p::kubernetes:core/v1:Namespace::team-{i}",
-            type="kubernetes:core/v1:Namespace",
-            name=f"team-{i}",
-            parent="",
-            provider="",
-            custom=True,
-            inputs={"metadata": {"name": f"team-{i}"}},
-            outputs={"metadata": {"name": f"team-{i}"}},
-        )
-        for i in range(count)
-    ]
+from tests.test_analyzer_hang_guard import records
 
 
 def test_the_bare_pack_answers_every_call_empty(tmp_path: Path) -> None:
-    records = _records(3)
-    resolver = ProviderResolver({r.urn: r for r in records})
+    sent = records(3)
+    resolver = ProviderResolver({r.urn: r for r in sent})
     with PolicyPackProcess(bare_pack(tmp_path / "bare")) as process:
         assert process.info is not None and process.info.name == "bare"
         assert not process.info.policies  # no policy SDK: nothing to run
-        for record in records:
+        for record in sent:
             assert not process.analyze_resource(record, resolver).diagnostics
 
 
 def test_the_protocol_floor_sends_two_calls_per_resource(tmp_path: Path) -> None:
     path = tmp_path / "records.json"
     wire = ("wire_inputs", "wire_outputs")  # as ``stage_floors record`` writes them
-    path.write_text(json.dumps([{k: v for k, v in asdict(r).items() if k not in wire} for r in _records(5)]))
+    path.write_text(json.dumps([{k: v for k, v in asdict(r).items() if k not in wire} for r in records(5)]))
     done = subprocess.run(
         [
             sys.executable,
