@@ -34,6 +34,11 @@ from preview.mocks import UNECHOED_TYPES, PreviewMocks, echoes
 from preview.records import RecordedResource
 from preview.stack_files import StackFiles
 
+# Where pulumi's own MockMonitor methods run when the SDK calls them on the event loop's thread
+# (RecordingMonitor._as_the_sdk_runs_it): one thread for the process, started on first use, since
+# the program waits for each answer and a process runs one program at a time.
+_SDK_THREAD = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mock-monitor")
+
 
 class RecordingMonitor(mocks.MockMonitor):
     """A mock monitor that also keeps each registration as the engine would see it."""
@@ -48,9 +53,6 @@ class RecordingMonitor(mocks.MockMonitor):
         # One lock keeps the recorded list and what on_record sees in the same order, whichever
         # thread the SDK calls RegisterResource from.
         self._lock = threading.Lock()
-        # Where pulumi's own MockMonitor methods run when called on the event loop's thread
-        # (_as_the_sdk_runs_it); one thread, started on first use.
-        self._sdk_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mock-monitor")
 
     def _as_the_sdk_runs_it(self, method: Callable[[Any, Any], Any], request: Any) -> Any:
         """``method`` (a pulumi ``MockMonitor`` method) run off the event loop's thread, as the SDK
@@ -67,7 +69,7 @@ class RecordingMonitor(mocks.MockMonitor):
         if asyncio._get_running_loop() is None:  # already off the loop (an SDK executor thread)
             return method(self, request)
         context = contextvars.copy_context()
-        return self._sdk_thread.submit(context.run, method, self, request).result()
+        return _SDK_THREAD.submit(context.run, method, self, request).result()
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         return self._as_the_sdk_runs_it(mocks.MockMonitor.Invoke, request)
