@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import threading
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,19 @@ def test_the_loops_own_executor_is_put_back(tmp_path: Path, body: str) -> None:
     assert loop._default_executor is before
     # And the loop still runs a call on a real thread afterwards.
     assert loop.run_until_complete(loop.run_in_executor(None, threading.get_ident)) != threading.get_ident()
+
+
+def test_every_mock_monitor_method_that_awaits_is_run_off_the_loop() -> None:
+    """Derived from pulumi's own list: each ``MockMonitor`` method whose body calls
+    ``_sync_await`` or ``_ensure_event_loop`` (they expect an executor thread) is one
+    :class:`RecordingMonitor` defines, so none reaches the SDK's body on the loop's thread unseen;
+    a new such method in a later pulumi fails here."""
+    awaiting = {
+        name
+        for name, method in vars(mocks.MockMonitor).items()
+        if callable(method)
+        and name[:1].isupper()
+        and any(call in inspect.getsource(method) for call in ("_sync_await(", "_ensure_event_loop("))
+    }
+    assert awaiting >= {"RegisterResource", "Invoke", "ReadResource"}
+    assert awaiting <= set(vars(RecordingMonitor))
